@@ -1,0 +1,51 @@
+/**
+ * Shared vitest configuration of every zkrx package: a `unit` project (pure logic, no server)
+ * and an `integration` project (real ZooKeeper from @zkrx/testing's global setup, serial).
+ */
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const globalSetup = fileURLToPath(
+  new URL('./packages/testing/src/vitest-global-setup.ts', import.meta.url),
+);
+
+/** Resolve `@zkrx/*` to their `src/` so tests never need a build. */
+const conditions = ['@zkrx/source', 'module', 'node', 'import', 'default'];
+
+export interface ZkrxVitestOptions {
+  /** Extra time for slow integration suites (ensembles, Java interop). */
+  integrationTimeoutMs?: number;
+}
+
+export function defineZkrxVitest(root: string, options: ZkrxVitestOptions = {}) {
+  const timeout = options.integrationTimeoutMs ?? 60_000;
+  return defineConfig({
+    resolve: { conditions },
+    ssr: { resolve: { conditions, externalConditions: ['@zkrx/source'] } },
+    test: {
+      root,
+      reporters: process.env.CI ? ['default'] : ['default'],
+      projects: [
+        {
+          extends: true,
+          test: {
+            name: 'unit',
+            include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+            exclude: ['**/*.integration.test.ts', '**/node_modules/**'],
+          },
+        },
+        {
+          extends: true,
+          test: {
+            name: 'integration',
+            include: ['src/**/*.integration.test.ts', 'test/**/*.integration.test.ts'],
+            globalSetup: [globalSetup],
+            fileParallelism: false,
+            testTimeout: timeout,
+            hookTimeout: timeout,
+          },
+        },
+      ],
+    },
+  });
+}
