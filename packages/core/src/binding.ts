@@ -1,0 +1,441 @@
+/**
+ * The one module that touches the `zookeeper` native binding (Apache's C client): typed calls,
+ * and guards against its traps (use after close, completions that run inside `close()`).
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+/** A znode's metadata as the binding reports it. */
+export interface NativeStat {
+  czxid: number;
+  mzxid: number;
+  pzxid: number;
+  ctime: Date | number;
+  mtime: Date | number;
+  version: number;
+  cversion: number;
+  aversion: number;
+  ephemeralOwner: string;
+  dataLength: number;
+  numChildren: number;
+}
+
+/** An ACL entry in the binding's shape. */
+export interface NativeAcl {
+  perm: number;
+  scheme: string;
+  auth: string;
+}
+
+type Rc = number;
+type VoidCallback = (rc: Rc, error: string) => void;
+
+interface NativeZooKeeper {
+  emit: (event: string, self: unknown, arg?: unknown) => void;
+  init(options: NativeInitOptions): void;
+  close(): void;
+  a_create(
+    path: string,
+    data: Buffer,
+    flags: number,
+    cb: (rc: Rc, e: string, p: string) => void,
+  ): Rc;
+  a_create_ttl(
+    path: string,
+    data: Buffer,
+    flags: number,
+    ttl: number,
+    cb: (rc: Rc, e: string, p: string) => void,
+  ): Rc;
+  a_create2?: (
+    path: string,
+    data: Buffer | null,
+    flags: number,
+    ttl: number,
+    acl: NativeAcl[] | null,
+    cb: (rc: Rc, e: string, p: string, stat: NativeStat | null) => void,
+  ) => Rc;
+  a_exists(
+    path: string,
+    watch: boolean,
+    cb: (rc: Rc, e: string, stat: NativeStat | null) => void,
+  ): Rc;
+  a_get(
+    path: string,
+    watch: boolean,
+    cb: (rc: Rc, e: string, stat: NativeStat | null, data: Buffer | null) => void,
+  ): Rc;
+  a_get_children(
+    path: string,
+    watch: boolean,
+    cb: (rc: Rc, e: string, children: string[]) => void,
+  ): Rc;
+  a_get_children2(
+    path: string,
+    watch: boolean,
+    cb: (rc: Rc, e: string, children: string[], stat: NativeStat | null) => void,
+  ): Rc;
+  a_set(
+    path: string,
+    data: Buffer,
+    version: number,
+    cb: (rc: Rc, e: string, stat: NativeStat | null) => void,
+  ): Rc;
+  a_delete_(path: string, version: number, cb: VoidCallback): Rc;
+  a_sync(path: string, cb: (rc: Rc, e: string, value: string) => void): Rc;
+  a_get_acl(path: string, cb: (rc: Rc, e: string, acl: NativeAcl[], stat: NativeStat) => void): Rc;
+  a_set_acl(path: string, version: number, acl: NativeAcl[], cb: VoidCallback): Rc;
+  add_auth(scheme: string, auth: string, cb: VoidCallback): Rc;
+  take_log?: () => string[];
+  readonly state: number;
+  readonly client_id: string;
+  readonly client_password: string;
+  readonly timeout: number;
+}
+
+interface NativeInitOptions {
+  connect: string;
+  timeout: number;
+  debug_level: number;
+  host_order_deterministic: boolean;
+  data_as_buffer: boolean;
+  response_counter_limit?: number;
+  client_id?: string;
+  client_password?: string;
+}
+
+type NativeConstructor = new () => NativeZooKeeper;
+
+let nativeConstructor: NativeConstructor | undefined;
+
+function loadNative(): NativeConstructor {
+  if (nativeConstructor) return nativeConstructor;
+  const here = createRequire(typeof __filename === 'string' ? __filename : import.meta.url);
+  const packageJson = here.resolve('zookeeper/package.json');
+  // The binding's own JavaScript wrapper formats every call for its logger; load the addon itself.
+  const nodeGypBuild = createRequire(packageJson)('node-gyp-build') as (dir: string) => {
+    ZooKeeper: NativeConstructor;
+  };
+  nativeConstructor = nodeGypBuild(path.dirname(packageJson)).ZooKeeper;
+  return nativeConstructor;
+}
+
+/** Return codes of the C client (zookeeper.h `ZOO_ERRORS`). */
+export const Rc = {
+  ok: 0,
+  connectionLoss: -4,
+  operationTimeout: -7,
+  invalidState: -9,
+  noNode: -101,
+  nodeExists: -110,
+  sessionExpired: -112,
+  authFailed: -115,
+  closing: -116,
+} as const;
+
+/** Creation flags (zookeeper.h `ZOO_PERSISTENT` ...). */
+export const CreateFlags = {
+  persistent: 0,
+  ephemeral: 1,
+  sequential: 2,
+  container: 4,
+  persistentWithTtl: 5,
+  persistentSequentialWithTtl: 6,
+} as const;
+
+/** C client log levels (zookeeper.h `ZooLogLevel`). 0 silences it. */
+export const NativeLogLevel = { silent: 0, error: 1, warn: 2, info: 3, debug: 4 } as const;
+
+/** Watch event types of the C client, as the binding names them. */
+export type NativeWatchEvent = 'created' | 'deleted' | 'changed' | 'child' | 'notwatching';
+
+/** What the owner of a handle hears from it. */
+export interface HandleListener {
+  onConnected(handle: NativeHandle): void;
+  onConnecting(handle: NativeHandle): void;
+  /** The handle is dead: `code` is 0 (closed by us), -112 (expired) or -113/-115 (auth failed). */
+  onClosed(handle: NativeHandle, code: number): void;
+  onWatchEvent(handle: NativeHandle, event: NativeWatchEvent, path: string): void;
+  onLog(lines: readonly string[]): void;
+}
+
+export interface OpenHandleOptions {
+  connect: string;
+  sessionTimeoutMs: number;
+  logLevel: number;
+  session?: { id: string; password: string };
+}
+
+/** The session credentials a handle holds (hex strings, as the C client prints them). */
+export interface NativeSessionCredentials {
+  sessionId: string;
+  password: string;
+}
+
+/**
+ * One C client handle (one ZooKeeper session at most). Once closed, by us or because its
+ * session expired, every call fails at once with `Rc.closing` and never reaches the binding.
+ */
+export class NativeHandle {
+  private readonly native: NativeZooKeeper;
+  private dead = false;
+  private readonly listener: HandleListener;
+
+  constructor(options: OpenHandleOptions, listener: HandleListener) {
+    const Native = loadNative();
+    this.native = new Native();
+    this.listener = listener;
+    this.native.emit = (event, _self, argument) => this.dispatch(event, argument);
+    const init: NativeInitOptions = {
+      connect: options.connect,
+      timeout: options.sessionTimeoutMs,
+      debug_level: options.logLevel,
+      host_order_deterministic: false,
+      data_as_buffer: true,
+    };
+    if (options.session) {
+      init.client_id = options.session.id;
+      init.client_password = options.session.password;
+    }
+    this.native.init(init);
+  }
+
+  /** True when the binding has `a_create2` (zkrx's patch): creates return the new node's Stat. */
+  get createsWithStat(): boolean {
+    return typeof this.native.a_create2 === 'function';
+  }
+
+  get isDead(): boolean {
+    return this.dead;
+  }
+
+  /** The session id as hex (`0` before the first connection). */
+  get sessionId(): string {
+    return this.dead ? '0' : this.native.client_id;
+  }
+
+  /** The negotiated session timeout, or -1 when unknown. */
+  get negotiatedTimeoutMs(): number {
+    return this.dead ? -1 : this.native.timeout;
+  }
+
+  credentials(): NativeSessionCredentials | undefined {
+    if (this.dead) return undefined;
+    const sessionId = this.native.client_id;
+    if (!sessionId || sessionId === '0') return undefined;
+    return { sessionId, password: this.native.client_password };
+  }
+
+  /** Closes the session (sends closeSession when connected; blocks at most ~1.5 s inside the C client). */
+  close(): void {
+    if (this.dead) return;
+    this.dead = true;
+    try {
+      this.native.close();
+    } finally {
+      this.drainLog();
+    }
+  }
+
+  create(
+    path: string,
+    data: Buffer | null,
+    flags: number,
+    ttlMs: number,
+    acl: NativeAcl[] | null,
+    cb: (rc: Rc, path: string, stat: NativeStat | null) => void,
+  ): void {
+    const done = once3(cb);
+    const native = this.native;
+    if (this.dead) return done(Rc.closing, '', null);
+    if (native.a_create2) {
+      this.check(
+        native.a_create2(path, data, flags, ttlMs, acl, (rc, _e, p, stat) => done(rc, p, stat)),
+        done,
+      );
+      return;
+    }
+    // Stock binding: no Stat from create, no ACL (always OPEN_ACL_UNSAFE).
+    const bytes = data ?? Buffer.alloc(0);
+    const onCreated = (rc: Rc, _e: string, p: string) => done(rc, p, null);
+    this.check(
+      ttlMs > 0
+        ? native.a_create_ttl(path, bytes, flags, ttlMs, onCreated)
+        : native.a_create(path, bytes, flags, onCreated),
+      done,
+    );
+  }
+
+  exists(path: string, watch: boolean, cb: (rc: Rc, stat: NativeStat | null) => void): void {
+    const done = once2(cb);
+    if (this.dead) return done(Rc.closing, null);
+    this.check(
+      this.native.a_exists(path, watch, (rc, _e, stat) => done(rc, stat)),
+      done,
+    );
+  }
+
+  get(
+    path: string,
+    watch: boolean,
+    cb: (rc: Rc, stat: NativeStat | null, data: Buffer | null) => void,
+  ): void {
+    const done = once3(cb);
+    if (this.dead) return done(Rc.closing, null, null);
+    this.check(
+      this.native.a_get(path, watch, (rc, _e, stat, data) => done(rc, stat, data)),
+      done,
+    );
+  }
+
+  children(
+    path: string,
+    watch: boolean,
+    cb: (rc: Rc, children: string[], stat: NativeStat | null) => void,
+  ): void {
+    const done = once3(cb);
+    if (this.dead) return done(Rc.closing, [], null);
+    this.check(
+      this.native.a_get_children2(path, watch, (rc, _e, children, stat) =>
+        done(rc, children ?? [], stat),
+      ),
+      done,
+    );
+  }
+
+  set(
+    path: string,
+    data: Buffer,
+    version: number,
+    cb: (rc: Rc, stat: NativeStat | null) => void,
+  ): void {
+    const done = once2(cb);
+    if (this.dead) return done(Rc.closing, null);
+    this.check(
+      this.native.a_set(path, data, version, (rc, _e, stat) => done(rc, stat)),
+      done,
+    );
+  }
+
+  delete(path: string, version: number, cb: (rc: Rc) => void): void {
+    const done = once1(cb);
+    if (this.dead) return done(Rc.closing);
+    this.check(
+      this.native.a_delete_(path, version, (rc) => done(rc)),
+      done,
+    );
+  }
+
+  sync(path: string, cb: (rc: Rc) => void): void {
+    const done = once1(cb);
+    if (this.dead) return done(Rc.closing);
+    this.check(
+      this.native.a_sync(path, (rc) => done(rc)),
+      done,
+    );
+  }
+
+  getAcl(path: string, cb: (rc: Rc, acl: NativeAcl[], stat: NativeStat | null) => void): void {
+    const done = once3(cb);
+    if (this.dead) return done(Rc.closing, [], null);
+    this.check(
+      this.native.a_get_acl(path, (rc, _e, acl, stat) => done(rc, acl ?? [], stat)),
+      done,
+    );
+  }
+
+  setAcl(path: string, version: number, acl: NativeAcl[], cb: (rc: Rc) => void): void {
+    const done = once1(cb);
+    if (this.dead) return done(Rc.closing);
+    this.check(
+      this.native.a_set_acl(path, version, acl, (rc) => done(rc)),
+      done,
+    );
+  }
+
+  addAuth(scheme: string, credentials: string, cb: (rc: Rc) => void): void {
+    const done = once1(cb);
+    if (this.dead) return done(Rc.closing);
+    this.check(
+      this.native.add_auth(scheme, credentials, (rc) => done(rc)),
+      done,
+    );
+  }
+
+  /** A call the C client refused synchronously never runs its completion: report it now. */
+  private check(rc: Rc, done: (rc: Rc, ...rest: never[]) => void): void {
+    if (rc !== Rc.ok) {
+      const code = this.dead ? Rc.closing : rc;
+      queueMicrotask(() => (done as (rc: Rc) => void)(code));
+    }
+  }
+
+  private dispatch(event: string, argument: unknown): void {
+    switch (event) {
+      case 'connect':
+        if (!this.dead) this.listener.onConnected(this);
+        return;
+      case 'connecting':
+        if (!this.dead) this.listener.onConnecting(this);
+        return;
+      case 'close': {
+        this.dead = true;
+        this.drainLog();
+        // Completions of pending calls ran inside the C client's close: let the owner react
+        // after the binding has returned, never from inside it.
+        const code = typeof argument === 'number' ? argument : 0;
+        queueMicrotask(() => this.listener.onClosed(this, code));
+        return;
+      }
+      case 'log':
+        this.drainLog();
+        return;
+      case 'created':
+      case 'deleted':
+      case 'changed':
+      case 'child':
+      case 'notwatching':
+        if (!this.dead && typeof argument === 'string') {
+          this.listener.onWatchEvent(this, event, argument);
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  private drainLog(): void {
+    const take = this.native.take_log;
+    if (typeof take !== 'function') return;
+    const lines = take.call(this.native);
+    if (lines.length > 0) this.listener.onLog(lines);
+  }
+}
+
+// A completion runs at most once: the C client may both refuse a call and, rarely, complete it.
+function once1(cb: (rc: Rc) => void): (rc: Rc) => void {
+  let called = false;
+  return (rc) => {
+    if (called) return;
+    called = true;
+    cb(rc);
+  };
+}
+
+function once2<A>(cb: (rc: Rc, a: A) => void): (rc: Rc, a?: A) => void {
+  let called = false;
+  return (rc, a) => {
+    if (called) return;
+    called = true;
+    cb(rc, a as A);
+  };
+}
+
+function once3<A, B>(cb: (rc: Rc, a: A, b: B) => void): (rc: Rc, a?: A, b?: B) => void {
+  let called = false;
+  return (rc, a, b) => {
+    if (called) return;
+    called = true;
+    cb(rc, a as A, b as B);
+  };
+}

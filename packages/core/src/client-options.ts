@@ -1,0 +1,173 @@
+/**
+ * The options of `createClient`, their defaults, and the checks that turn a bad option into a
+ * clear ZkError `BadArguments` before anything connects.
+ */
+import type { Acl } from './acl';
+import { ZkError, ZkErrorCode } from './errors';
+import type { Logger, LogLevel } from './logger';
+import { validatePath } from './paths';
+import {
+  type ExponentialBackoffOptions,
+  exponentialBackoff,
+  noRetry,
+  type RetryPolicy,
+} from './retry';
+
+/** Credentials added to every session (`addauth` in zkCli). */
+export interface ZkAuth {
+  /** e.g. `digest`. */
+  readonly scheme: string;
+  /** e.g. `user:password` for digest. */
+  readonly credentials: string;
+}
+
+export interface ZkClientOptions {
+  /** `host:port[,host:port...][/chroot]`. */
+  connect: string;
+  /** Session timeout asked of the server (it negotiates within its min/max). Default 10 s. */
+  sessionTimeoutMs?: number;
+  /** `connected()` rejects when no connection comes within this. Default 15 s. */
+  connectTimeoutMs?: number;
+  /** Retry of idempotent calls after ConnectionLoss: a policy, backoff bounds, or `false`. */
+  retry?: RetryPolicy | ExponentialBackoffOptions | false;
+  /** Where zkrx and the C client log. Silent when absent. */
+  logger?: Logger;
+  /** Lowest level written to `logger`. Default `warn`. */
+  logLevel?: LogLevel;
+  /** Credentials added to every session. */
+  auth?: ZkAuth | readonly ZkAuth[];
+  /** ACL of nodes created without one. Default: open to anyone. */
+  defaultAcl?: readonly Acl[];
+  /** How long `close()` waits for work in flight (lease releases) before closing. Default 5 s. */
+  closeTimeoutMs?: number;
+}
+
+/** The options with every default filled in. */
+export interface ResolvedClientOptions {
+  readonly connect: string;
+  readonly sessionTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly retry: RetryPolicy;
+  readonly logger: Logger | undefined;
+  readonly logLevel: LogLevel;
+  readonly auth: readonly ZkAuth[];
+  readonly defaultAcl: readonly Acl[] | undefined;
+  readonly closeTimeoutMs: number;
+}
+
+const logLevels: readonly LogLevel[] = ['silent', 'error', 'warn', 'info', 'debug'];
+
+function bad(message: string): ZkError {
+  return new ZkError(ZkErrorCode.BadArguments, `createClient: ${message}`);
+}
+
+function positiveMs(name: string, value: unknown, fallback: number, max = 2 ** 31 - 1): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > max) {
+    throw bad(
+      `${name} must be a finite number of milliseconds in (0, ${max}], got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+/** Checks a connect string: hosts with ports, and an optional chroot path. */
+export function validateConnectString(connect: unknown): string {
+  if (typeof connect !== 'string' || connect.trim().length === 0) {
+    throw bad(
+      `connect must be a non-empty "host:port[,host:port][/chroot]" string, got ${JSON.stringify(connect)}`,
+    );
+  }
+  const slash = connect.indexOf('/');
+  const hosts = slash === -1 ? connect : connect.slice(0, slash);
+  if (slash !== -1) {
+    try {
+      validatePath(connect.slice(slash));
+    } catch (error) {
+      throw bad(`connect has an invalid chroot: ${(error as Error).message}`);
+    }
+  }
+  for (const host of hosts.split(',')) {
+    const colon = host.lastIndexOf(':');
+    const name = colon === -1 ? host : host.slice(0, colon);
+    const port = colon === -1 ? '' : host.slice(colon + 1);
+    if (
+      name.trim().length === 0 ||
+      !/^\d+$/.test(port) ||
+      Number(port) < 1 ||
+      Number(port) > 65535
+    ) {
+      throw bad(`connect has an invalid server ${JSON.stringify(host)} (expected host:port)`);
+    }
+  }
+  return connect;
+}
+
+function resolveRetry(retry: ZkClientOptions['retry']): RetryPolicy {
+  if (retry === undefined) return exponentialBackoff();
+  if (retry === false) return noRetry;
+  if (typeof retry !== 'object' || retry === null) {
+    throw bad(`retry must be a RetryPolicy, backoff options or false, got ${String(retry)}`);
+  }
+  if ('nextDelayMs' in retry) {
+    if (typeof retry.nextDelayMs !== 'function') throw bad('retry.nextDelayMs must be a function');
+    return retry;
+  }
+  const backoff = retry as ExponentialBackoffOptions;
+  for (const key of ['baseDelayMs', 'maxDelayMs', 'maxElapsedMs'] as const) {
+    if (backoff[key] !== undefined) positiveMs(`retry.${key}`, backoff[key], 1);
+  }
+  if (
+    backoff.maxRetries !== undefined &&
+    (!Number.isInteger(backoff.maxRetries) || backoff.maxRetries < 0)
+  ) {
+    throw bad(`retry.maxRetries must be a non-negative integer, got ${String(backoff.maxRetries)}`);
+  }
+  return exponentialBackoff(backoff);
+}
+
+function resolveAuth(auth: ZkClientOptions['auth']): readonly ZkAuth[] {
+  if (auth === undefined) return [];
+  const list = Array.isArray(auth) ? auth : [auth as ZkAuth];
+  for (const entry of list) {
+    if (!entry || typeof entry.scheme !== 'string' || entry.scheme.length === 0) {
+      throw bad('auth.scheme must be a non-empty string (e.g. "digest")');
+    }
+    if (typeof entry.credentials !== 'string') throw bad('auth.credentials must be a string');
+  }
+  return list;
+}
+
+/** Validates options and fills in defaults; throws ZkError `BadArguments` naming the bad option. */
+export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw bad('options must be an object with at least { connect }');
+  }
+  const logLevel = options.logLevel ?? 'warn';
+  if (!logLevels.includes(logLevel)) {
+    throw bad(`logLevel must be one of ${logLevels.join(', ')}, got ${String(logLevel)}`);
+  }
+  if (
+    options.logger !== undefined &&
+    (typeof options.logger !== 'object' || options.logger === null)
+  ) {
+    throw bad('logger must be an object with debug/info/warn/error methods (console works)');
+  }
+  if (
+    options.defaultAcl !== undefined &&
+    (!Array.isArray(options.defaultAcl) || options.defaultAcl.length === 0)
+  ) {
+    throw bad('defaultAcl must be a non-empty array of ACL entries');
+  }
+  return {
+    connect: validateConnectString(options.connect),
+    sessionTimeoutMs: positiveMs('sessionTimeoutMs', options.sessionTimeoutMs, 10_000),
+    connectTimeoutMs: positiveMs('connectTimeoutMs', options.connectTimeoutMs, 15_000),
+    retry: resolveRetry(options.retry),
+    logger: options.logger,
+    logLevel,
+    auth: resolveAuth(options.auth),
+    defaultAcl: options.defaultAcl,
+    closeTimeoutMs: positiveMs('closeTimeoutMs', options.closeTimeoutMs, 5_000),
+  };
+}

@@ -1,0 +1,260 @@
+/**
+ * Watch streams: one ZooKeeper watch per path and kind shared by every subscriber, re-armed by
+ * the read that observes each change, kept across reconnects and re-read after session expiry.
+ */
+import { Observable, type Subscriber } from 'rxjs';
+import { type NativeHandle, type NativeStat, type NativeWatchEvent, Rc } from './binding';
+import { errorFromRc, ZkError, ZkErrorCode } from './errors';
+import { type Stat, toStat } from './stat';
+
+/** A node's data and metadata, as `get` and `watchData` report them. */
+export interface NodeData {
+  readonly data: Buffer;
+  readonly stat: Stat;
+}
+
+export type WatchKind = 'data' | 'exists' | 'children';
+
+type ValueOf<K extends WatchKind> = K extends 'data'
+  ? NodeData | null
+  : K extends 'exists'
+    ? Stat | null
+    : readonly string[];
+
+/** What the registry needs from its client. */
+export interface WatchHost {
+  /** The live handle, if any. */
+  currentHandle(): NativeHandle | undefined;
+  /** Calls back once calls can reach the server again; returns a cancel function. */
+  whenConnected(callback: () => void): () => void;
+  isClosed(): boolean;
+}
+
+interface Entry {
+  readonly key: string;
+  readonly kind: WatchKind;
+  readonly path: string;
+  readonly subscribers: Set<Subscriber<unknown>>;
+  value: unknown;
+  hasValue: boolean;
+  reading: boolean;
+  dead: boolean;
+  cancelWait: (() => void) | undefined;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+// Which entry kinds a ZooKeeper event concerns: the C client clears the matching registrations.
+const kindsOfEvent: Record<NativeWatchEvent, readonly WatchKind[]> = {
+  created: ['data', 'exists', 'children'],
+  deleted: ['data', 'exists', 'children'],
+  changed: ['data', 'exists'],
+  child: ['children'],
+  notwatching: ['data', 'exists', 'children'],
+};
+
+function sameStat(a: Stat | null, b: Stat | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.czxid === b.czxid && a.mzxid === b.mzxid && a.pzxid === b.pzxid;
+}
+
+function sameValue(kind: WatchKind, a: unknown, b: unknown): boolean {
+  if (kind === 'children') {
+    const x = a as readonly string[];
+    const y = b as readonly string[];
+    return x.length === y.length && x.every((name, index) => name === y[index]);
+  }
+  if (kind === 'data') {
+    const x = a as NodeData | null;
+    const y = b as NodeData | null;
+    return sameStat(x?.stat ?? null, y?.stat ?? null);
+  }
+  return sameStat(a as Stat | null, b as Stat | null);
+}
+
+function isTransient(rc: number): boolean {
+  return (
+    rc === Rc.connectionLoss ||
+    rc === Rc.operationTimeout ||
+    rc === Rc.closing ||
+    rc === Rc.sessionExpired ||
+    rc === -118 // session moved
+  );
+}
+
+/** The shared watch streams of one client. */
+export class WatchRegistry {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly host: WatchHost) {}
+
+  /** Number of paths and kinds currently watched. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  watch<K extends WatchKind>(kind: K, path: string): Observable<ValueOf<K>> {
+    return new Observable<ValueOf<K>>((subscriber) => {
+      if (this.host.isClosed()) {
+        subscriber.error(
+          new ZkError(ZkErrorCode.ClientClosed, `watch ${path}: the client is closed`),
+        );
+        return;
+      }
+      const key = `${kind}:${path}`;
+      let entry = this.entries.get(key);
+      const sink = subscriber as Subscriber<unknown>;
+      if (entry) {
+        entry.subscribers.add(sink);
+        if (entry.hasValue) subscriber.next(entry.value as ValueOf<K>);
+      } else {
+        entry = {
+          key,
+          kind,
+          path,
+          subscribers: new Set([sink]),
+          value: undefined,
+          hasValue: false,
+          reading: false,
+          dead: false,
+          cancelWait: undefined,
+        };
+        this.entries.set(key, entry);
+        this.read(entry, false);
+      }
+      const owned = entry;
+      return () => {
+        owned.subscribers.delete(sink);
+        if (owned.subscribers.size === 0) this.drop(owned);
+      };
+    });
+  }
+
+  /** A watch event from the client's handle. */
+  onEvent(event: NativeWatchEvent, path: string): void {
+    for (const kind of kindsOfEvent[event]) {
+      const entry = this.entries.get(`${kind}:${path}`);
+      if (!entry) continue;
+      const absent = event === 'deleted';
+      // A deletion is final news: tell subscribers now, re-arm only if someone still listens.
+      if (absent) this.emit(entry, kind === 'children' ? [] : null);
+      if (!entry.dead && !entry.reading) this.read(entry, absent);
+    }
+  }
+
+  /** A new session: every ZooKeeper watch is gone, so every stream reads again. */
+  resync(): void {
+    for (const entry of this.entries.values()) {
+      entry.cancelWait?.();
+      entry.cancelWait = undefined;
+      if (!entry.reading) this.read(entry, false);
+    }
+  }
+
+  /** The client closed: every stream completes. */
+  close(): void {
+    const entries = [...this.entries.values()];
+    this.entries.clear();
+    for (const entry of entries) {
+      entry.dead = true;
+      entry.cancelWait?.();
+      for (const subscriber of [...entry.subscribers]) subscriber.complete();
+    }
+  }
+
+  private drop(entry: Entry): void {
+    entry.dead = true;
+    entry.cancelWait?.();
+    if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
+  }
+
+  private emit(entry: Entry, value: unknown): void {
+    if (entry.dead) return;
+    if (entry.hasValue && sameValue(entry.kind, entry.value, value)) return;
+    entry.value = value;
+    entry.hasValue = true;
+    for (const subscriber of [...entry.subscribers]) subscriber.next(value);
+  }
+
+  private fail(entry: Entry, rc: number): void {
+    if (entry.dead) return;
+    if (this.host.isClosed()) {
+      this.drop(entry);
+      for (const subscriber of [...entry.subscribers]) subscriber.complete();
+      return;
+    }
+    if (isTransient(rc)) {
+      entry.cancelWait = this.host.whenConnected(() => {
+        entry.cancelWait = undefined;
+        this.read(entry, false);
+      });
+      return;
+    }
+    this.drop(entry);
+    const error = errorFromRc(rc, `watch ${entry.kind}`, entry.path);
+    for (const subscriber of [...entry.subscribers]) subscriber.error(error);
+  }
+
+  /**
+   * Reads the entry's value with a watch. `knownAbsent` skips the read that would only
+   * report NoNode and arms the existence watch straight away.
+   */
+  private read(entry: Entry, knownAbsent: boolean): void {
+    if (entry.dead || entry.reading || entry.subscribers.size === 0) return;
+    const handle = this.host.currentHandle();
+    if (!handle) return this.fail(entry, Rc.closing);
+    entry.reading = true;
+    const { path } = entry;
+    if (knownAbsent) return this.armExistence(entry, handle);
+    switch (entry.kind) {
+      case 'data':
+        handle.get(path, true, (rc, stat, data) => {
+          entry.reading = false;
+          if (rc === Rc.ok && stat)
+            return this.emit(entry, { data: data ?? EMPTY, stat: toStat(stat) });
+          if (rc === Rc.noNode) return this.absent(entry, handle, null);
+          this.fail(entry, rc);
+        });
+        return;
+      case 'exists':
+        handle.exists(path, true, (rc, stat) => {
+          entry.reading = false;
+          if (rc === Rc.ok && stat) return this.emit(entry, toStat(stat));
+          if (rc === Rc.noNode) return this.emit(entry, null);
+          this.fail(entry, rc);
+        });
+        return;
+      case 'children':
+        handle.children(path, true, (rc, children) => {
+          entry.reading = false;
+          if (rc === Rc.ok) return this.emit(entry, [...children].sort());
+          if (rc === Rc.noNode) return this.absent(entry, handle, []);
+          this.fail(entry, rc);
+        });
+        return;
+    }
+  }
+
+  // The node is absent: report it, then (if anyone still listens) watch for its creation.
+  private absent(entry: Entry, handle: NativeHandle, value: unknown): void {
+    this.emit(entry, value);
+    if (entry.dead || entry.subscribers.size === 0) return;
+    entry.reading = true;
+    this.armExistence(entry, handle);
+  }
+
+  private armExistence(entry: Entry, handle: NativeHandle): void {
+    handle.exists(entry.path, true, (rc, stat: NativeStat | null) => {
+      entry.reading = false;
+      if (rc === Rc.ok && stat) {
+        // Created meanwhile: read the real value (this also arms the proper watch).
+        if (entry.kind === 'exists') return this.emit(entry, toStat(stat));
+        return this.read(entry, false);
+      }
+      if (rc === Rc.noNode) {
+        return this.emit(entry, entry.kind === 'children' ? [] : null);
+      }
+      this.fail(entry, rc);
+    });
+  }
+}
