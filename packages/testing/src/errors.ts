@@ -1,0 +1,79 @@
+/**
+ * Typed errors of @zkrx/testing: ZooKeeper (or Java) is not installed, or a server did not start.
+ * Each has a stable `name` so tests and CI logs can tell them apart without `instanceof`.
+ */
+
+/** How to get a ZooKeeper this package can run; part of every {@link ZooKeeperNotFoundError}. */
+export const INSTALL_HINT = [
+  'Install ZooKeeper 3.8 with one of:',
+  '  - Debian/Ubuntu: sudo apt-get install -y zookeeper   (brings a Java runtime too)',
+  '  - any OS: download apache-zookeeper-3.8.x-bin.tar.gz from https://zookeeper.apache.org/releases.html,',
+  '    unpack it and set ZOOKEEPER_HOME=/path/to/apache-zookeeper-3.8.x-bin (needs Java 11+: JAVA_HOME or `java` on PATH)',
+].join('\n');
+
+/**
+ * Thrown when no ZooKeeper installation (or no `java`) can be found; the message says how to install one.
+ *
+ * ## Example
+ *
+ * ```ts
+ * try {
+ *   await startZooKeeper();
+ * } catch (error) {
+ *   if (error instanceof ZooKeeperNotFoundError) console.log(error.searched);
+ * }
+ * // Output: [ 'ZOOKEEPER_HOME (not set)', '/usr/share/java/zookeeper.jar', 'zkServer.sh on PATH' ]
+ * ```
+ */
+export class ZooKeeperNotFoundError extends Error {
+  override readonly name = 'ZooKeeperNotFoundError';
+  /** The places that were looked at, in order. */
+  readonly searched: readonly string[];
+
+  /**
+   * @param reason What is missing, one sentence.
+   * @param searched The places that were looked at, in order.
+   */
+  constructor(reason: string, searched: readonly string[]) {
+    super(`${reason}\nSearched: ${searched.join('; ')}.\n${INSTALL_HINT}`);
+    this.searched = searched;
+  }
+}
+
+/**
+ * Thrown when a ZooKeeper server exits before serving, or does not serve in time; carries its log tail.
+ *
+ * ## Example
+ *
+ * ```ts
+ * try {
+ *   await startZooKeeper({ extraConfig: { tickTime: 'soon' } });
+ * } catch (error) {
+ *   if (error instanceof ZooKeeperStartError) console.log(error.exitCode, error.logTail);
+ * }
+ * // Output: 1 '... NumberFormatException: For input string: "soon" ...'
+ * ```
+ */
+export class ZooKeeperStartError extends Error {
+  override readonly name = 'ZooKeeperStartError';
+  /** The last lines of the server's log (stdout and stderr of the JVM). */
+  readonly logTail: string;
+  /** The JVM's exit code, `null` if it was killed by a signal or was still running (timeout). */
+  readonly exitCode: number | null;
+  /** Whether the log says the server could not bind one of its ports. */
+  readonly bindFailed: boolean;
+
+  /**
+   * @param message What went wrong, one sentence; the log tail is appended.
+   * @param details The log tail, the exit code and whether a port could not be bound.
+   */
+  constructor(
+    message: string,
+    details: { logTail: string; exitCode: number | null; bindFailed?: boolean },
+  ) {
+    super(`${message}\n--- last lines of the server log ---\n${details.logTail}`);
+    this.logTail = details.logTail;
+    this.exitCode = details.exitCode;
+    this.bindFailed = details.bindFailed ?? false;
+  }
+}
