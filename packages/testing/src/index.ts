@@ -1,1 +1,35 @@
-export {};
+/**
+ * @zkrx/testing: a real ZooKeeper 3.8 on demand for tests and demos (single server or ensemble),
+ * session expiry, a fault-injecting proxy and four-letter words. No runtime dependency.
+ */
+
+export type { HostPort } from './connect-string';
+export { parseConnectString, parseHostPort } from './connect-string';
+export {
+  type Ensemble,
+  type EnsembleServer,
+  type StartEnsembleOptions,
+  startEnsemble,
+} from './ensemble';
+export { ZooKeeperNotFoundError, ZooKeeperStartError } from './errors';
+export {
+  type ExpirableClient,
+  type ExpireSessionOptions,
+  type ExpireSessionTarget,
+  expireSession,
+  type SessionCredentials,
+  type Subscribable,
+} from './expire-session';
+export { fourLetterWord, mntr, parseMntr } from './four-letter-words';
+export {
+  type LocateZooKeeperOptions,
+  locateZooKeeper,
+  type ZooKeeperInstallation,
+  type ZooKeeperLogging,
+} from './locate';
+export { startProxy, type TcpProxy, type TcpProxyOptions } from './proxy';
+export { type RawSession, type RawSessionOptions, startRawSession } from './raw-session';
+export { type StartZooKeeperOptions, startZooKeeper, type ZooKeeperServer } from './server';
+export type { ZooKeeperLogLevel } from './server-process';
+export { TEST_CONNECT_ENV, type TestZooKeeper, testZooKeeper } from './test-zookeeper';
+export { uniqueRoot } from './unique-root';

@@ -51,7 +51,7 @@ describe('encodeConnectRequest', () => {
 
 describe('decodeConnectResponse', () => {
   const body = Buffer.from(
-    '00000000' + '00000fa0' + '0100000205df0000' + '00000010' + 'ff'.repeat(16) + '01',
+    ['00000000', '00000fa0', '0100000205df0000', '00000010', 'ff'.repeat(16), '01'].join(''),
     'hex',
   );
 
@@ -83,7 +83,7 @@ describe('request and reply headers', () => {
   });
 
   it('decodes a ReplyHeader: xid, zxid, err', () => {
-    const body = Buffer.from('00000001' + '0000000500000007' + 'ffffff90', 'hex');
+    const body = Buffer.from(['00000001', '0000000500000007', 'ffffff90'].join(''), 'hex');
     expect(decodeReplyHeader(body)).toEqual({ xid: 1, zxid: 0x500000007n, err: -112 });
   });
 });

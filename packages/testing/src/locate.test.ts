@@ -136,7 +136,10 @@ describe('locateZooKeeper', () => {
 
   it('prefers JAVA_HOME over PATH and ignores a non-executable java', () => {
     files('debian/zookeeper.jar', 'debian/zookeeper-jute.jar', 'jre/bin/java');
-    const found = locateZooKeeper({ env: env({ JAVA_HOME: at('jre') }), debianJavaDir: at('debian') });
+    const found = locateZooKeeper({
+      env: env({ JAVA_HOME: at('jre') }),
+      debianJavaDir: at('debian'),
+    });
     expect(found.java).toBe(at('jdk/bin/java'));
     executable('jre2/bin/java');
     const second = locateZooKeeper({
@@ -167,8 +170,8 @@ describe('locateZooKeeper', () => {
 
   it('says so when ZooKeeper is there but java is not', () => {
     files('debian/zookeeper.jar', 'debian/zookeeper-jute.jar');
-    expect(() => locateZooKeeper({ env: { PATH: at('empty') }, debianJavaDir: at('debian') })).toThrow(
-      /no Java runtime[\s\S]*apt-get install -y zookeeper/,
-    );
+    expect(() =>
+      locateZooKeeper({ env: { PATH: at('empty') }, debianJavaDir: at('debian') }),
+    ).toThrow(/no Java runtime[\s\S]*apt-get install -y zookeeper/);
   });
 });

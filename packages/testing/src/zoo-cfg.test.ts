@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { renderZooCfg } from './zoo-cfg';
 
 const parse = (text: string) =>
-  Object.fromEntries(text.trim().split('\n').map((line) => line.split(/=(.*)/s).slice(0, 2)));
+  Object.fromEntries(
+    text
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/=(.*)/s).slice(0, 2)),
+  );
 
 describe('renderZooCfg', () => {
   const base = { dataDir: '/tmp/zk/data', clientPort: 2999, host: '127.0.0.1', tickTime: 500 };
@@ -20,7 +25,9 @@ describe('renderZooCfg', () => {
   });
 
   it('sets session timeout bounds only when given', () => {
-    const cfg = parse(renderZooCfg({ ...base, minSessionTimeoutMs: 700, maxSessionTimeoutMs: 9000 }));
+    const cfg = parse(
+      renderZooCfg({ ...base, minSessionTimeoutMs: 700, maxSessionTimeoutMs: 9000 }),
+    );
     expect(cfg.minSessionTimeout).toBe('700');
     expect(cfg.maxSessionTimeout).toBe('9000');
   });
@@ -44,7 +51,9 @@ describe('renderZooCfg', () => {
   });
 
   it('turns standalone mode off for a one-member ensemble', () => {
-    const cfg = parse(renderZooCfg({ ...base, quorum: [{ id: 1, quorumPort: 1, electionPort: 2 }] }));
+    const cfg = parse(
+      renderZooCfg({ ...base, quorum: [{ id: 1, quorumPort: 1, electionPort: 2 }] }),
+    );
     expect(cfg.standaloneEnabled).toBe('false');
   });
 

@@ -1,0 +1,266 @@
+/**
+ * A real ZooKeeper quorum on loopback (3 servers by default): each member has its own client,
+ * quorum and election ports, `myid` and data; members can be stopped and started to test failover.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ZooKeeperStartError } from './errors';
+import { fourLetterWord, mntr, parseServerMode } from './four-letter-words';
+import { freePorts } from './free-port';
+import { locateZooKeeper, type ZooKeeperInstallation } from './locate';
+import { baseTempDir, locateOptions, type StartZooKeeperOptions } from './server';
+import {
+  DEFAULT_JVM_OPTIONS,
+  launchServer,
+  type ServerProcess,
+  waitUntilServing,
+} from './server-process';
+import { renderZooCfg } from './zoo-cfg';
+
+/** Options of {@link startEnsemble}: the size, and the options of {@link startZooKeeper} but the port. */
+export interface StartEnsembleOptions extends Omit<StartZooKeeperOptions, 'port'> {
+  /** How many servers; 3 by default. */
+  size?: number;
+}
+
+/** One member of an {@link Ensemble}. */
+export interface EnsembleServer {
+  /** The member's position in `ensemble.servers`, from 0. */
+  readonly index: number;
+  /** ZooKeeper's server id (`myid`, `server.N`): `index + 1`. */
+  readonly serverId: number;
+  /** `127.0.0.1:<port>` of this member alone. */
+  readonly connectString: string;
+  readonly host: string;
+  readonly port: number;
+  readonly quorumPort: number;
+  readonly electionPort: number;
+  /** ZooKeeper's `dataDir`, kept while the member is stopped. */
+  readonly dataDir: string;
+  /** The member's log (the JVM's stdout and stderr). */
+  readonly logFile: string;
+  /** The JVM's process id; `undefined` while stopped. */
+  readonly pid: number | undefined;
+  /** Whether the member's JVM is running. */
+  readonly running: boolean;
+  /** Sends a four-letter word to this member. */
+  fourLetterWord(word: string): Promise<string>;
+  /** This member's `mntr` metrics, numbers parsed. */
+  mntr(): Promise<Record<string, string | number>>;
+}
+
+/** A running quorum started by {@link startEnsemble}. */
+export interface Ensemble {
+  /** Every member's `host:port`, comma separated, in index order. */
+  readonly connectString: string;
+  readonly servers: readonly EnsembleServer[];
+  /** The ensemble's temp directory (one sub-directory a member); removed by `close()`. */
+  readonly dir: string;
+  /** Kills member `index` (SIGTERM, SIGKILL after 3 s); its data stays. */
+  stopServer(index: number): Promise<void>;
+  /** Starts member `index` again with its data, and waits until it serves (has joined the quorum). */
+  startServer(index: number): Promise<void>;
+  /**
+   * The index of the member whose `srvr` says `Mode: leader`, waiting (up to `timeoutMs`,
+   * 30 s by default) while an election is in progress.
+   */
+  leaderIndex(timeoutMs?: number): Promise<number>;
+  /** Stops every member and removes `dir`. Idempotent. */
+  close(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+const BIND_ATTEMPTS = 3;
+const SERVING_MODES = ['leader', 'follower'];
+
+interface Member {
+  index: number;
+  serverId: number;
+  port: number;
+  quorumPort: number;
+  electionPort: number;
+  serverDir: string;
+  dataDir: string;
+  jvm: ServerProcess | undefined;
+}
+
+/**
+ * Starts a real ZooKeeper ensemble on loopback and resolves once every member serves.
+ *
+ * ## Example
+ *
+ * ```ts
+ * const ensemble = await startEnsemble({ size: 3 });
+ * const leader = await ensemble.leaderIndex();
+ * await ensemble.stopServer(leader);
+ * console.log((await ensemble.leaderIndex()) !== leader);
+ * await ensemble.close();
+ * // Output: true
+ * ```
+ *
+ * @param options Size (3 by default) and server options; see {@link StartEnsembleOptions}.
+ * @return The running ensemble.
+ */
+export async function startEnsemble(options: StartEnsembleOptions = {}): Promise<Ensemble> {
+  const size = options.size ?? 3;
+  if (!Number.isInteger(size) || size < 1) throw new Error(`Invalid ensemble size ${size}`);
+  const installation = locateZooKeeper(locateOptions(options));
+  const dir = mkdtempSync(join(baseTempDir(options.tmpfs), 'zkrx-ensemble-'));
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const members = await layOut(dir, size, options);
+      try {
+        await Promise.all(members.map((member) => startMember(installation, options, dir, member)));
+        return ensembleHandle(installation, options, dir, members);
+      } catch (error) {
+        await Promise.all(members.map((member) => member.jvm?.stop()));
+        const retry =
+          error instanceof ZooKeeperStartError && error.bindFailed && attempt < BIND_ATTEMPTS;
+        if (!retry) throw error;
+      }
+    }
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Fresh ports for every member, `myid`s and `zoo.cfg`s (a retry starts from empty data). */
+async function layOut(dir: string, size: number, options: StartEnsembleOptions): Promise<Member[]> {
+  const ports = await freePorts(size * 3, HOST);
+  const members: Member[] = Array.from({ length: size }, (_, index) => {
+    const serverDir = join(dir, `server-${index + 1}`);
+    return {
+      index,
+      serverId: index + 1,
+      port: ports[index * 3]!,
+      quorumPort: ports[index * 3 + 1]!,
+      electionPort: ports[index * 3 + 2]!,
+      serverDir,
+      dataDir: join(serverDir, 'data'),
+      jvm: undefined,
+    };
+  });
+  const quorum = members.map(({ serverId, quorumPort, electionPort }) => ({
+    id: serverId,
+    quorumPort,
+    electionPort,
+  }));
+  for (const member of members) {
+    rmSync(member.serverDir, { recursive: true, force: true });
+    mkdirSync(member.dataDir, { recursive: true });
+    writeFileSync(join(member.dataDir, 'myid'), `${member.serverId}\n`);
+    writeFileSync(
+      join(member.serverDir, 'zoo.cfg'),
+      renderZooCfg({
+        dataDir: member.dataDir,
+        clientPort: member.port,
+        host: HOST,
+        tickTime: options.tickTime ?? 500,
+        minSessionTimeoutMs: options.minSessionTimeoutMs,
+        maxSessionTimeoutMs: options.maxSessionTimeoutMs,
+        quorum,
+        extraConfig: options.extraConfig,
+      }),
+    );
+  }
+  return members;
+}
+
+async function startMember(
+  installation: ZooKeeperInstallation,
+  options: StartEnsembleOptions,
+  dir: string,
+  member: Member,
+): Promise<void> {
+  member.jvm = launchServer({
+    installation,
+    serverDir: member.serverDir,
+    cleanupDir: dir,
+    jvmOptions: options.jvmOptions ?? DEFAULT_JVM_OPTIONS,
+    logLevel: options.logLevel ?? 'warn',
+    systemProperties: {
+      // Election notifications back off up to 60 s by default; a test wants a peer that comes
+      // back (startServer) to be noticed within a couple of seconds.
+      'zookeeper.fastleader.maxNotificationInterval': '2000',
+    },
+  });
+  await waitUntilServing(member.jvm, {
+    hostPort: `${HOST}:${member.port}`,
+    dataDir: member.dataDir,
+    modes: SERVING_MODES,
+    timeoutMs: options.startTimeoutMs ?? 60_000,
+  });
+}
+
+function ensembleHandle(
+  installation: ZooKeeperInstallation,
+  options: StartEnsembleOptions,
+  dir: string,
+  members: Member[],
+): Ensemble {
+  let closed: Promise<void> | undefined;
+  const member = (index: number): Member => {
+    const found = members[index];
+    if (!found) throw new RangeError(`No server ${index} in an ensemble of ${members.length}`);
+    if (closed) throw new Error('The ensemble is closed');
+    return found;
+  };
+  const servers = members.map(
+    (m): EnsembleServer => ({
+      index: m.index,
+      serverId: m.serverId,
+      connectString: `${HOST}:${m.port}`,
+      host: HOST,
+      port: m.port,
+      quorumPort: m.quorumPort,
+      electionPort: m.electionPort,
+      dataDir: m.dataDir,
+      logFile: join(m.serverDir, 'zookeeper.log'),
+      get pid() {
+        return m.jvm && !m.jvm.exited ? m.jvm.pid : undefined;
+      },
+      get running() {
+        return m.jvm !== undefined && !m.jvm.exited;
+      },
+      fourLetterWord: (word) => fourLetterWord(`${HOST}:${m.port}`, word),
+      mntr: () => mntr(`${HOST}:${m.port}`),
+    }),
+  );
+
+  return {
+    connectString: servers.map((server) => server.connectString).join(','),
+    servers,
+    dir,
+    async stopServer(index) {
+      await member(index).jvm?.stop();
+    },
+    async startServer(index) {
+      const m = member(index);
+      if (m.jvm && !m.jvm.exited) return;
+      await startMember(installation, options, dir, m);
+    },
+    async leaderIndex(timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        for (const server of servers) {
+          if (!server.running) continue;
+          const srvr = await server.fourLetterWord('srvr').catch(() => '');
+          if (parseServerMode(srvr) === 'leader') return server.index;
+        }
+        if (Date.now() >= deadline) {
+          throw new Error(`No leader in the ensemble after ${timeoutMs} ms`);
+        }
+        await sleep(100);
+      }
+    },
+    close() {
+      closed ??= (async () => {
+        await Promise.all(members.map((m) => m.jvm?.stop()));
+        rmSync(dir, { recursive: true, force: true });
+      })();
+      return closed;
+    },
+  };
+}

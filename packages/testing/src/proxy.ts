@@ -1,0 +1,227 @@
+/**
+ * A TCP proxy between a client and a ZooKeeper server for fault injection: drop every connection
+ * at once (`cut`), stall traffic (`pause`/`resume`), or refuse new connections (a partition).
+ */
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { parseHostPort } from './connect-string';
+
+/** Options of {@link startProxy}. */
+export interface TcpProxyOptions {
+  /** Port to listen on; a free one by default. */
+  port?: number;
+  /** Address to listen on; `127.0.0.1` by default. */
+  host?: string;
+}
+
+/** A running proxy started by {@link startProxy}. */
+export interface TcpProxy {
+  /** `host:port` of the proxy, to give to the client instead of the server's. */
+  readonly connectString: string;
+  readonly port: number;
+  /** The server the proxy forwards to, `host:port`. */
+  readonly target: string;
+  /** How many client connections are open through the proxy. */
+  readonly connections: number;
+  /** Whether traffic is stalled by `pause()`. */
+  readonly paused: boolean;
+  /** Whether new connections are refused by `refuse(true)`. */
+  readonly refusing: boolean;
+  /** Destroys every current connection, both sides, at once: the client sees a connection loss. */
+  cut(): void;
+  /** Stops forwarding bytes both ways on existing and new connections (new ones are accepted and held). */
+  pause(): void;
+  /** Forwards again everything held since `pause()`. */
+  resume(): void;
+  /**
+   * While `on`, new connections are reset as soon as accepted: the client cannot reconnect.
+   * Existing connections are untouched; `cut()` then `refuse()` is a full partition.
+   */
+  refuse(on?: boolean): void;
+  /** Destroys every connection and stops listening. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** One held chunk, or `null` for the end of the stream (half-close). */
+type Held = Buffer | null;
+
+/** One client connection and its upstream connection to the server. */
+class Link {
+  upstream: Socket | undefined;
+  private readonly toServer: Held[] = [];
+  private readonly toClient: Held[] = [];
+  private gone = false;
+
+  constructor(
+    readonly client: Socket,
+    private readonly target: { host: string; port: number },
+    private readonly isPaused: () => boolean,
+    private readonly onGone: (link: Link) => void,
+  ) {
+    client.setNoDelay(true);
+    this.wire(client, 'toServer');
+    if (isPaused()) client.pause();
+    else this.connectUpstream();
+  }
+
+  /** Connects to the server (deferred while paused, so a held connection costs the server nothing). */
+  connectUpstream(): void {
+    if (this.upstream || this.gone) return;
+    const upstream = connect({ ...this.target, allowHalfOpen: true });
+    this.upstream = upstream;
+    upstream.setNoDelay(true);
+    upstream.on('connect', () => this.flush());
+    this.wire(upstream, 'toClient');
+  }
+
+  pause(): void {
+    this.client.pause();
+    this.upstream?.pause();
+  }
+
+  resume(): void {
+    this.connectUpstream();
+    this.flush();
+    this.client.resume();
+    this.upstream?.resume();
+  }
+
+  /** Drops both sides at once. */
+  destroy(): void {
+    this.client.destroy();
+    this.upstream?.destroy();
+    this.settle();
+  }
+
+  /** Bytes and end-of-stream read from `socket` go to `direction`; an error drops the link. */
+  private wire(socket: Socket, direction: 'toServer' | 'toClient'): void {
+    socket.on('data', (chunk: Buffer) => this.carry(chunk, direction));
+    socket.on('end', () => this.carry(null, direction));
+    socket.on('error', () => this.destroy());
+    socket.on('close', () => this.settle());
+  }
+
+  private carry(chunk: Held, direction: 'toServer' | 'toClient'): void {
+    this[direction].push(chunk);
+    this.flush();
+  }
+
+  /** Writes what is held, unless paused or the server connection is not up yet. */
+  private flush(): void {
+    if (this.isPaused()) return;
+    const upstream = this.upstream;
+    if (upstream && !upstream.connecting) drain(this.toServer, upstream);
+    drain(this.toClient, this.client);
+  }
+
+  /** The link is gone once both sockets are closed (or the client closed before any upstream). */
+  private settle(): void {
+    if (this.gone) return;
+    const upstreamClosed = this.upstream ? this.upstream.closed : true;
+    if (!this.client.closed || !upstreamClosed) {
+      // One side closed cleanly while the other lives: half-closes travel as held `null`s;
+      // a side that closed without them (destroyed) takes the other one down.
+      if (this.client.closed && !this.client.readableEnded) this.upstream?.destroy();
+      if (this.upstream?.closed && !this.upstream.readableEnded) this.client.destroy();
+      return;
+    }
+    this.gone = true;
+    this.onGone(this);
+  }
+}
+
+function drain(held: Held[], to: Socket): void {
+  while (held.length > 0 && !to.destroyed) {
+    const chunk = held.shift()!;
+    if (chunk === null) to.end();
+    else to.write(chunk);
+  }
+}
+
+/**
+ * Starts a TCP proxy on a free loopback port that forwards to `target`.
+ *
+ * ## Example
+ *
+ * ```ts
+ * const proxy = await startProxy(server.connectString);
+ * const client = createClient({ connectString: proxy.connectString });
+ * proxy.cut(); // the client sees a connection loss, and reconnects through the proxy
+ * proxy.pause(); // requests stall until resume(): long enough, and the session expires
+ * proxy.resume();
+ * await proxy.close();
+ * ```
+ *
+ * @param target The server, `host:port`.
+ * @param options Where to listen.
+ * @return The running proxy.
+ */
+export async function startProxy(target: string, options: TcpProxyOptions = {}): Promise<TcpProxy> {
+  const destination = parseHostPort(target);
+  const host = options.host ?? '127.0.0.1';
+  const links = new Set<Link>();
+  let paused = false;
+  let refusing = false;
+  let closing: Promise<void> | undefined;
+
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
+    if (refusing || closing) {
+      client.on('error', () => {});
+      client.resetAndDestroy();
+      return;
+    }
+    links.add(
+      new Link(
+        client,
+        destination,
+        () => paused,
+        (link) => links.delete(link),
+      ),
+    );
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port: options.port ?? 0, host }, () => {
+      server.off('error', reject);
+      const address = server.address();
+      if (address && typeof address === 'object') resolve(address.port);
+      else reject(new Error('The proxy got no port'));
+    });
+  });
+
+  const connectString = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  return {
+    connectString,
+    port,
+    target,
+    get connections() {
+      return links.size;
+    },
+    get paused() {
+      return paused;
+    },
+    get refusing() {
+      return refusing;
+    },
+    cut() {
+      for (const link of [...links]) link.destroy();
+    },
+    pause() {
+      paused = true;
+      for (const link of links) link.pause();
+    },
+    resume() {
+      paused = false;
+      for (const link of [...links]) link.resume();
+    },
+    refuse(on = true) {
+      refusing = on;
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const link of [...links]) link.destroy();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,224 @@
+/**
+ * A real standalone ZooKeeper on a free loopback port with its own temp directory, for tests and
+ * demos: start, stop, restart on the same port and data, four-letter words.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ZooKeeperStartError } from './errors';
+import { fourLetterWord, mntr } from './four-letter-words';
+import { freePorts } from './free-port';
+import { type LocateZooKeeperOptions, locateZooKeeper, type ZooKeeperInstallation } from './locate';
+import {
+  DEFAULT_JVM_OPTIONS,
+  launchServer,
+  type ServerProcess,
+  waitUntilServing,
+  type ZooKeeperLogLevel,
+} from './server-process';
+import { renderZooCfg } from './zoo-cfg';
+
+/** Options of {@link startZooKeeper}; every field is optional. */
+export interface StartZooKeeperOptions {
+  /** Client port; a free one by default (then a failed bind is retried on another port). */
+  port?: number;
+  /** ZooKeeper's tick in ms; 500 by default, so sessions of 1 s (2 ticks) to 10 s (20 ticks) are allowed. */
+  tickTime?: number;
+  /** Lowest session timeout the server grants; 2 × tickTime by default. */
+  minSessionTimeoutMs?: number;
+  /** Highest session timeout the server grants; 20 × tickTime by default. */
+  maxSessionTimeoutMs?: number;
+  /** Put the data directory under `/dev/shm` when it exists: fsync then costs ~nothing. */
+  tmpfs?: boolean;
+  /** JVM options; by default a small heap, serial GC and C1 only, for a fast start. */
+  jvmOptions?: readonly string[];
+  /** How long to wait for the server to serve; 30 s by default. */
+  startTimeoutMs?: number;
+  /** Any `zoo.cfg` key, overriding the defaults. */
+  extraConfig?: Readonly<Record<string, string>>;
+  /** Level of the server's log file (`logFile`); `warn` by default. */
+  logLevel?: ZooKeeperLogLevel;
+  /** An unpacked upstream release to use instead of looking for one. */
+  zookeeperHome?: string;
+}
+
+/** A running standalone ZooKeeper started by {@link startZooKeeper}. */
+export interface ZooKeeperServer {
+  /** `127.0.0.1:<port>`, to give to a client. */
+  readonly connectString: string;
+  readonly host: string;
+  readonly port: number;
+  /** ZooKeeper's `dataDir` (snapshots and transaction logs). */
+  readonly dataDir: string;
+  /** The server's own temp directory: `zoo.cfg`, `zookeeper.log` and `data/`; removed by `stop()`. */
+  readonly dir: string;
+  /** The server's log (the JVM's stdout and stderr). */
+  readonly logFile: string;
+  /** The JVM's process id (a new one after `restart()`). */
+  readonly pid: number;
+  /** Kills the server (SIGTERM, SIGKILL after 3 s), waits for it to exit and removes `dir`. Idempotent. */
+  stop(): Promise<void>;
+  /** Stops the server and starts it again on the same port with the same data: sessions survive. */
+  restart(): Promise<void>;
+  /** Sends a four-letter word (`srvr`, `cons`, `wchc`, ...) to this server. */
+  fourLetterWord(word: string): Promise<string>;
+  /** This server's `mntr` metrics, numbers parsed. */
+  mntr(): Promise<Record<string, string | number>>;
+}
+
+const HOST = '127.0.0.1';
+const BIND_ATTEMPTS = 3;
+
+/**
+ * Starts a real standalone ZooKeeper on a free loopback port, with its own temp data directory.
+ *
+ * The server is killed and its directory removed when this process exits, even if it is killed:
+ * a detached watchdog does it within a second.
+ *
+ * ## Example
+ *
+ * ```ts
+ * const server = await startZooKeeper();
+ * console.log(await server.fourLetterWord('ruok'));
+ * await server.stop();
+ * // Output: imok
+ * ```
+ *
+ * @param options Port, tick, session timeout bounds, JVM options...; see {@link StartZooKeeperOptions}.
+ * @return The running server.
+ */
+export async function startZooKeeper(
+  options: StartZooKeeperOptions = {},
+): Promise<ZooKeeperServer> {
+  const installation = locateZooKeeper(locateOptions(options));
+  const dir = mkdtempSync(join(baseTempDir(options.tmpfs), 'zkrx-zk-'));
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir);
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const port = options.port ?? (await freePorts(1, HOST))[0]!;
+      try {
+        const jvm = await launchAndWait(installation, options, dir, dataDir, port);
+        return serverHandle(installation, options, dir, dataDir, port, jvm);
+      } catch (error) {
+        const retry =
+          error instanceof ZooKeeperStartError &&
+          error.bindFailed &&
+          options.port === undefined &&
+          attempt < BIND_ATTEMPTS;
+        if (!retry) throw error;
+      }
+    }
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function launchAndWait(
+  installation: ZooKeeperInstallation,
+  options: StartZooKeeperOptions,
+  dir: string,
+  dataDir: string,
+  port: number,
+): Promise<ServerProcess> {
+  writeFileSync(
+    join(dir, 'zoo.cfg'),
+    renderZooCfg({
+      dataDir,
+      clientPort: port,
+      host: HOST,
+      tickTime: options.tickTime ?? 500,
+      minSessionTimeoutMs: options.minSessionTimeoutMs,
+      maxSessionTimeoutMs: options.maxSessionTimeoutMs,
+      extraConfig: options.extraConfig,
+    }),
+  );
+  const jvm = launchServer({
+    installation,
+    serverDir: dir,
+    cleanupDir: dir,
+    jvmOptions: options.jvmOptions ?? DEFAULT_JVM_OPTIONS,
+    logLevel: options.logLevel ?? 'warn',
+  });
+  await waitUntilServing(jvm, {
+    hostPort: `${HOST}:${port}`,
+    dataDir,
+    modes: ['standalone'],
+    timeoutMs: options.startTimeoutMs ?? 30_000,
+  });
+  return jvm;
+}
+
+function serverHandle(
+  installation: ZooKeeperInstallation,
+  options: StartZooKeeperOptions,
+  dir: string,
+  dataDir: string,
+  port: number,
+  firstJvm: ServerProcess,
+): ZooKeeperServer {
+  const connectString = `${HOST}:${port}`;
+  let jvm = firstJvm;
+  let stopped: Promise<void> | undefined;
+  // restart() and stop() run one after the other, never interleaved.
+  let lifecycle: Promise<unknown> = Promise.resolve();
+  const serially = <T>(step: () => Promise<T>): Promise<T> => {
+    const next = lifecycle.then(step, step);
+    lifecycle = next.catch(() => {});
+    return next;
+  };
+
+  return {
+    connectString,
+    host: HOST,
+    port,
+    dataDir,
+    dir,
+    logFile: join(dir, 'zookeeper.log'),
+    get pid() {
+      return jvm.pid;
+    },
+    stop() {
+      stopped ??= serially(async () => {
+        await jvm.stop();
+        rmSync(dir, { recursive: true, force: true });
+      });
+      return stopped;
+    },
+    restart() {
+      if (stopped) return Promise.reject(new Error(`ZooKeeper ${connectString} was stopped`));
+      return serially(async () => {
+        if (stopped) throw new Error(`ZooKeeper ${connectString} was stopped`);
+        await jvm.stop();
+        jvm = await launchAndWait(installation, options, dir, dataDir, port);
+      });
+    },
+    fourLetterWord(word) {
+      return fourLetterWord(connectString, word);
+    },
+    mntr() {
+      return mntr(connectString);
+    },
+  };
+}
+
+/**
+ * The parent of test servers' directories: `/dev/shm` when asked and present, else the OS temp dir.
+ *
+ * @param tmpfs Whether to prefer `/dev/shm`.
+ * @return An existing directory.
+ */
+export function baseTempDir(tmpfs = false): string {
+  return tmpfs && existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+}
+
+/**
+ * Picks the locate options out of start options.
+ *
+ * @param options Start options with an optional `zookeeperHome`.
+ * @return What {@link locateZooKeeper} needs.
+ */
+export function locateOptions(options: { zookeeperHome?: string }): LocateZooKeeperOptions {
+  return options.zookeeperHome ? { zookeeperHome: options.zookeeperHome } : {};
+}
