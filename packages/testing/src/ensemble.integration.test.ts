@@ -85,7 +85,9 @@ describe('startEnsemble', () => {
     await ensemble.startServer(leader);
     expect(ensemble.servers[leader]!.running).toBe(true);
     expect(isAlive(ensemble.servers[leader]!.pid)).toBe(true);
-    expect(parseServerMode(await ensemble.servers[leader]!.fourLetterWord('srvr'))).toBe('follower');
+    expect(parseServerMode(await ensemble.servers[leader]!.fourLetterWord('srvr'))).toBe(
+      'follower',
+    );
     expect(await ensemble.leaderIndex()).toBe(newLeader);
   });
 

@@ -107,9 +107,9 @@ describe('expireSession against a real server', () => {
       const client = await reconnectingClient(proxy.connectString);
       proxy.refuse(true);
       try {
-        await expect(
-          expireSession(client, { connectString, timeoutMs: 1_000 }),
-        ).rejects.toThrow(/did not emit \{ state: 'expired' \} within 1000 ms/);
+        await expect(expireSession(client, { connectString, timeoutMs: 1_000 })).rejects.toThrow(
+          /did not emit \{ state: 'expired' \} within 1000 ms/,
+        );
         expect(client.session$.value.state).toBe('disconnected');
       } finally {
         client.stop();

@@ -16,7 +16,8 @@ function watchdogsOf(javaPid: number): number[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (args.includes('zkrx-watchdog') && args.includes(String(javaPid))) found.push(Number(entry));
+      if (args.includes('zkrx-watchdog') && args.includes(String(javaPid)))
+        found.push(Number(entry));
     } catch {
       // gone meanwhile
     }
@@ -47,7 +48,7 @@ describe.runIf(existsSync('/proc/self/cmdline'))('no server outlives its owner',
       [
         `import { startZooKeeper } from ${JSON.stringify(server)};`,
         'const server = await startZooKeeper();',
-        'process.stdout.write(`${JSON.stringify({ pid: server.pid, dir: server.dir })}\\n`);',
+        "process.stdout.write(JSON.stringify({ pid: server.pid, dir: server.dir }) + '\\n');",
         "if (process.argv[2] === 'exit') process.exit(0); // without stop()",
         'setInterval(() => {}, 1000); // until killed',
       ].join('\n'),
