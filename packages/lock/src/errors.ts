@@ -1,0 +1,34 @@
+/**
+ * The errors of the lock recipes: what a caller needs to act on a timeout or a lost lock.
+ */
+
+/** Why a held lock was lost. */
+export type LockLostReason = 'session-expired' | 'suspended' | 'node-deleted';
+
+/**
+ * The lock was held and no longer is (or may no longer be): stop the work it guards.
+ *
+ * - `session-expired`: the session ended, its lock node with it; another client may hold it.
+ * - `suspended`: the connection was lost and the policy is to stop at once (ownership uncertain).
+ * - `node-deleted`: the lock node was deleted by someone else.
+ */
+export class LockLostError extends Error {
+  override readonly name = 'LockLostError';
+  constructor(
+    readonly path: string,
+    readonly reason: LockLostReason,
+  ) {
+    super(`Lock ${path} lost: ${reason}`);
+  }
+}
+
+/** The lock was not acquired within `timeoutMs`; nothing was left behind in ZooKeeper. */
+export class LockTimeoutError extends Error {
+  override readonly name = 'LockTimeoutError';
+  constructor(
+    readonly path: string,
+    readonly waitedMs: number,
+  ) {
+    super(`Lock ${path} not acquired within ${Math.round(waitedMs)} ms`);
+  }
+}

@@ -1,0 +1,304 @@
+/**
+ * Leases: a held lock node watched for loss (session expiry, suspension, deletion), with a
+ * fencing token, an AbortSignal, and a release that leaves no node behind on any path.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { ZkClient } from '@zkrx/core';
+import { BehaviorSubject, filter, map, type Observable, type Subscription, take } from 'rxjs';
+import { LockLostError, type LockLostReason } from './errors';
+import type { QueueHold } from './lock-queue';
+import { deleteQuietly } from './lock-queue';
+
+/** What a lease does while the connection is suspended (ownership uncertain). */
+export type SuspendedPolicy = 'release' | 'continue';
+
+/** The life of a lease: `held`, maybe `suspended` (policy `continue`), then `lost` or `released`. */
+export type LeaseState = 'held' | 'suspended' | 'lost' | 'released';
+
+/**
+ * A held lock. Release it when done (or `await using lease = ...`); watch `lost$` or `signal`
+ * to stop work the moment ownership is lost.
+ */
+export interface Lease {
+  /** The lock path. */
+  readonly path: string;
+  /** The lock node this lease holds (shared by re-entrant leases). */
+  readonly node: string;
+  /**
+   * Strictly increases across successive holders of one lock path (the lock node's czxid):
+   * hand it to the store you write to, and have the store refuse writes carrying an older
+   * token than one it has seen.
+   */
+  readonly fencingToken: number;
+  /** The session holding the node (hex). */
+  readonly sessionId: string;
+  /** The current state. */
+  readonly state: LeaseState;
+  /** True while `held` or `suspended`. */
+  readonly isHeld: boolean;
+  /** Emits the state now and on every change; completes when the lease ends. */
+  readonly state$: Observable<LeaseState>;
+  /** Emits the LockLostError once if ownership is lost, then completes (also on release). */
+  readonly lost$: Observable<LockLostError>;
+  /** Aborts when the lease ends: with the LockLostError when lost, or on release. */
+  readonly signal: AbortSignal;
+  /** Releases the lock (removes the node, or counts down a re-entrant hold). Idempotent. */
+  release(): Promise<void>;
+  /** Runs `fn` in an async context holding this lease: re-acquiring the lock inside re-enters it. */
+  run<T>(fn: () => T): T;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export interface LeaseCoreOptions {
+  readonly client: ZkClient;
+  readonly path: string;
+  /** What the reentrancy context keys this hold by (the recipe and its side, e.g. `write`). */
+  readonly kind: string;
+  readonly onSuspended: SuspendedPolicy;
+}
+
+/** Thrown into a lease's signal when it is released rather than lost. */
+export class LeaseReleasedError extends Error {
+  override readonly name = 'AbortError';
+  constructor(readonly path: string) {
+    super(`Lease on ${path} released`);
+  }
+}
+
+// ---- re-entrancy by async context ----
+
+type HoldMap = ReadonlyMap<string, LeaseCore>;
+const storage = new AsyncLocalStorage<HoldMap>();
+const clientIds = new WeakMap<ZkClient, number>();
+let nextClientId = 1;
+
+function holdKey(client: ZkClient, kind: string, path: string): string {
+  let id = clientIds.get(client);
+  if (id === undefined) {
+    id = nextClientId++;
+    clientIds.set(client, id);
+  }
+  return `${id}\u0000${kind}\u0000${path}`;
+}
+
+/** The live hold of this client on `path` (of `kind`) in the current async context, if any. */
+export function heldInContext(client: ZkClient, kind: string, path: string): LeaseCore | undefined {
+  const core = storage.getStore()?.get(holdKey(client, kind, path));
+  return core?.isHeld ? core : undefined;
+}
+
+/** Runs `fn` in the current context plus `core`'s hold. */
+export function runHolding<T>(core: LeaseCore, fn: () => T): T {
+  const next = new Map(storage.getStore());
+  next.set(core.key, core);
+  return storage.run(next, fn);
+}
+
+// ---- the shared hold of one node ----
+
+/**
+ * One lock node held: tracks the session for loss and owns the node's removal. Re-entrant
+ * leases share it and count down; the node goes when the last one is released.
+ */
+export class LeaseCore {
+  readonly key: string;
+  readonly client: ZkClient;
+  readonly path: string;
+  readonly node: string;
+  readonly fencingToken: number;
+  readonly sessionId: string;
+  readonly state$: BehaviorSubject<LeaseState>;
+  readonly controller = new AbortController();
+  lostError: LockLostError | undefined;
+  private holders = 0;
+  private readonly onSuspended: SuspendedPolicy;
+  private readonly sessionSubscription: Subscription;
+  private removal: Promise<void> | undefined;
+  private readonly extraCleanup: (() => Promise<void>)[] = [];
+
+  constructor(options: LeaseCoreOptions, hold: QueueHold) {
+    this.client = options.client;
+    this.path = options.path;
+    this.key = holdKey(options.client, options.kind, options.path);
+    this.node = hold.node;
+    this.fencingToken = hold.stat.czxid;
+    this.sessionId = hold.sessionId;
+    this.onSuspended = options.onSuspended;
+    this.state$ = new BehaviorSubject<LeaseState>('held');
+    this.sessionSubscription = this.client.session$.subscribe({
+      next: ({ state, sessionId }) => {
+        if (state === 'closed' || state === 'auth-failed') return this.end('released');
+        if (state === 'expired' || (sessionId !== undefined && sessionId !== this.sessionId)) {
+          return this.lose('session-expired');
+        }
+        if (state === 'connecting') return this.lose('session-expired');
+        if (state === 'suspended') {
+          if (this.onSuspended === 'continue') return this.setState('suspended');
+          return this.lose('suspended');
+        }
+        if (state === 'reconnected' && this.state$.value === 'suspended')
+          this.confirmAfterReconnect();
+      },
+      complete: () => this.end('released'),
+    });
+    // The session was already gone when the hold was made: the subscription ended it at once.
+    if (!this.isHeld) this.sessionSubscription.unsubscribe();
+  }
+
+  get isHeld(): boolean {
+    const state = this.state$.value;
+    return state === 'held' || state === 'suspended';
+  }
+
+  /** Adds one lease on this hold. */
+  retain(): Lease {
+    this.holders += 1;
+    return new LeaseHandle(this);
+  }
+
+  /** Work to run when the hold ends (e.g. a semaphore's lock node). */
+  addCleanup(cleanup: () => Promise<void>): void {
+    this.extraCleanup.push(cleanup);
+  }
+
+  /** One lease on this hold was released. */
+  releaseOne(): Promise<void> {
+    this.holders -= 1;
+    if (this.holders > 0) return Promise.resolve();
+    return this.releaseNode();
+  }
+
+  /** Removes the node (whatever the holders count): release, or clean-up after a loss. */
+  releaseNode(): Promise<void> {
+    if (this.isHeld) this.end('released');
+    return this.removeNode();
+  }
+
+  lose(reason: LockLostReason): void {
+    if (!this.isHeld) return;
+    this.lostError = new LockLostError(this.path, reason);
+    this.setState('lost');
+    this.finish(this.lostError);
+    // While the session may live on (suspended, or the node went), remove what is ours.
+    if (reason !== 'session-expired') void this.removeNode().catch(() => {});
+  }
+
+  private end(state: 'released'): void {
+    if (!this.isHeld) return;
+    this.setState(state);
+    this.finish(new LeaseReleasedError(this.path));
+  }
+
+  private finish(reason: Error): void {
+    this.sessionSubscription?.unsubscribe();
+    this.controller.abort(reason);
+    this.state$.complete();
+  }
+
+  private setState(state: LeaseState): void {
+    if (this.state$.value !== state && !this.state$.closed) this.state$.next(state);
+  }
+
+  /** Back from `suspended` (policy `continue`): the node must still be there and ours. */
+  private confirmAfterReconnect(): void {
+    this.client.promises.exists(this.node).then(
+      (stat) => {
+        if (!stat || stat.ephemeralOwner !== this.sessionId) this.lose('node-deleted');
+        else if (this.state$.value === 'suspended') this.setState('held');
+      },
+      () => {
+        // Could not check: the next session event decides.
+      },
+    );
+  }
+
+  private removeNode(): Promise<void> {
+    if (!this.removal) {
+      this.removal = (async () => {
+        try {
+          await deleteQuietly(this.client, this.node);
+        } catch {
+          // A node we could not remove is gone with our session at the latest.
+        }
+        for (const cleanup of this.extraCleanup) await cleanup().catch(() => {});
+      })();
+      this.client.track(this.removal);
+    }
+    return this.removal;
+  }
+}
+
+/** One lease on a LeaseCore (re-entrant acquisitions each get their own). */
+class LeaseHandle implements Lease {
+  private released = false;
+  private readonly own: BehaviorSubject<LeaseState>;
+  private readonly mirror: Subscription;
+  private readonly controller = new AbortController();
+  readonly lost$: Observable<LockLostError>;
+
+  constructor(private readonly core: LeaseCore) {
+    this.own = new BehaviorSubject<LeaseState>(core.state$.value);
+    this.mirror = core.state$.subscribe({
+      next: (state) => {
+        if (!this.released) this.own.next(state);
+      },
+      complete: () => this.finish(core.lostError ?? new LeaseReleasedError(core.path)),
+    });
+    this.lost$ = this.own.pipe(
+      filter((state) => state === 'lost'),
+      take(1),
+      map(() => core.lostError as LockLostError),
+    );
+  }
+
+  get path(): string {
+    return this.core.path;
+  }
+  get node(): string {
+    return this.core.node;
+  }
+  get fencingToken(): number {
+    return this.core.fencingToken;
+  }
+  get sessionId(): string {
+    return this.core.sessionId;
+  }
+  get state(): LeaseState {
+    return this.own.value;
+  }
+  get isHeld(): boolean {
+    const state = this.own.value;
+    return state === 'held' || state === 'suspended';
+  }
+  get state$(): Observable<LeaseState> {
+    return this.own.asObservable();
+  }
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  release(): Promise<void> {
+    if (this.released) return Promise.resolve();
+    const wasHeld = this.isHeld;
+    this.released = true;
+    if (wasHeld) {
+      this.own.next('released');
+      this.finish(new LeaseReleasedError(this.core.path));
+    }
+    return this.core.releaseOne();
+  }
+
+  run<T>(fn: () => T): T {
+    return runHolding(this.core, fn);
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+
+  private finish(reason: Error): void {
+    this.mirror?.unsubscribe();
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+    this.own.complete();
+  }
+}

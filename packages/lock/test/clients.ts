@@ -1,0 +1,46 @@
+/**
+ * Test support for the lock recipes: clients on the run's ZooKeeper that close themselves after
+ * each test, and the children of a lock path.
+ */
+import { createClient, type ZkClient, type ZkClientOptions } from '@zkrx/core';
+import { testZooKeeper, uniqueRoot } from '@zkrx/testing';
+import { afterEach } from 'vitest';
+
+const open = new Set<ZkClient>();
+
+afterEach(async () => {
+  const clients = [...open];
+  open.clear();
+  await Promise.all(clients.map((client) => client.close()));
+});
+
+/** A connected client on the test ZooKeeper, closed after the test. */
+export async function connectedClient(options: Partial<ZkClientOptions> = {}): Promise<ZkClient> {
+  const { connectString } = await testZooKeeper();
+  const client = createClient({ connect: connectString, sessionTimeoutMs: 4_000, ...options });
+  open.add(client);
+  await client.connected();
+  return client;
+}
+
+/** `count` connected clients (each its own session). */
+export function connectedClients(
+  count: number,
+  options: Partial<ZkClientOptions> = {},
+): Promise<ZkClient[]> {
+  return Promise.all(Array.from({ length: count }, () => connectedClient(options)));
+}
+
+/** A fresh lock path under a unique root. */
+export function lockPath(name = 'lock'): string {
+  return `${uniqueRoot('locks')}/${name}`;
+}
+
+/** The children of a path (none if it does not exist). */
+export async function childrenOf(client: ZkClient, path: string): Promise<string[]> {
+  return (await client.promises.exists(path)) ? client.promises.children(path) : [];
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
