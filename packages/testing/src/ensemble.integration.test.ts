@@ -91,6 +91,18 @@ describe('startEnsemble', () => {
     expect(await ensemble.leaderIndex()).toBe(newLeader);
   });
 
+  it('restarts a follower through its own handle; it rejoins with a new process', async () => {
+    const leader = await ensemble.leaderIndex();
+    const follower = ensemble.servers.find((server) => server.index !== leader)!;
+    const pidBefore = follower.pid;
+    await follower.restart();
+    expect(follower.pid).not.toBe(pidBefore);
+    expect(isAlive(pidBefore)).toBe(false);
+    expect(['leader', 'follower']).toContain(
+      parseServerMode(await follower.fourLetterWord('srvr')),
+    );
+  });
+
   it('close() stops every member and removes the directory', async () => {
     const pids = ensemble.servers.map((server) => server.pid);
     await ensemble.close();

@@ -48,6 +48,12 @@ export interface EnsembleServer {
   fourLetterWord(word: string): Promise<string>;
   /** This member's `mntr` metrics, numbers parsed. */
   mntr(): Promise<Record<string, string | number>>;
+  /** Same as `ensemble.stopServer(index)`: kills the member, keeps its data. */
+  stop(): Promise<void>;
+  /** Same as `ensemble.startServer(index)`: starts it again and waits until it has joined. */
+  start(): Promise<void>;
+  /** Stops then starts the member. */
+  restart(): Promise<void>;
 }
 
 /** A running quorum started by {@link startEnsemble}. */
@@ -207,6 +213,14 @@ function ensembleHandle(
     if (closed) throw new Error('The ensemble is closed');
     return found;
   };
+  const stopServer = async (index: number) => {
+    await member(index).jvm?.stop();
+  };
+  const startServer = async (index: number) => {
+    const m = member(index);
+    if (m.jvm && !m.jvm.exited) return;
+    await startMember(installation, options, dir, m);
+  };
   const servers = members.map(
     (m): EnsembleServer => ({
       index: m.index,
@@ -226,6 +240,12 @@ function ensembleHandle(
       },
       fourLetterWord: (word) => fourLetterWord(`${HOST}:${m.port}`, word),
       mntr: () => mntr(`${HOST}:${m.port}`),
+      stop: () => stopServer(m.index),
+      start: () => startServer(m.index),
+      restart: async () => {
+        await stopServer(m.index);
+        await startServer(m.index);
+      },
     }),
   );
 
@@ -233,14 +253,8 @@ function ensembleHandle(
     connectString: servers.map((server) => server.connectString).join(','),
     servers,
     dir,
-    async stopServer(index) {
-      await member(index).jvm?.stop();
-    },
-    async startServer(index) {
-      const m = member(index);
-      if (m.jvm && !m.jvm.exited) return;
-      await startMember(installation, options, dir, m);
-    },
+    stopServer,
+    startServer,
     async leaderIndex(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

@@ -1,11 +1,11 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { build } from 'tsup';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../test/process-alive';
 import { startZooKeeper } from './server';
 
@@ -69,11 +69,23 @@ describe.runIf(existsSync('/proc/self/cmdline'))('no server outlives its owner',
   });
   afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
+  // Whatever a failed assertion leaves behind: the children, their servers, their dirs.
+  const leftovers: { child: ChildProcess; server?: { pid: number; dir: string } }[] = [];
+  afterEach(() => {
+    for (const { child, server } of leftovers.splice(0)) {
+      child.kill('SIGKILL');
+      if (server && isAlive(server.pid)) process.kill(server.pid, 'SIGKILL');
+      if (server) rmSync(server.dir, { recursive: true, force: true });
+    }
+  });
+
   /** Runs the child until it printed its server's pid and dir. */
   async function childWithServer(mode: 'exit' | 'hang') {
     const child = spawn(process.execPath, [childScript, mode], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    const leftover: (typeof leftovers)[number] = { child };
+    leftovers.push(leftover);
     let output = '';
     const server = await new Promise<{ pid: number; dir: string }>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => {
@@ -84,6 +96,7 @@ describe.runIf(existsSync('/proc/self/cmdline'))('no server outlives its owner',
         if (!output.includes('\n')) reject(new Error(`child exited with ${code} before starting`));
       });
     });
+    leftover.server = server;
     return { child, server };
   }
 
@@ -108,16 +121,20 @@ describe.runIf(existsSync('/proc/self/cmdline'))('no server outlives its owner',
 
   it('a normal stop() ends the watchdog too; restart() hands over to a new one', async () => {
     const server = await startZooKeeper();
-    const firstPid = server.pid;
-    expect(watchdogsOf(firstPid)).toHaveLength(1);
-    await server.restart();
-    expect(watchdogsOf(firstPid)).toHaveLength(0);
-    expect(watchdogsOf(server.pid)).toHaveLength(1);
-    await sleep(1_200); // one watchdog poll: it must not have removed the live server's dir
-    expect(existsSync(server.dataDir)).toBe(true);
-    expect(await server.fourLetterWord('ruok')).toBe('imok');
-    const secondPid = server.pid;
-    await server.stop();
-    expect(watchdogsOf(secondPid)).toHaveLength(0);
+    try {
+      const firstPid = server.pid;
+      expect(watchdogsOf(firstPid)).toHaveLength(1);
+      await server.restart();
+      expect(watchdogsOf(firstPid)).toHaveLength(0);
+      expect(watchdogsOf(server.pid)).toHaveLength(1);
+      await sleep(1_200); // one watchdog poll: it must not have removed the live server's dir
+      expect(existsSync(server.dataDir)).toBe(true);
+      expect(await server.fourLetterWord('ruok')).toBe('imok');
+      const secondPid = server.pid;
+      await server.stop();
+      expect(watchdogsOf(secondPid)).toHaveLength(0);
+    } finally {
+      await server.stop();
+    }
   });
 });
