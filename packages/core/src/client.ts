@@ -477,15 +477,22 @@ export class ZkClient {
   }
 
   private async shutdown(): Promise<void> {
-    if (this.tracked.size > 0) {
+    // Tracked work (lease releases) can only finish while connected; closing the session
+    // removes our ephemeral nodes anyway, so never wait on a connection that is down.
+    if (this.tracked.size > 0 && isConnectedState(this.state)) {
       let timer: ReturnType<typeof setTimeout> | undefined;
+      let subscription: { unsubscribe(): void } | undefined;
       await Promise.race([
         Promise.allSettled([...this.tracked]),
         new Promise<void>((resolve) => {
           timer = setTimeout(resolve, this.options.closeTimeoutMs);
+          subscription = this.sessionSubject.subscribe(({ state }) => {
+            if (!isConnectedState(state)) resolve();
+          });
         }),
       ]);
       clearTimeout(timer);
+      subscription?.unsubscribe();
     }
     this.closedFlag = true;
     clearTimeout(this.suspendTimer);

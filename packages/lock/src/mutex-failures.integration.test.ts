@@ -1,0 +1,207 @@
+import { expireSession, mntr, startProxy, testZooKeeper } from '@zkrx/testing';
+import { Observable } from 'rxjs';
+import { describe, expect, it, vi } from 'vitest';
+import { childrenOf, connectedClient, connectedClients, lockPath, sleep } from '../test/clients';
+import {
+  acquire,
+  type Lease,
+  LockLostError,
+  LockTimeoutError,
+  mutex,
+  tryAcquire,
+  withLock,
+} from './index';
+
+function holdWith(observable: Observable<Lease>) {
+  const state = {
+    lease: undefined as Lease | undefined,
+    error: undefined as unknown,
+    completed: false,
+  };
+  const subscription = observable.subscribe({
+    next: (lease) => {
+      state.lease = lease;
+    },
+    error: (error: unknown) => {
+      state.error = error;
+    },
+    complete: () => {
+      state.completed = true;
+    },
+  });
+  return { state, subscription };
+}
+
+describe('mutex under failures', () => {
+  it('signals LockLostError when the holder session expires, and the next waiter gets the lock', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath();
+    const held = holdWith(mutex(a!, path));
+    await vi.waitUntil(() => held.state.lease !== undefined);
+    const first = held.state.lease!;
+    const next = acquire(b!, path);
+    await sleep(50);
+    const started = performance.now();
+    await expireSession(a!);
+    await vi.waitUntil(() => held.state.error !== undefined, { timeout: 4_000 });
+    const lostAfterMs = performance.now() - started;
+    expect(held.state.error).toBeInstanceOf(LockLostError);
+    expect(['session-expired', 'suspended']).toContain((held.state.error as LockLostError).reason);
+    expect(first.signal.aborted).toBe(true);
+    expect(first.isHeld).toBe(false);
+    expect(lostAfterMs).toBeLessThan(a!.sessionTimeoutMs);
+    const lease = await next;
+    expect(lease.fencingToken).toBeGreaterThan(first.fencingToken);
+    await lease.release();
+  });
+
+  it('by default treats a suspended connection as lost at once: the old holder stops before anyone else holds', async () => {
+    const { connectString } = await testZooKeeper();
+    const proxy = await startProxy(connectString);
+    try {
+      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 3_000 });
+      const b = await connectedClient();
+      const path = lockPath();
+      const times = { aLost: 0, bHeld: 0 };
+      const work = new Observable<never>(() => () => {
+        times.aLost = performance.now();
+      });
+      const errors: unknown[] = [];
+      work.pipe(withLock(a, path)).subscribe({ error: (error: unknown) => errors.push(error) });
+      await vi.waitUntil(async () => (await childrenOf(b, path)).length === 1);
+      const next = acquire(b, path).then((lease) => {
+        times.bHeld = performance.now();
+        return lease;
+      });
+      proxy.refuse(true);
+      proxy.cut();
+      await vi.waitUntil(() => errors.length === 1);
+      expect((errors[0] as LockLostError).reason).toBe('suspended');
+      // a's session is still alive on the server, so b waits until it expires.
+      const lease = await next;
+      expect(times.aLost).toBeGreaterThan(0);
+      expect(times.aLost).toBeLessThan(times.bHeld);
+      await lease.release();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("with onSuspended: 'continue' keeps the lease across a short disconnection, and nobody else gets in", async () => {
+    const { connectString } = await testZooKeeper();
+    const proxy = await startProxy(connectString);
+    try {
+      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 4_000 });
+      const b = await connectedClient();
+      const path = lockPath();
+      const lease = await acquire(a, path, { onSuspended: 'continue' });
+      const states: string[] = [];
+      lease.state$.subscribe((state) => states.push(state));
+      proxy.cut();
+      await vi.waitUntil(() => states.includes('suspended'));
+      expect(await tryAcquire(b, path)).toBeNull();
+      await vi.waitUntil(() => states.at(-1) === 'held', { timeout: 4_000 });
+      expect(states).toEqual(['held', 'suspended', 'held']);
+      expect(lease.isHeld).toBe(true);
+      expect(await tryAcquire(b, path)).toBeNull();
+      await lease.release();
+      expect(await childrenOf(b, path)).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('times out with LockTimeoutError and leaves no node', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath();
+    const lease = await acquire(a!, path);
+    const error = await acquire(b!, path, { timeoutMs: 300 }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockTimeoutError);
+    expect((error as LockTimeoutError).path).toBe(path);
+    expect((error as LockTimeoutError).waitedMs).toBeGreaterThanOrEqual(299);
+    expect(await childrenOf(a!, path)).toEqual([lease.node.split('/').at(-1)]);
+    await lease.release();
+  });
+
+  it('removes its node when unsubscribed or aborted while waiting', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath();
+    const lease = await acquire(a!, path);
+    const waiting = mutex(b!, path).subscribe();
+    await vi.waitUntil(async () => (await childrenOf(a!, path)).length === 2);
+    waiting.unsubscribe();
+    await vi.waitUntil(async () => (await childrenOf(a!, path)).length === 1);
+
+    const controller = new AbortController();
+    const pending = acquire(b!, path, { signal: controller.signal }).catch(
+      (caught: unknown) => caught,
+    );
+    await vi.waitUntil(async () => (await childrenOf(a!, path)).length === 2);
+    controller.abort(new Error('changed my mind'));
+    expect(((await pending) as Error).message).toBe('changed my mind');
+    expect(await childrenOf(a!, path)).toHaveLength(1);
+    await lease.release();
+  });
+
+  it('releases every lease when the client closes, and completes their observables', async () => {
+    const [a, b] = await connectedClients(2);
+    const paths = [lockPath('x'), lockPath('y'), lockPath('z')];
+    const holds = paths.map((path) => holdWith(mutex(a!, path)));
+    await vi.waitUntil(() => holds.every((hold) => hold.state.lease !== undefined));
+    await a!.close();
+    expect(holds.every((hold) => hold.state.completed && hold.state.error === undefined)).toBe(
+      true,
+    );
+    expect(holds.every((hold) => !hold.state.lease!.isHeld)).toBe(true);
+    for (const path of paths) {
+      const lease = await tryAcquire(b!, path);
+      expect(lease).not.toBeNull();
+      await lease!.release();
+    }
+  });
+
+  it('wakes exactly one waiter per release, whatever the queue length (no herd)', async () => {
+    const { connectString } = await testZooKeeper();
+    const holder = await connectedClient({ sessionTimeoutMs: 10_000 });
+    const waiters = await connectedClients(50, { sessionTimeoutMs: 10_000 });
+    const path = lockPath();
+    const first = await acquire(holder, path);
+    const acquired: Lease[] = [];
+    for (const waiter of waiters) {
+      acquire(waiter, path).then(
+        (lease) => acquired.push(lease),
+        () => {},
+      );
+    }
+    await vi.waitUntil(async () => (await childrenOf(holder, path)).length === 51, {
+      timeout: 10_000,
+    });
+    await vi.waitUntil(async () => Number((await mntr(connectString)).zk_watch_count) >= 50);
+    // What two mntr calls cost by themselves, with nothing else going on.
+    const idle = [await mntr(connectString), await mntr(connectString)];
+    const mntrCost = Number(idle[1]!.zk_packets_sent) - Number(idle[0]!.zk_packets_sent);
+    const watchesFired: number[] = [];
+    const packets: number[] = [];
+    let current = first;
+    for (let release = 0; release < 3; release++) {
+      const before = await mntr(connectString);
+      await current.release();
+      await vi.waitUntil(() => acquired.length === release + 1, { interval: 1 });
+      const after = await mntr(connectString);
+      watchesFired.push(Number(before.zk_watch_count) - Number(after.zk_watch_count));
+      packets.push(Number(after.zk_packets_sent) - Number(before.zk_packets_sent) - mntrCost);
+      current = acquired[release]!;
+    }
+    // Each release fires one watch (the next waiter's) and nobody re-arms one...
+    expect(watchesFired).toEqual([1, 1, 1]);
+    // ...and costs its reply plus one notification, with 50, 49 and 48 queued (pings from the
+    // 51 sessions may land in a window, so the quietest one is compared).
+    expect(Math.min(...packets)).toBe(2);
+    await current.release();
+    for (let released = 3; released < 50; released++) {
+      await vi.waitUntil(() => acquired.length === released + 1);
+      await acquired[released]!.release();
+    }
+    expect(await childrenOf(holder, path)).toEqual([]);
+  });
+});
