@@ -1,3 +1,7 @@
+/**
+ * Unit tests of connect-string parsing: host:port, IPv6 brackets, chroot suffix,
+ * and the errors for malformed input.
+ */
 import { describe, expect, it } from 'vitest';
 import { formatHostPort, parseConnectString, parseHostPort } from './connect-string';
 

@@ -1,3 +1,7 @@
+/**
+ * Integration tests of startEnsemble against three real servers: quorum, replication,
+ * session expiry across members, leader failover, rejoin, cleanup.
+ */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createZnode } from '../test/create-znode';

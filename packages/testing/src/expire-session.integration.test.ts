@@ -1,3 +1,7 @@
+/**
+ * Integration tests of expireSession against the run's real server: the session becomes
+ * invalid, through a proxy, and waiting on a client's session$.
+ */
 import { BehaviorSubject } from 'rxjs';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { expireSession, type SessionCredentials } from './expire-session';

@@ -1,3 +1,7 @@
+/**
+ * Unit tests of expireSession against a fake jute server: the bytes sent, host order,
+ * retries, already-expired sessions and the session$ wait.
+ */
 import { createServer, type Server, type Socket } from 'node:net';
 import { BehaviorSubject } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';

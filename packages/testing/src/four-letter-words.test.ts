@@ -1,3 +1,7 @@
+/**
+ * Unit tests of the four-letter-word client and the mntr / srvr parsers, against a fake
+ * TCP server.
+ */
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fourLetterWord, mntr, parseMntr, parseServerMode } from './four-letter-words';

@@ -1,3 +1,7 @@
+/**
+ * Unit tests of the jute codec: exact bytes of ConnectRequest and RequestHeader, decoding
+ * of ConnectResponse and ReplyHeader, packet splitting, session id formats.
+ */
 import { describe, expect, it } from 'vitest';
 import {
   decodeConnectResponse,

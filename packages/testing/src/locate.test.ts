@@ -1,3 +1,7 @@
+/**
+ * Unit tests of locateZooKeeper over fake directory trees: ZOOKEEPER_HOME, Debian's jars,
+ * zkServer.sh on PATH, Java discovery and the install hint.
+ */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,7 @@
+/**
+ * Integration tests of the proxy in front of the run's real server: 4lw and sessions flow,
+ * pause stalls ruok, cut drops connections not sessions, long pauses expire.
+ */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fourLetterWord, mntr } from './four-letter-words';

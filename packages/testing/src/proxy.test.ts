@@ -1,3 +1,7 @@
+/**
+ * Unit tests of the TCP proxy against an echo server: byte integrity, half-close, cut,
+ * pause/resume of existing and new connections, refuse, close.
+ */
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -82,8 +86,8 @@ describe('startProxy', () => {
     await until(() => echo.accepted === 2);
     expect(proxy.connections).toBe(2);
     proxy.cut();
-    await Promise.all([a.closed, b.closed]);
     expect(proxy.connections).toBe(0);
+    await Promise.all([a.closed, b.closed]);
     await until(() => echo.sockets.size === 0);
     const c = await client();
     c.socket.write('again');

@@ -85,11 +85,13 @@ class Link {
     this.upstream?.resume();
   }
 
-  /** Drops both sides at once. */
+  /** Drops both sides at once; the link stops counting right away. */
   destroy(): void {
     this.client.destroy();
     this.upstream?.destroy();
-    this.settle();
+    if (this.gone) return;
+    this.gone = true;
+    this.onGone(this);
   }
 
   /** Bytes and end-of-stream read from `socket` go to `direction`; an error drops the link. */

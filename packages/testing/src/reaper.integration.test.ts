@@ -1,3 +1,7 @@
+/**
+ * Integration tests that no server outlives its owner: a SIGKILLed or exiting child
+ * process, and watchdogs ending with normal stop and restart.
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,7 @@
+/**
+ * Integration tests of startZooKeeper: start, restart on the same port with the same data,
+ * stop of its own process only, options, and start failures.
+ */
 import { existsSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';

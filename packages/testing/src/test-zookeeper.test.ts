@@ -1,3 +1,7 @@
+/**
+ * Unit tests of testZooKeeper outside the integration project: the ZKRX_TEST_CONNECT
+ * fallback and the hint when there is no server.
+ */
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_CONNECT_ENV, testZooKeeper } from './test-zookeeper';
 

@@ -1,3 +1,7 @@
+/**
+ * Unit tests of uniqueRoot: shape of the path, uniqueness, and rejected prefixes.
+ * No server involved.
+ */
 import { describe, expect, it } from 'vitest';
 import { uniqueRoot } from './unique-root';
 

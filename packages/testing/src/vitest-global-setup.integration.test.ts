@@ -1,3 +1,7 @@
+/**
+ * Integration tests of the vitest global setup: the provided server serves, and
+ * testZooKeeper() and ZKRX_TEST_CONNECT agree with inject('zookeeper').
+ */
 import { describe, expect, inject, it } from 'vitest';
 import { fourLetterWord } from './four-letter-words';
 import { TEST_CONNECT_ENV, testZooKeeper } from './test-zookeeper';

@@ -1,3 +1,7 @@
+/**
+ * Unit tests of renderZooCfg: the settings every test server needs, session bounds,
+ * quorum members, one-member ensembles and extraConfig overrides.
+ */
 import { describe, expect, it } from 'vitest';
 import { renderZooCfg } from './zoo-cfg';
 
