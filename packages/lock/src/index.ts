@@ -9,6 +9,8 @@ export type { Lease, LeaseState, SuspendedPolicy } from './lease';
 export { heldInContext, LeaseCore, LeaseReleasedError, runHolding } from './lease';
 export type { Decide, JoinOptions, QueueDecision, QueueHold } from './lock-queue';
 export { deleteQuietly, joinQueue, removeByPrefix } from './lock-queue';
+export type { MultiLease } from './multi-lock';
+export { acquireAll, multiLock } from './multi-lock';
 export type { MergeMapLockedOptions } from './mutex';
 export {
   acquire,
@@ -43,3 +45,5 @@ export {
   validateLockPath,
   validateTimeout,
 } from './recipe';
+export type { SemaphoreOptions } from './semaphore';
+export { acquireSemaphore, semaphore, semaphoreMutex } from './semaphore';

@@ -18,6 +18,8 @@ import { type LockChild, protectedName, sortChildren } from './node-names';
 /** What a recipe concludes from the sorted children and its own position among them. */
 export type QueueDecision =
   | { readonly holds: true }
+  /** Wait for any change of the children (a count-based rule, as Curator's semaphore). */
+  | { readonly holds: false; readonly waitFor: 'children' }
   | {
       readonly holds: false;
       /** The one node whose deletion may let us in. */
@@ -47,6 +49,11 @@ export interface JoinOptions {
   readonly signal?: AbortSignal;
   /** False: do not wait; resolve null when the lock is not free at once. */
   readonly wait: boolean;
+  /**
+   * When our session ends while we wait (our node with it): `restart` with a new node
+   * (default), or `fail` with ZkError `SessionExpired` (for recipes whose other nodes died too).
+   */
+  readonly onSessionLoss?: 'restart' | 'fail';
 }
 
 /** Our node, once the recipe's rule says we hold. */
@@ -92,6 +99,15 @@ export async function joinQueue(options: JoinOptions): Promise<QueueHold | null>
   for (;;) {
     const outcome = await new QueueAttempt(options, started, deadline).run();
     if (outcome !== RESTART) return outcome;
+    if (options.onSessionLoss === 'fail') {
+      throw new ZkError(
+        ZkErrorCode.SessionExpired,
+        `lock ${options.path}: the session ended while waiting`,
+        {
+          path: options.path,
+        },
+      );
+    }
   }
 }
 
@@ -173,13 +189,19 @@ class QueueAttempt {
           await this.removeNode();
           return null;
         }
-        const outcome = await this.waitForDeletion(
-          joinPath(this.options.path, decision.waitFor.name),
-        );
-        if (outcome === 'deleted') {
+        const waitFor = decision.waitFor;
+        const outcome =
+          waitFor === 'children'
+            ? await this.waitForChildrenChange(children)
+            : await this.waitForDeletion(joinPath(this.options.path, waitFor.name));
+        if (Array.isArray(outcome)) {
+          children = outcome;
+          continue;
+        }
+        if (outcome === 'deleted' && waitFor !== 'children') {
           children = decision.relist
             ? undefined
-            : children.filter((child) => child.name !== decision.waitFor.name);
+            : children.filter((child) => child.name !== waitFor.name);
           continue;
         }
         if (outcome === 'session-lost') return RESTART;
@@ -192,7 +214,9 @@ class QueueAttempt {
         if (outcome === 'timeout')
           throw new LockTimeoutError(this.options.path, performance.now() - this.started);
         if (outcome === 'aborted') throw abortReason(this.options.signal as AbortSignal);
-        throw outcome.error;
+        throw typeof outcome === 'object'
+          ? outcome.error
+          : new ZkError(ZkErrorCode.SystemError, 'unexpected wait outcome');
       }
     } catch (error) {
       await this.removeNode().catch(() => {});
@@ -309,13 +333,43 @@ class QueueAttempt {
 
   /** Waits until `node` is gone, bounded by the deadline, the signal and our session's life. */
   private waitForDeletion(node: string): Promise<WaitOutcome> {
+    return this.waitUntil<WaitOutcome>((finish) =>
+      // Unsubscribing as soon as the node is gone leaves no watch armed on the server.
+      this.options.client.watchData(node).subscribe({
+        next: (value) => {
+          if (value === null) finish('deleted');
+        },
+        error: (error: unknown) => finish({ error }),
+      }),
+    );
+  }
+
+  /** Waits until the children differ from `current`: resolves the new sorted children. */
+  private waitForChildrenChange(current: readonly LockChild[]): Promise<WaitOutcome | LockChild[]> {
+    const known = current.map((child) => child.name).sort();
+    return this.waitUntil<WaitOutcome | LockChild[]>((finish) =>
+      this.options.client.watchChildren(this.options.path).subscribe({
+        next: (names) => {
+          if (names.length !== known.length || names.some((name, index) => name !== known[index])) {
+            finish(sortChildren(names));
+          }
+        },
+        error: (error: unknown) => finish({ error }),
+      }),
+    );
+  }
+
+  /** Runs a watch until it finishes the wait, bounded by the deadline, the signal and our session. */
+  private waitUntil<T>(
+    watch: (finish: (outcome: T | WaitOutcome) => void) => { unsubscribe(): void },
+  ): Promise<T | WaitOutcome> {
     const { client, signal } = this.options;
     const owner = this.ownerSession;
-    return new Promise<WaitOutcome>((resolve) => {
+    return new Promise<T | WaitOutcome>((resolve) => {
       let settled = false;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const subscriptions: { unsubscribe(): void }[] = [];
-      const finish = (outcome: WaitOutcome) => {
+      const finish = (outcome: T | WaitOutcome) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -344,15 +398,7 @@ class QueueAttempt {
         }),
       );
       if (settled) return;
-      subscriptions.push(
-        client.watchData(node).subscribe({
-          // Unsubscribing as soon as the node is gone leaves no watch armed on the server.
-          next: (value) => {
-            if (value === null) finish('deleted');
-          },
-          error: (error: unknown) => finish({ error }),
-        }),
-      );
+      subscriptions.push(watch(finish));
       if (settled) for (const subscription of subscriptions) subscription.unsubscribe();
     });
   }

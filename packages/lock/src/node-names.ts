@@ -86,8 +86,9 @@ export function protectedName(marker: string): { prefix: string; name: string } 
 
 /** The sequence number ZooKeeper appended to a node name (signed 32-bit), if any. */
 export function sequenceOf(name: string): number | undefined {
-  const match = /(-?\d{10})$/.exec(name);
-  return match ? Number(match[1]) : undefined;
+  // The key is what follows the marker, so a wrapped "lock--2147483648" reads as negative.
+  const { key } = parseChild(name);
+  return /^-?\d{10}$/.test(key) ? Number(key) : undefined;
 }
 
 /** True when a path segment is a recipe's node (a protected name or a kazoo lock node). */

@@ -285,12 +285,11 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
     path: string,
     options?: Omit<LockOptions, 'timeoutMs'>,
   ): Promise<Lease | null> => {
-    const resolved = resolveLockOptions(
-      client,
-      path,
-      { ...options, timeoutMs: undefined },
-      spec.kind,
-    );
+    // Never waits: a timeout, if given, is checked and then has nothing to bound.
+    const resolved = {
+      ...resolveLockOptions(client, path, options, spec.kind),
+      timeoutMs: undefined,
+    };
     const existing = reentered(resolved);
     if (existing) return existing.retain();
     const core = await hold(resolved, false);

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { childrenOf, connectedClients, lockPath } from '../test/clients';
+import { IntervalLog } from '../test/intervals';
+import { acquire, acquireAll, LockTimeoutError } from './index';
+
+describe('multiLock', () => {
+  it('never deadlocks two multi-locks asking for the same paths in opposite orders', async () => {
+    const [a, b] = await connectedClients(2);
+    const paths = [lockPath('p'), lockPath('q'), lockPath('r')];
+    const log = new IntervalLog(1);
+    await Promise.all(
+      [a!, b!].map(async (client, index) => {
+        const order = index === 0 ? paths : [...paths].reverse();
+        for (let round = 0; round < 20; round++) {
+          const all = await acquireAll(client, order, { timeoutMs: 10_000 });
+          const record = log.enter(`c${index}`);
+          expect(all.isHeld).toBe(true);
+          expect(Object.keys(all.fencingTokens).sort()).toEqual([...paths].sort());
+          log.exit(record);
+          await all.release();
+        }
+      }),
+    );
+    expect(log.violations).toEqual([]);
+    for (const path of paths) expect(await childrenOf(a!, path)).toEqual([]);
+  });
+
+  it('takes all or nothing: on timeout it releases what it took', async () => {
+    const [a, b] = await connectedClients(2);
+    const [p, q] = [lockPath('p'), lockPath('q')];
+    const blocker = await acquire(b!, q);
+    const error = await acquireAll(a!, [p, q], { timeoutMs: 300 }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(LockTimeoutError);
+    expect(await childrenOf(a!, p)).toEqual([]);
+    expect(await childrenOf(a!, q)).toHaveLength(1);
+    await blocker.release();
+  });
+
+  it('refuses an empty list or a repeated path', async () => {
+    const [a] = await connectedClients(1);
+    await expect(acquireAll(a!, [])).rejects.toMatchObject({ code: 'BadArguments' });
+    const path = lockPath('p');
+    await expect(acquireAll(a!, [path, path])).rejects.toMatchObject({ code: 'BadArguments' });
+    expect(await a!.promises.exists(path)).toBeNull();
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * All-or-nothing locking of several paths: acquired one by one in a canonical order (so two
+ * multi-locks over the same paths never deadlock), what was taken is released on failure.
+ */
+import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { merge, Observable, type Subscription, take } from 'rxjs';
+import type { LockLostError } from './errors';
+import { LockTimeoutError } from './errors';
+import type { Lease } from './lease';
+import { acquire } from './mutex';
+import { type LockOptions, validateLockPath } from './recipe';
+
+/** The leases of a multi-lock, held together. */
+export interface MultiLease {
+  /** The lock paths, in the order they were acquired (sorted). */
+  readonly paths: readonly string[];
+  readonly leases: readonly Lease[];
+  /** Each path's fencing token. */
+  readonly fencingTokens: Readonly<Record<string, number>>;
+  /** True while every lease is held. */
+  readonly isHeld: boolean;
+  /** Emits the first LockLostError of any lease, then completes. */
+  readonly lost$: Observable<LockLostError>;
+  /** Aborts when any lease ends. */
+  readonly signal: AbortSignal;
+  /** Releases every lease. */
+  release(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+function canonicalPaths(paths: unknown): string[] {
+  if (!Array.isArray(paths) || paths.length === 0) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      'multiLock: paths must be a non-empty array of lock paths',
+    );
+  }
+  const valid = paths.map((path) => validateLockPath(path));
+  const unique = [...new Set(valid)];
+  if (unique.length !== valid.length) {
+    throw new ZkError(ZkErrorCode.BadArguments, 'multiLock: the same path is given twice');
+  }
+  return unique.sort();
+}
+
+function makeMultiLease(paths: string[], leases: Lease[]): MultiLease {
+  const lost$ = merge(...leases.map((lease) => lease.lost$)).pipe(take(1));
+  const signal = AbortSignal.any(leases.map((lease) => lease.signal));
+  const release = async () => {
+    // Release in reverse order of acquisition.
+    for (const lease of [...leases].reverse()) await lease.release();
+  };
+  return {
+    paths,
+    leases,
+    fencingTokens: Object.fromEntries(leases.map((lease) => [lease.path, lease.fencingToken])),
+    get isHeld() {
+      return leases.every((lease) => lease.isHeld);
+    },
+    lost$,
+    signal,
+    release,
+    [Symbol.asyncDispose]: release,
+  };
+}
+
+/**
+ * Acquires every lock of `paths` (in sorted order) or none: resolves the multi-lease once all
+ * are held; on timeout, abort or error, releases those already taken and rejects.
+ */
+export async function acquireAll(
+  client: ZkClient,
+  paths: readonly string[],
+  options: LockOptions = {},
+): Promise<MultiLease> {
+  const sorted = canonicalPaths(paths);
+  const started = performance.now();
+  const taken: Lease[] = [];
+  try {
+    for (const path of sorted) {
+      let timeoutMs: number | undefined;
+      if (options.timeoutMs !== undefined) {
+        timeoutMs = options.timeoutMs - (performance.now() - started);
+        if (timeoutMs < 0) throw new LockTimeoutError(path, performance.now() - started);
+      }
+      taken.push(await acquire(client, path, { ...options, timeoutMs }));
+    }
+  } catch (error) {
+    for (const lease of taken.reverse()) await lease.release().catch(() => {});
+    throw error;
+  }
+  return makeMultiLease(sorted, taken);
+}
+
+/**
+ * Several locks held together, as an observable: emits the {@link MultiLease} once all are
+ * held, releases all on unsubscribe, errors LockLostError when any is lost.
+ *
+ * ## Example
+ * ```ts
+ * multiLock(client, ['/locks/accounts/1', '/locks/accounts/2']).subscribe((all) => transfer(all.fencingTokens));
+ * ```
+ */
+export function multiLock(
+  client: ZkClient,
+  paths: readonly string[],
+  options: LockOptions = {},
+): Observable<MultiLease> {
+  return new Observable<MultiLease>((subscriber) => {
+    const controller = new AbortController();
+    const signals = [options.signal, controller.signal].filter(
+      (value): value is AbortSignal => value !== undefined,
+    );
+    let held: MultiLease | undefined;
+    let lost: Subscription | undefined;
+    acquireAll(client, paths, { ...options, signal: AbortSignal.any(signals) }).then(
+      (multi) => {
+        if (subscriber.closed) {
+          void multi.release();
+          return;
+        }
+        held = multi;
+        lost = multi.lost$.subscribe((error) => subscriber.error(error));
+        if (!subscriber.closed) subscriber.next(multi);
+      },
+      (error: unknown) => subscriber.error(error),
+    );
+    return () => {
+      controller.abort();
+      lost?.unsubscribe();
+      void held?.release();
+    };
+  });
+}

@@ -1,0 +1,76 @@
+import { describe, expect, it, vi } from 'vitest';
+import { childrenOf, connectedClient, connectedClients, lockPath, sleep } from '../test/clients';
+import { IntervalLog } from '../test/intervals';
+import { acquireSemaphore, LockTimeoutError, semaphore, semaphoreMutex } from './index';
+
+describe('semaphore', () => {
+  it('lets at most `leases` of 12 sessions hold at once, and all of them in turn', async () => {
+    const clients = await connectedClients(12);
+    const path = lockPath('sem');
+    const log = new IntervalLog(4);
+    await Promise.all(
+      clients.map(async (client, index) => {
+        for (let round = 0; round < 10; round++) {
+          const lease = await acquireSemaphore(client, path, { leases: 4 });
+          const record = log.enter(`c${index}`);
+          await sleep(5);
+          log.exit(record);
+          await lease.release();
+        }
+      }),
+    );
+    expect(log.violations).toEqual([]);
+    expect(log.maxInside).toBe(4);
+    expect(log.holds).toHaveLength(120);
+    expect(await childrenOf(clients[0]!, `${path}/leases`)).toEqual([]);
+    expect(await childrenOf(clients[0]!, `${path}/locks`)).toEqual([]);
+  });
+
+  it("uses Curator's InterProcessSemaphoreV2 layout", async () => {
+    const client = await connectedClient();
+    const path = lockPath('sem');
+    const lease = await acquireSemaphore(client, path, { leases: 2 });
+    const [name] = await childrenOf(client, `${path}/leases`);
+    expect(name).toMatch(/^_c_[0-9a-f-]{36}-lease-\d{10}$/);
+    expect(lease.node).toBe(`${path}/leases/${name}`);
+    await lease.release();
+  });
+
+  it('times out when every lease is taken, leaving nothing behind', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath('sem');
+    const lease = await acquireSemaphore(a!, path, { leases: 1 });
+    const error = await acquireSemaphore(b!, path, { leases: 1, timeoutMs: 250 }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(LockTimeoutError);
+    expect(await childrenOf(a!, `${path}/leases`)).toHaveLength(1);
+    expect(await childrenOf(a!, `${path}/locks`)).toEqual([]);
+    await lease.release();
+  });
+
+  it('semaphoreMutex can be released from anywhere and is not re-entrant', async () => {
+    const client = await connectedClient();
+    const path = lockPath('semmutex');
+    const leases: string[] = [];
+    const first = semaphoreMutex(client, path).subscribe((lease) => leases.push(lease.node));
+    await vi.waitUntil(() => leases.length === 1);
+    const second = semaphoreMutex(client, path).subscribe((lease) => leases.push(lease.node));
+    await sleep(100);
+    expect(leases).toHaveLength(1);
+    first.unsubscribe();
+    await vi.waitUntil(() => leases.length === 2);
+    second.unsubscribe();
+  });
+
+  it('rejects leases < 1 before creating anything', async () => {
+    const client = await connectedClient();
+    const path = lockPath('sem');
+    for (const leases of [0, -1, 1.5, Number.NaN]) {
+      await expect(acquireSemaphore(client, path, { leases })).rejects.toMatchObject({
+        code: 'BadArguments',
+      });
+    }
+    expect(await client.promises.exists(path)).toBeNull();
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * The counting semaphore (Curator InterProcessSemaphoreV2 layout: a mutex at `<path>/locks`
+ * serialises takers, leases live under `<path>/leases`) and the semaphore mutex.
+ */
+import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { Observable, type Subscription } from 'rxjs';
+import { LockTimeoutError } from './errors';
+import { type Lease, LeaseCore } from './lease';
+import { type Decide, deleteQuietly, joinQueue } from './lock-queue';
+import { exclusiveRule } from './mutex';
+import { Marker } from './node-names';
+import { type LockOptions, type ResolvedLockOptions, resolveLockOptions } from './recipe';
+
+export interface SemaphoreOptions extends Omit<LockOptions, 'reentrant'> {
+  /** How many holders at once (Curator's maxLeases). An integer >= 1. */
+  leases: number;
+}
+
+/** Curator's rule for leases: hold while the leases (ours included) number at most `leases`. */
+function leaseRule(leases: number): Decide {
+  return (children) =>
+    children.length <= leases ? { holds: true } : { holds: false, waitFor: 'children' };
+}
+
+function resolveSemaphore(
+  client: unknown,
+  path: unknown,
+  options: SemaphoreOptions | undefined,
+): ResolvedLockOptions & { leases: number } {
+  const leases = options?.leases;
+  if (typeof leases !== 'number' || !Number.isInteger(leases) || leases < 1) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `semaphore: leases must be an integer >= 1, got ${String(leases)}`,
+    );
+  }
+  return {
+    ...resolveLockOptions(client, path, { ...options, reentrant: false }, 'semaphore'),
+    leases,
+  };
+}
+
+async function holdLease(
+  resolved: ResolvedLockOptions & { leases: number },
+  signal?: AbortSignal,
+): Promise<LeaseCore> {
+  const { client, path } = resolved;
+  const started = performance.now();
+  const signals = [resolved.signal, signal].filter(
+    (value): value is AbortSignal => value !== undefined,
+  );
+  const merged = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+  const remaining = () => {
+    if (resolved.timeoutMs === undefined) return undefined;
+    const left = resolved.timeoutMs - (performance.now() - started);
+    if (left <= 0) throw new LockTimeoutError(path, performance.now() - started);
+    return left;
+  };
+  for (;;) {
+    // Takers queue on the `locks` mutex, so leases are counted one taker at a time.
+    const gate = await joinQueue({
+      client,
+      path: joinPath(path, 'locks'),
+      marker: Marker.lock,
+      data: resolved.data,
+      decide: exclusiveRule,
+      timeoutMs: remaining(),
+      signal: merged,
+      wait: true,
+    });
+    if (!gate) continue;
+    try {
+      const lease = await joinQueue({
+        client,
+        path: joinPath(path, 'leases'),
+        marker: Marker.lease,
+        data: resolved.data,
+        decide: leaseRule(resolved.leases),
+        timeoutMs: remaining(),
+        signal: merged,
+        wait: true,
+        // Our `locks` node died with the session too: start over from the gate.
+        onSessionLoss: 'fail',
+      });
+      if (!lease) continue;
+      return new LeaseCore(
+        { client, path, kind: 'semaphore', onSuspended: resolved.onSuspended },
+        lease,
+      );
+    } catch (error) {
+      if (error instanceof ZkError && error.code === ZkErrorCode.SessionExpired) continue;
+      throw error;
+    } finally {
+      // Let the next taker count: remove our `locks` node without waiting for it.
+      client.track(deleteQuietly(client, gate.node).catch(() => {}));
+    }
+  }
+}
+
+/**
+ * A counting semaphore as an observable: emits a {@link Lease} once one of `leases` slots is
+ * ours, releases it on unsubscribe, errors LockLostError on loss. Shares its path with Curator's
+ * InterProcessSemaphoreV2.
+ *
+ * ## Example
+ * ```ts
+ * semaphore(client, '/semaphores/exports', { leases: 4 }).subscribe((lease) => console.log('slot', lease.node));
+ * ```
+ */
+export function semaphore(
+  client: ZkClient,
+  path: string,
+  options: SemaphoreOptions,
+): Observable<Lease> {
+  return new Observable<Lease>((subscriber) => {
+    let resolved: ReturnType<typeof resolveSemaphore>;
+    try {
+      resolved = resolveSemaphore(client, path, options);
+    } catch (error) {
+      subscriber.error(error);
+      return;
+    }
+    const controller = new AbortController();
+    let lease: Lease | undefined;
+    let watching: Subscription | undefined;
+    holdLease(resolved, controller.signal).then(
+      (core) => {
+        const own = core.retain();
+        if (subscriber.closed) {
+          void own.release();
+          return;
+        }
+        lease = own;
+        watching = own.state$.subscribe({
+          next: (state) => {
+            if (state === 'lost') subscriber.error(core.lostError);
+          },
+          complete: () => subscriber.complete(),
+        });
+        if (!subscriber.closed) subscriber.next(own);
+      },
+      (error: unknown) => subscriber.error(error),
+    );
+    return () => {
+      controller.abort();
+      watching?.unsubscribe();
+      void lease?.release();
+    };
+  });
+}
+
+/** Takes one of `leases` slots: resolves the lease once ours. */
+export async function acquireSemaphore(
+  client: ZkClient,
+  path: string,
+  options: SemaphoreOptions,
+): Promise<Lease> {
+  const core = await holdLease(resolveSemaphore(client, path, options));
+  return core.retain();
+}
+
+/**
+ * A mutex made of a one-lease semaphore (Curator InterProcessSemaphoreMutex): not re-entrant,
+ * and its lease can be released from anywhere, not only the context that acquired it.
+ */
+export function semaphoreMutex(
+  client: ZkClient,
+  path: string,
+  options: Omit<SemaphoreOptions, 'leases'> = {},
+): Observable<Lease> {
+  return semaphore(client, path, { ...options, leases: 1 });
+}
