@@ -1,6 +1,5 @@
+import { childrenOf, connectedClients, IntervalLog, lockPath } from '@zkrx/test-support';
 import { describe, expect, it } from 'vitest';
-import { childrenOf, connectedClients, lockPath } from '../test/clients';
-import { IntervalLog } from '../test/intervals';
 import { acquire, acquireAll, LockTimeoutError } from './index';
 
 describe('multiLock', () => {

@@ -1,8 +1,14 @@
+import {
+  childrenOf,
+  connectedClient,
+  connectedClients,
+  IntervalLog,
+  lockPath,
+  sleep,
+} from '@zkrx/test-support';
 import { expireSession } from '@zkrx/testing';
 import { defer, firstValueFrom, from, lastValueFrom, of, toArray } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { childrenOf, connectedClient, connectedClients, lockPath, sleep } from '../test/clients';
-import { IntervalLog } from '../test/intervals';
 import {
   acquire,
   heldLease,

@@ -1,7 +1,7 @@
+import { childrenOf, connectedClient, connectedClients, lockPath, sleep } from '@zkrx/test-support';
 import { expireSession, mntr, startProxy, testZooKeeper } from '@zkrx/testing';
 import { Observable } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { childrenOf, connectedClient, connectedClients, lockPath, sleep } from '../test/clients';
 import {
   acquire,
   type Lease,

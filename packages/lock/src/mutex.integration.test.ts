@@ -1,6 +1,12 @@
+import {
+  childrenOf,
+  connectedClient,
+  connectedClients,
+  IntervalLog,
+  lockPath,
+  sleep,
+} from '@zkrx/test-support';
 import { describe, expect, it, vi } from 'vitest';
-import { childrenOf, connectedClient, connectedClients, lockPath, sleep } from '../test/clients';
-import { IntervalLog } from '../test/intervals';
 import { acquire, type Lease, mutex, tryAcquire } from './index';
 
 describe('mutex', () => {

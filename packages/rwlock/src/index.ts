@@ -1,0 +1,20 @@
+/**
+ * @zkrx/rwlock — a herd-free, fair ZooKeeper read-write lock as RxJS observables, sharing
+ * paths with Curator's InterProcessReadWriteLock and kazoo's ReadLock/WriteLock.
+ */
+
+export type { Lease, LeaseState, LockOptions } from '@zkrx/lock';
+export { LockLostError, LockTimeoutError } from '@zkrx/lock';
+export {
+  acquireRead,
+  acquireWrite,
+  LockUpgradeError,
+  readLock,
+  readRule,
+  tryAcquireRead,
+  tryAcquireWrite,
+  withReadLock,
+  withWriteLock,
+  writeLock,
+  writeRule,
+} from './rwlock';

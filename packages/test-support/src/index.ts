@@ -1,0 +1,5 @@
+/**
+ * Test support shared by the zkrx packages' integration tests.
+ */
+export { childrenOf, connectedClient, connectedClients, lockPath, sleep } from './clients';
+export { type HoldRecord, IntervalLog } from './intervals';
