@@ -498,12 +498,14 @@ export class ZkClient {
     clearTimeout(this.suspendTimer);
     for (const call of [...this.pending]) call.cancel();
     this.pending.clear();
+    // Say 'closed' before the session goes: whatever holds a lock or leadership stops its work
+    // while its ephemeral nodes still exist, so no successor can start before it has stopped.
+    this.setState('closed', this.sessionId);
     const handle = this.handle;
     this.handle = undefined;
     handle?.close();
     if (this.logSink) nativeLogSinks.delete(this.logSink);
     this.watches.close();
-    this.setState('closed', this.sessionId);
     this.sessionSubject.complete();
   }
 
