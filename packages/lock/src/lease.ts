@@ -7,7 +7,7 @@ import type { ZkClient } from '@zkrx/core';
 import { BehaviorSubject, filter, map, type Observable, type Subscription, take } from 'rxjs';
 import { LockLostError, type LockLostReason } from './errors';
 import type { QueueHold } from './lock-queue';
-import { deleteQuietly } from './lock-queue';
+import { removeOwnNode } from './lock-queue';
 
 /** What a lease does while the connection is suspended (ownership uncertain). */
 export type SuspendedPolicy = 'release' | 'continue';
@@ -114,7 +114,6 @@ export class LeaseCore {
   private readonly onSuspended: SuspendedPolicy;
   private readonly sessionSubscription: Subscription;
   private removal: Promise<void> | undefined;
-  private readonly extraCleanup: (() => Promise<void>)[] = [];
 
   constructor(options: LeaseCoreOptions, hold: QueueHold) {
     this.client = options.client;
@@ -154,11 +153,6 @@ export class LeaseCore {
   retain(): Lease {
     this.holders += 1;
     return new LeaseHandle(this);
-  }
-
-  /** Work to run when the hold ends (e.g. a semaphore's lock node). */
-  addCleanup(cleanup: () => Promise<void>): void {
-    this.extraCleanup.push(cleanup);
   }
 
   /** One lease on this hold was released. */
@@ -214,15 +208,7 @@ export class LeaseCore {
 
   private removeNode(): Promise<void> {
     if (!this.removal) {
-      this.removal = (async () => {
-        try {
-          await deleteQuietly(this.client, this.node);
-        } catch {
-          // A node we could not remove is gone with our session at the latest.
-        }
-        for (const cleanup of this.extraCleanup) await cleanup().catch(() => {});
-      })();
-      this.client.track(this.removal);
+      this.removal = removeOwnNode(this.client, this.node, this.sessionId);
     }
     return this.removal;
   }

@@ -54,6 +54,8 @@ export interface JoinOptions {
    * (default), or `fail` with ZkError `SessionExpired` (for recipes whose other nodes died too).
    */
   readonly onSessionLoss?: 'restart' | 'fail';
+  /** Called with our node's path each time it joins the queue (before any wait). */
+  readonly onQueued?: (node: string) => void;
 }
 
 /** Our node, once the recipe's rule says we hold. */
@@ -128,6 +130,29 @@ export function removeByPrefix(client: ZkClient, path: string, prefix: string): 
       } catch (error) {
         if (isZkError(error, ZkErrorCode.NoNode, ZkErrorCode.ClientClosed)) return;
       }
+    }
+  })();
+  client.track(work);
+  return work;
+}
+
+/**
+ * Removes a node of ours for as long as the session that owns it lives: retried across
+ * disconnections (an orphan of a live session would block the queue), done once the node, the
+ * session or the client is gone. Tracked, so `client.close()` waits for it while connected.
+ */
+export function removeOwnNode(client: ZkClient, node: string, sessionId: string): Promise<void> {
+  const work = (async () => {
+    for (;;) {
+      try {
+        await deleteQuietly(client, node);
+        return;
+      } catch (error) {
+        if (!isZkError(error) || !error.isRetryable) return;
+      }
+      if (client.isClosed || client.sessionId !== sessionId) return;
+      await client.connected().catch(() => {});
+      if (client.isClosed || client.sessionId !== sessionId) return;
     }
   })();
   client.track(work);
@@ -255,6 +280,7 @@ class QueueAttempt {
         throw error;
       }
       this.ownerSession = this.node.stat.ephemeralOwner;
+      this.queued(this.node.path);
       try {
         return sortChildren(await listed);
       } catch {
@@ -281,12 +307,21 @@ class QueueAttempt {
       }
       this.node = { path: node, stat };
       this.ownerSession = stat.ephemeralOwner;
+      this.queued(node);
       return sortChildren(children);
     } catch (error) {
       if (isZkError(error, ZkErrorCode.NoNode)) return RESTART;
       // Gave up (timeout, abort, closed): leave no orphan behind.
       void removeByPrefix(client, path, prefix);
       throw error;
+    }
+  }
+
+  private queued(node: string): void {
+    try {
+      this.options.onQueued?.(node);
+    } catch {
+      // A throwing callback must not break the queue.
     }
   }
 
@@ -326,9 +361,16 @@ class QueueAttempt {
     const node = this.node;
     this.node = undefined;
     if (!node) return;
-    const removal = deleteQuietly(this.options.client, node.path);
-    this.options.client.track(removal.catch(() => {}));
-    await removal;
+    const removal = removeOwnNode(this.options.client, node.path, node.stat.ephemeralOwner);
+    // Connected, this takes one round trip; disconnected, it goes on in the background.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      removal,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, 2_000);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Waits until `node` is gone, bounded by the deadline, the signal and our session's life. */

@@ -32,6 +32,8 @@ export interface LockOptions {
   reentrant?: boolean;
   /** The lock node's data (default `hostname:pid`, shown by tools listing holders). */
   data?: ZkData;
+  /** Called with our lock node's path each time it joins the queue, before any wait. */
+  onQueued?: (node: string) => void;
 }
 
 /** The default lock node data: who holds it. */
@@ -85,6 +87,7 @@ export interface ResolvedLockOptions {
   readonly onSuspended: SuspendedPolicy;
   readonly reentrant: boolean;
   readonly data: Buffer;
+  readonly onQueued: ((node: string) => void) | undefined;
 }
 
 /**
@@ -168,6 +171,9 @@ export function resolveLockOptions(
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new ZkError(ZkErrorCode.BadArguments, `${what}: signal must be an AbortSignal`);
   }
+  if (given.onQueued !== undefined && typeof given.onQueued !== 'function') {
+    throw new ZkError(ZkErrorCode.BadArguments, `${what}: onQueued must be a function`);
+  }
   return {
     client,
     path: valid,
@@ -176,6 +182,7 @@ export function resolveLockOptions(
     onSuspended,
     reentrant,
     data: toDataBuffer(given.data === undefined ? defaultLockData : given.data, valid),
+    onQueued: given.onQueued,
   };
 }
 
@@ -216,6 +223,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
           timeoutMs: resolved.timeoutMs,
           signal: merged.signal,
           wait,
+          onQueued: resolved.onQueued,
         });
     if (!held) return undefined;
     return new LeaseCore(
