@@ -1,0 +1,63 @@
+/**
+ * The errors of the interop harness: a peer that cannot run here, and a peer's refusal or
+ * failure to do what it was asked.
+ */
+
+/** The implementations a peer can run. */
+export type PeerKind = 'curator' | 'kazoo';
+
+/**
+ * A peer cannot run on this machine: Java, the Curator jars, or a Python with kazoo is missing.
+ * `reason` says which and how to fix it; tests skip on it (see `peerAvailability`).
+ */
+export class InteropUnavailableError extends Error {
+  override readonly name = 'InteropUnavailableError';
+  constructor(
+    readonly peer: PeerKind,
+    readonly reason: string,
+  ) {
+    super(`The ${peer} peer cannot run here: ${reason}`);
+  }
+}
+
+/** Why a peer command failed. */
+export const PeerErrorCode = {
+  /** The recipe was not acquired within the command's `timeoutMs` (the peer left no node). */
+  timeout: 'timeout',
+  /** Released (or closed) while still waiting to acquire. */
+  cancelled: 'cancelled',
+  /** The session the command ran on was closed while it waited. */
+  sessionClosed: 'session-closed',
+  /** The peer does not implement this recipe or command (e.g. a latch on kazoo). */
+  unsupported: 'unsupported',
+  /** The command was malformed (missing path, bad number...). */
+  badRequest: 'bad-request',
+  /** No acquire or latch with that id is running in the peer. */
+  unknownHandle: 'unknown-handle',
+  /** The recipe threw: see the message (and the peer's stderr). */
+  failed: 'failed',
+  /** The peer process exited before answering. */
+  exited: 'exited',
+  /** The peer did not answer within the driver's own deadline. */
+  noReply: 'no-reply',
+  /** The peer did not get ready (could not start or connect). */
+  startFailed: 'start-failed',
+} as const;
+
+export type PeerErrorCode = (typeof PeerErrorCode)[keyof typeof PeerErrorCode];
+
+/** A peer command failed: `code` says why; `stderr` is the end of the peer's diagnostics. */
+export class PeerError extends Error {
+  override readonly name = 'PeerError';
+  constructor(
+    readonly peer: PeerKind,
+    readonly command: string,
+    readonly code: PeerErrorCode,
+    message: string,
+    readonly stderr = '',
+  ) {
+    super(
+      `${peer} peer, ${command}: ${code}: ${message}${stderr ? `\n--- peer stderr (end) ---\n${stderr}` : ''}`,
+    );
+  }
+}
