@@ -276,7 +276,11 @@ class QueueAttempt {
           if (found === RESTART) continue;
           return found;
         }
-        if (isZkError(error, ZkErrorCode.SessionExpired)) continue;
+        if (isZkError(error, ZkErrorCode.SessionExpired)) {
+          // Between two sessions: wait for the new one rather than spin.
+          await this.untilConnected();
+          continue;
+        }
         throw error;
       }
       this.ownerSession = this.node.stat.ephemeralOwner;

@@ -1,0 +1,217 @@
+import type { ZkClient } from '@zkrx/core';
+import {
+  childrenOf,
+  connectedClient,
+  connectedClients,
+  IntervalLog,
+  lockPath,
+  sleep,
+} from '@zkrx/test-support';
+import { expireSession, startProxy, type TcpProxy, testZooKeeper } from '@zkrx/testing';
+import { filter, firstValueFrom, Observable, of } from 'rxjs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { elect, type LeaderInfo, leader$, leadership, whileLeader } from './index';
+
+const proxies: TcpProxy[] = [];
+afterEach(async () => {
+  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
+});
+
+/** Leader work that records itself in the log while subscribed. */
+function leaderWork(log: IntervalLog, who: string, running: Set<string>): () => Observable<never> {
+  return () =>
+    new Observable<never>(() => {
+      const record = log.enter(who);
+      running.add(who);
+      return () => {
+        running.delete(who);
+        log.exit(record);
+      };
+    });
+}
+
+describe('leader election', () => {
+  it('elects one of several candidates and hands over when the leader closes', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath('election');
+    const states = { a: [] as boolean[], b: [] as boolean[] };
+    leadership(a!, path, { id: 'a' }).subscribe((leading) => states.a.push(leading));
+    await vi.waitUntil(() => states.a.at(-1) === true);
+    leadership(b!, path, { id: 'b' }).subscribe((leading) => states.b.push(leading));
+    await sleep(100);
+    expect(states.b).toEqual([false]);
+    await a!.close();
+    await vi.waitUntil(() => states.b.at(-1) === true);
+    expect(states.a).toEqual([false, true, false]);
+  });
+
+  it('10 candidates, leaders expired or closed in turn: never two leaders working at once, a new one each time', async () => {
+    const { connectString } = await testZooKeeper();
+    const path = lockPath('fleet');
+    const log = new IntervalLog(1);
+    const running = new Set<string>();
+    // Candidates lead in the order they join: even ones connect directly and are closed, odd ones
+    // go through a proxy and are partitioned then expired. (A proxy in this process cannot relay
+    // a closeSession while the C client's close blocks the event loop waiting for its answer.)
+    const candidates: { id: string; client: ZkClient; proxy: TcpProxy | undefined }[] = [];
+    for (let index = 0; index < 10; index++) {
+      const proxy = index % 2 === 1 ? await startProxy(connectString) : undefined;
+      if (proxy) proxies.push(proxy);
+      const client = await connectedClient({
+        connect: proxy?.connectString ?? connectString,
+        sessionTimeoutMs: 2_000,
+      });
+      const id = `w${index}`;
+      whileLeader(client, path, leaderWork(log, id, running), { id }).subscribe({
+        error: () => {},
+      });
+      candidates.push({ id, client, proxy });
+      await vi.waitUntil(async () => (await childrenOf(client, path)).length === index + 1);
+    }
+    await vi.waitUntil(() => running.size === 1);
+    const failovers: number[] = [];
+    for (let round = 0; round < 6; round++) {
+      const leaderId = [...running][0]!;
+      const leader = candidates.find((candidate) => candidate.id === leaderId)!;
+      expect(leaderId).toBe(`w${round}`);
+      const started = performance.now();
+      if (!leader.proxy) {
+        await leader.client.close();
+      } else {
+        // A partitioned leader: it stops at once (suspended), then its session expires.
+        leader.proxy.refuse(true);
+        leader.proxy.cut();
+        await vi.waitUntil(() => !running.has(leaderId));
+        await expireSession({ ...leader.client.sessionCredentials()!, connectString });
+      }
+      await vi.waitUntil(() => running.size === 1 && !running.has(leaderId), { timeout: 10_000 });
+      failovers.push(performance.now() - started);
+      // Closing hands over within a round trip or two, expiry as soon as the server expires it.
+      if (!leader.proxy) expect(failovers.at(-1)).toBeLessThan(1_000);
+      candidates.splice(candidates.indexOf(leader), 1);
+    }
+    expect(log.violations).toEqual([]);
+    expect(new Set(log.holds.map((hold) => hold.who)).size).toBe(7);
+    console.info(`leader failover ms: ${failovers.map((ms) => ms.toFixed(1)).join(', ')}`);
+  });
+
+  it('whileLeader unsubscribes the work when leadership is lost by suspension, expiry or close', async () => {
+    const { connectString } = await testZooKeeper();
+    const proxy = await startProxy(connectString);
+    proxies.push(proxy);
+    const path = lockPath('election');
+    const log = new IntervalLog(1);
+    const running = new Set<string>();
+    const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 2_000 });
+    whileLeader(a, path, leaderWork(log, 'a', running), { id: 'a' }).subscribe();
+    await vi.waitUntil(() => running.has('a'));
+    // Suspension (default policy): the term ends at once, and a leads again once reconnected.
+    proxy.cut();
+    await vi.waitUntil(() => log.holds.length === 2 && running.has('a'), { timeout: 5_000 });
+    expect(log.holds[0]!.end).toBeLessThanOrEqual(log.holds[1]!.start);
+    // Expiry: the term ends, then a stands again on its new session.
+    await expireSession(a);
+    await vi.waitUntil(() => log.holds.length === 3 && running.has('a'), { timeout: 5_000 });
+    expect(log.holds[1]!.end).toBeLessThanOrEqual(log.holds[2]!.start);
+    // Close: stops for good.
+    await a.close();
+    expect(running.has('a')).toBe(false);
+    expect(log.holds.length).toBe(3);
+  });
+
+  it('whileLeader hands leadership over when the work completes, and queues again', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath('election');
+    const order: string[] = [];
+    const work = (who: string) => () => {
+      order.push(who);
+      return sleep(20).then(() => who);
+    };
+    const results: string[] = [];
+    whileLeader(a!, path, work('a'), { id: 'a' }).subscribe((value) => results.push(value));
+    whileLeader(b!, path, work('b'), { id: 'b' }).subscribe((value) => results.push(value));
+    await vi.waitUntil(() => order.length >= 6);
+    // Each term ends with the work: the two alternate.
+    for (let index = 1; index < 6; index++) expect(order[index]).not.toBe(order[index - 1]);
+    const once: string[] = [];
+    const c = await connectedClient();
+    await firstValueFrom(
+      whileLeader(c, lockPath('once'), () => of('done'), { requeue: false }).pipe(filter(Boolean)),
+    );
+    once.push('done');
+    expect(once).toEqual(['done']);
+  });
+
+  it('leader$ tells anyone who leads and who stands, and follows changes', async () => {
+    const [a, b, observer] = await connectedClients(3);
+    const path = lockPath('election');
+    const seen: LeaderInfo[] = [];
+    leader$(observer!, path).subscribe((info) => seen.push(info));
+    await vi.waitUntil(() => seen.length === 1);
+    expect(seen[0]).toEqual({ leaderId: undefined, participants: [] });
+    const first = await elect(a!, path, { id: 'alpha' });
+    await first.whenLeader();
+    const second = await elect(b!, path, { id: 'beta' });
+    await vi.waitUntil(() => seen.at(-1)?.participants.length === 2);
+    expect(seen.at(-1)).toEqual({
+      leaderId: 'alpha',
+      participants: [
+        { id: 'alpha', isLeader: true },
+        { id: 'beta', isLeader: false },
+      ],
+    });
+    await first.close();
+    await vi.waitUntil(() => seen.at(-1)?.leaderId === 'beta');
+    await second.close();
+    await vi.waitUntil(() => seen.at(-1)?.leaderId === undefined);
+  });
+
+  it('elect gives a live state, a signal per term, and close hands over within a round trip', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath('election');
+    const first = await elect(a!, path, { id: 'a' });
+    const signal = await first.whenLeader();
+    expect(first.isLeader).toBe(true);
+    expect(signal.aborted).toBe(false);
+    const second = await elect(b!, path, { id: 'b' });
+    expect(second.isLeader).toBe(false);
+    expect(second.signal.aborted).toBe(true);
+    const handover = second.whenLeader();
+    const started = performance.now();
+    await first.close();
+    expect(signal.aborted).toBe(true);
+    expect(first.isLeader).toBe(false);
+    const secondSignal = await handover;
+    console.info(`elect handover after close: ${(performance.now() - started).toFixed(2)} ms`);
+    expect(secondSignal.aborted).toBe(false);
+    await expireSession(b!);
+    await vi.waitUntil(() => secondSignal.aborted);
+    // It stands again on its new session and, alone, leads again.
+    await second.whenLeader();
+    await second.close();
+  });
+
+  it('rejects bad input before creating anything', async () => {
+    const client = await connectedClient();
+    const before = await client.promises.children('/');
+    const errors: unknown[] = [];
+    leadership(client, 'no-slash').subscribe({ error: (error: unknown) => errors.push(error) });
+    leadership(client, '/ok', { id: '' }).subscribe({
+      error: (error: unknown) => errors.push(error),
+    });
+    whileLeader(client, '/ok', 42 as never).subscribe({
+      error: (error: unknown) => errors.push(error),
+    });
+    leader$(client, '/a//b').subscribe({ error: (error: unknown) => errors.push(error) });
+    await expect(elect(client, '/ok', { onSuspended: 'maybe' as never })).rejects.toMatchObject({
+      code: 'BadArguments',
+    });
+    expect(errors.map((error) => (error as { code: string }).code)).toEqual([
+      'InvalidPath',
+      'BadArguments',
+      'BadArguments',
+      'InvalidPath',
+    ]);
+    expect(await client.promises.children('/')).toEqual(before);
+  });
+});
