@@ -14,6 +14,7 @@ describe('node names', () => {
     expect(parseChild(`_c_${uuid}-lock-0000000007`)).toEqual({
       name: `_c_${uuid}-lock-0000000007`,
       key: '0000000007',
+      order: 7,
       kind: 'exclusive',
       protectedPrefix: `_c_${uuid}-`,
     });
@@ -38,7 +39,11 @@ describe('node names', () => {
       key: '0000000006',
       kind: 'read',
     });
-    expect(parseChild('something-else')).toMatchObject({ key: 'something-else', kind: 'other' });
+    expect(parseChild('something-else')).toMatchObject({
+      key: 'something-else',
+      kind: 'other',
+      order: Number.POSITIVE_INFINITY,
+    });
   });
 
   it('sorts every recipe by sequence, whatever the prefix', () => {
@@ -71,6 +76,7 @@ describe('node names', () => {
   it('reads sequences, including wrapped negative ones', () => {
     expect(sequenceOf('x-lock-0000000042')).toBe(42);
     expect(sequenceOf('x-lock--2147483648')).toBe(-2147483648);
+    expect(sequenceOf('x-lock--000000005')).toBe(-5);
     expect(sequenceOf('nothing')).toBeUndefined();
   });
 

@@ -34,8 +34,13 @@ export type ChildKind = 'exclusive' | 'read' | 'write' | 'latch' | 'lease' | 'ot
 export interface LockChild {
   /** The node's name (not its path). */
   readonly name: string;
-  /** The text participants sort by: what follows the recipe marker (the sequence), else the name. */
+  /** The text after the recipe marker (the sequence ZooKeeper appended), else the whole name. */
   readonly key: string;
+  /**
+   * Creation order: the sequence read as an unsigned 32-bit number (so the first wrap of the
+   * parent's signed counter keeps its order), or +Infinity for names without a sequence.
+   */
+  readonly order: number;
   readonly kind: ChildKind;
   /** The protected id (`_c_<uuid>-`) when the name has one. */
   readonly protectedPrefix: string | undefined;
@@ -54,11 +59,19 @@ const markers: readonly [string, ChildKind][] = [
 
 const protectedPattern = /^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-/;
 
+// ZooKeeper writes the parent's signed 32-bit counter with "%010d": ten characters, the sign
+// taking one of them ("0000000042", "-000000005", "-2147483648" is eleven only at the minimum).
+const sequencePattern = /^(?:\d{10}|-\d{9,10})$/;
+
+function orderOf(key: string): number {
+  if (!sequencePattern.test(key)) return Number.POSITIVE_INFINITY;
+  const value = Number(key);
+  return value < 0 ? value + 2 ** 32 : value;
+}
+
 /**
- * Parses a child name. The order key is Curator's: the text after the last occurrence of the
- * recipe's marker (the 10-digit sequence ZooKeeper appended), or the whole name when no marker
- * is found. kazoo's `__lock__`/`__rlock__` children get their sequence as key, so they queue by
- * sequence with everyone else.
+ * Parses a child name: its kind from the recipe marker (Curator's and kazoo's), its key (the
+ * text after the marker, as Curator reads it) and its creation order.
  */
 export function parseChild(name: string): LockChild {
   const match = protectedPattern.exec(name);
@@ -66,16 +79,31 @@ export function parseChild(name: string): LockChild {
   for (const [marker, kind] of markers) {
     const index = name.lastIndexOf(marker);
     if (index >= 0) {
-      // kazoo: `__lock__` also occurs inside `__rlock__`; the longer marker is checked first.
-      return { name, key: name.slice(index + marker.length), kind, protectedPrefix };
+      // kazoo: `__lock__` never occurs inside `__rlock__`; the longer marker is checked first anyway.
+      const key = name.slice(index + marker.length);
+      return { name, key, order: orderOf(key), kind, protectedPrefix };
     }
   }
-  return { name, key: name, kind: 'other', protectedPrefix };
+  return { name, key: name, order: Number.POSITIVE_INFINITY, kind: 'other', protectedPrefix };
 }
 
-/** Parses and sorts children by order key (ties keep the server's order, as Curator does). */
+/**
+ * Parses and sorts children in creation order: by sequence (read unsigned, so the first wrap of
+ * ZooKeeper's signed counter keeps creation order where Curator's text order breaks), then
+ * names without a sequence by text. Ties keep the server's order, as Curator does. Before the
+ * wrap this is exactly Curator's and kazoo's order.
+ */
 export function sortChildren(names: readonly string[]): LockChild[] {
-  return names.map(parseChild).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return names
+    .map(parseChild)
+    .sort(
+      (a, b) =>
+        a.order - b.order || (a.order === Number.POSITIVE_INFINITY ? compareText(a.key, b.key) : 0),
+    );
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** A fresh protected prefix and the node name it gives with `marker`. */
@@ -86,9 +114,9 @@ export function protectedName(marker: string): { prefix: string; name: string } 
 
 /** The sequence number ZooKeeper appended to a node name (signed 32-bit), if any. */
 export function sequenceOf(name: string): number | undefined {
-  // The key is what follows the marker, so a wrapped "lock--2147483648" reads as negative.
+  // The key is what follows the marker, so a wrapped "lock--000000005" reads as -5.
   const { key } = parseChild(name);
-  return /^-?\d{10}$/.test(key) ? Number(key) : undefined;
+  return sequencePattern.test(key) ? Number(key) : undefined;
 }
 
 /** True when a path segment is a recipe's node (a protected name or a kazoo lock node). */
