@@ -146,6 +146,9 @@ export const Rc = {
   closing: -116,
 } as const;
 
+/** How many partial reads in a row the binding tolerates before closing the handle. */
+const NO_RESPONSE_LIMIT = 1_000_000;
+
 /** zookeeper.h `ZOO_CONNECTED_STATE`, as the binding's `state` reports it. */
 const ZOO_CONNECTED_STATE = 3;
 
@@ -208,6 +211,12 @@ export class NativeHandle {
       debug_level: options.logLevel,
       host_order_deterministic: false,
       data_as_buffer: true,
+      // The binding closes the handle as *expired* once zookeeper_process has returned "nothing
+      // complete yet" more than this many times in a row (default 10). Reading or writing a
+      // large node (hundreds of KiB) takes more partial reads than that, so the session was
+      // reported expired, renewed, and the retried write expired it again. The C client's own
+      // timeouts still detect a dead connection.
+      response_counter_limit: NO_RESPONSE_LIMIT,
     };
     if (options.session) {
       init.client_id = options.session.id;

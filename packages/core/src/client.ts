@@ -21,7 +21,7 @@ import {
 } from './client-options';
 import { errorFromRc, ZkError, ZkErrorCode } from './errors';
 import { type Logger, leveledLogger, levelRank, nativeLineLevel } from './logger';
-import { parentOf, toDataBuffer, validatePath, type ZkData } from './paths';
+import { MAX_DATA_BYTES, parentOf, toDataBuffer, validatePath, type ZkData } from './paths';
 import {
   isConnectedState,
   isTerminalState,
@@ -75,6 +75,37 @@ export interface ZkPromises {
 
 const MAX_TTL_MS = 0xff_ffff_ffff;
 const createModes: readonly CreateMode[] = ['persistent', 'ephemeral', 'container'];
+
+/**
+ * Rejects a request larger than the server's default `jute.maxbuffer` before it is sent: the
+ * server answers one by dropping the connection, which the caller would see as ConnectionLoss
+ * (and an idempotent `set` would retry into a reconnect loop). Sizes are jute's encoding:
+ * `headerBytes` counts everything but the path and the data (each with its 4-byte length).
+ */
+function checkRequestSize(
+  operation: string,
+  path: string,
+  serverPath: string,
+  data: Buffer,
+  headerBytes: number,
+): void {
+  const size = headerBytes + 4 + Buffer.byteLength(serverPath) + 4 + data.length;
+  if (size > MAX_DATA_BYTES) {
+    throw bad(
+      `${operation} ${path}: the request is ${size} bytes (${data.length} of data), more than ZooKeeper's limit of ${MAX_DATA_BYTES} (jute.maxbuffer)`,
+      path,
+    );
+  }
+}
+
+/** Jute size of a create's ACL list, flags and TTL (request header included). */
+function createHeaderBytes(acl: readonly Acl[], ttlMs: number): number {
+  let bytes = 8 + 4 + 4 + (ttlMs > 0 ? 8 : 0); // xid+type, ACL count, flags, TTL
+  for (const entry of acl) {
+    bytes += 4 + 4 + Buffer.byteLength(entry.scheme) + 4 + Buffer.byteLength(entry.id);
+  }
+  return bytes;
+}
 
 // Every live client that logs: the C client's log lines are process-wide, so each gets them.
 const nativeLogSinks = new Set<{ level: number; log: Required<Logger> }>();
@@ -261,10 +292,17 @@ export class ZkClient {
   private closePromise: Promise<void> | undefined;
   private warnedStockBinding = false;
   private readonly listener: HandleListener;
+  /** The connect string's chroot (`''` without one): the server sees it before every path. */
+  private readonly chroot: string;
 
   constructor(options: ZkClientOptions) {
     this.options = resolveClientOptions(options);
     this.connectString = this.options.connect;
+    const slash = this.connectString.indexOf('/');
+    this.chroot =
+      slash === -1 || this.connectString.length === slash + 1
+        ? ''
+        : this.connectString.slice(slash);
     this.log = leveledLogger(this.options.logger, this.options.logLevel);
     if (this.options.logger && this.options.logLevel !== 'silent') {
       this.logSink = { level: levelRank(this.options.logLevel), log: this.log };
@@ -348,6 +386,11 @@ export class ZkClient {
     return new Promise<void>((resolve, reject) => {
       let done = false;
       let timer: ReturnType<typeof setTimeout> | undefined;
+      // Declared before subscribing: a finished session$ (closed, auth-failed) calls `finish`
+      // synchronously inside `subscribe`, before the subscription could be assigned. A `const`
+      // there threw a ReferenceError out of rxjs (an uncaught exception) and left the promise
+      // pending forever.
+      let subscription: { unsubscribe(): void } | undefined;
       const finish = (error?: ZkError) => {
         if (done) return;
         done = true;
@@ -366,7 +409,7 @@ export class ZkClient {
           ),
         timeoutMs,
       );
-      const subscription = this.sessionSubject.subscribe({
+      subscription = this.sessionSubject.subscribe({
         next: (event) => {
           if (isConnectedState(event.state)) finish();
           else if (event.state === 'auth-failed') {
@@ -417,6 +460,16 @@ export class ZkClient {
   /** Waits until the server this client talks to has caught up with the leader for `path`. */
   sync(path: string): Observable<void> {
     return cold(() => this.sync$(path));
+  }
+
+  /** A node's ACL and metadata (the observable twin of `promises.getAcl`). */
+  getAcl(path: string): Observable<{ acl: Acl[]; stat: Stat }> {
+    return cold(() => this.getAcl$(path));
+  }
+
+  /** Replaces a node's ACL (if `version` is given, only when the ACL is at that version). */
+  setAcl(path: string, acl: readonly Acl[], version?: number): Observable<void> {
+    return cold(() => this.setAcl$(path, acl, version));
   }
 
   /**
@@ -504,6 +557,11 @@ export class ZkClient {
     const handle = this.handle;
     this.handle = undefined;
     handle?.close();
+    // NativeHandle.close() runs the C client's close on the next turn of the event loop (never
+    // inside a binding callback). Wait for it (setImmediate callbacks run in order): without
+    // this, close() resolved before the closeSession went out, and the session's ephemeral
+    // nodes were still there for whoever looked next.
+    if (handle) await new Promise<void>((resolve) => setImmediate(resolve));
     if (this.logSink) nativeLogSinks.delete(this.logSink);
     this.watches.close();
     this.sessionSubject.complete();
@@ -587,7 +645,9 @@ export class ZkClient {
   }
 
   private expire(handle: NativeHandle): void {
-    const sessionId = this.connectedOnHandle ? handle.sessionId : this.sessionId;
+    // The session's id as session$ last reported it: when the server said "expired", the
+    // handle is already dead and its own `sessionId` reads '0' (the expired event carried '0').
+    const sessionId = this.sessionId;
     this.handle = undefined;
     clearTimeout(this.suspendTimer);
     this.suspendTimer = undefined;
@@ -756,6 +816,13 @@ export class ZkClient {
     let request: CreateRequest;
     try {
       request = resolveCreate(path, data, options);
+      checkRequestSize(
+        'create',
+        path,
+        this.chroot + path,
+        request.data,
+        createHeaderBytes(request.acl ?? this.options.defaultAcl ?? OPEN_ACL_UNSAFE, request.ttlMs),
+      );
     } catch (error) {
       return Promise.reject(error);
     }
@@ -854,6 +921,7 @@ export class ZkClient {
       validatePath(path);
       bytes = toDataBuffer(data, path);
       expected = validateVersion(version, path);
+      checkRequestSize('set', path, this.chroot + path, bytes, 8 + 4); // xid+type, version
     } catch (error) {
       return Promise.reject(error);
     }

@@ -4,8 +4,15 @@
  */
 import { ZkError, ZkErrorCode } from './errors';
 
-/** Largest node data ZooKeeper accepts by default (jute.maxbuffer is about 1 MiB). */
-export const MAX_DATA_BYTES = 1024 * 1024;
+/**
+ * Largest request ZooKeeper accepts by default (`jute.maxbuffer`, 0xfffff = 1 MiB - 1 bytes): a
+ * larger one makes the server drop the connection. Node data must fit in one request with its
+ * path and header, so the largest data is a few dozen bytes less (`set` on `/a`: 1,048,553;
+ * `create` of `/a`: 1,048,526); the client checks each request before sending it.
+ */
+// Was 1024 * 1024: data of exactly 1 MiB passed the check, then the server dropped the
+// connection (ConnectionLoss, and `set` retried it into a reconnect loop).
+export const MAX_DATA_BYTES = 0xf_ffff;
 
 /** What `data` arguments accept: text is written as UTF-8. */
 export type ZkData = string | Uint8Array | null | undefined;
