@@ -1,0 +1,246 @@
+/**
+ * Test support for @zkrx/core's integration tests: clients, proxies and test roots that are
+ * closed or removed after each test, stream recorders, and small waiting helpers.
+ */
+import { createServer } from 'node:net';
+import {
+  fourLetterWord,
+  startProxy,
+  type TcpProxy,
+  testZooKeeper,
+  uniqueRoot,
+} from '@zkrx/testing';
+import type { Observable, Subscription } from 'rxjs';
+import { afterAll, afterEach, expect, vi } from 'vitest';
+import {
+  createClient,
+  type SessionEvent,
+  type SessionState,
+  type ZkClient,
+  type ZkClientOptions,
+  ZkError,
+} from '../src/index';
+
+const clients = new Set<ZkClient>();
+const proxies = new Set<TcpProxy>();
+const cleanups: Array<() => unknown> = [];
+const roots: Array<{ root: string; connectString: string }> = [];
+const removedRoots: Array<{ root: string; connectString: string }> = [];
+
+afterEach(async () => {
+  // Clients first (their ephemeral nodes go), then proxies and servers, then the test roots.
+  // A client behind one of our proxies would block ~1.5 s in the C client's close waiting for
+  // a reply the in-process proxy cannot forward meanwhile: cut it off first (its session then
+  // ends on the server by timeout; the root's removal takes its ephemeral nodes).
+  for (const proxy of proxies) {
+    proxy.refuse(true);
+    proxy.cut();
+  }
+  proxies.clear();
+  const open = [...clients];
+  clients.clear();
+  await Promise.all(open.map((client) => client.close()));
+  while (cleanups.length > 0) await cleanups.pop()?.();
+  const owned = roots.splice(0);
+  for (const { root, connectString } of owned) {
+    const admin = createClient({ connect: connectString, sessionTimeoutMs: 4_000 });
+    try {
+      await admin.connected(5_000);
+      await removeTree(admin, root);
+      expect(await admin.promises.exists(root), `${root} left behind`).toBeNull();
+    } finally {
+      await admin.close();
+    }
+    removedRoots.push({ root, connectString });
+  }
+});
+
+afterAll(async () => {
+  // Nothing of this file's test roots may be left on the shared server.
+  const { connectString } = await testZooKeeper();
+  const shared = removedRoots.filter((entry) => entry.connectString === connectString);
+  if (shared.length === 0) return;
+  const admin = createClient({ connect: connectString, sessionTimeoutMs: 4_000 });
+  try {
+    await admin.connected(5_000);
+    const top = new Set(await admin.promises.children('/'));
+    const left = shared.map(({ root }) => root.slice(1)).filter((name) => top.has(name));
+    expect(left, 'test roots left on the server').toEqual([]);
+  } finally {
+    await admin.close();
+  }
+});
+
+/** Runs `cleanup` after the current test (after its clients are closed). */
+export function onCleanup(cleanup: () => unknown): void {
+  cleanups.push(cleanup);
+}
+
+/** A client (not yet connected) closed after the test; on the run's ZooKeeper by default. */
+export async function openClient(options: Partial<ZkClientOptions> = {}): Promise<ZkClient> {
+  const connect = options.connect ?? (await testZooKeeper()).connectString;
+  const client = createClient({ sessionTimeoutMs: 4_000, ...options, connect });
+  clients.add(client);
+  return client;
+}
+
+/** A connected client, closed after the test. */
+export async function connectedClient(options: Partial<ZkClientOptions> = {}): Promise<ZkClient> {
+  const client = await openClient(options);
+  await client.connected(10_000);
+  return client;
+}
+
+/**
+ * A fresh, created test root (`/core-<random>`) on the given server (the run's by default),
+ * removed with everything under it after the test.
+ */
+export async function testRoot(connectString?: string): Promise<string> {
+  const connect = connectString ?? (await testZooKeeper()).connectString;
+  const root = uniqueRoot('core');
+  roots.push({ root, connectString: connect });
+  const admin = createClient({ connect, sessionTimeoutMs: 4_000 });
+  try {
+    await admin.connected(5_000);
+    await admin.promises.create(root);
+  } finally {
+    await admin.close();
+  }
+  return root;
+}
+
+/** A TCP proxy to the run's ZooKeeper (or `target`), closed after the test. */
+export async function proxyTo(target?: string): Promise<TcpProxy> {
+  const proxy = await startProxy(target ?? (await testZooKeeper()).connectString);
+  proxies.add(proxy);
+  onCleanup(() => proxy.close());
+  return proxy;
+}
+
+/** Deletes a node and everything under it (nodes vanishing meanwhile are fine). */
+export async function removeTree(client: ZkClient, path: string): Promise<void> {
+  let children: string[];
+  try {
+    children = await client.promises.children(path);
+  } catch (error) {
+    if (error instanceof ZkError && error.code === 'NoNode') return;
+    // A node we may not read: deleting it needs only the parent's permission.
+    if (!(error instanceof ZkError && error.code === 'NoAuth')) throw error;
+    children = [];
+  }
+  for (const child of children) await removeTree(client, `${path}/${child}`);
+  try {
+    await client.promises.delete(path);
+  } catch (error) {
+    if (!(error instanceof ZkError && error.code === 'NoNode')) throw error;
+  }
+}
+
+/** Every path under `root` (relative, sorted), for "nothing was created" checks. */
+export async function listTree(client: ZkClient, root: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (path: string, relative: string): Promise<void> => {
+    for (const child of await client.promises.children(path)) {
+      const childRelative = `${relative}/${child}`;
+      found.push(childRelative);
+      await walk(`${path}/${child}`, childRelative);
+    }
+  };
+  await walk(root, '');
+  return found.sort();
+}
+
+/** What a subscription to an observable has seen so far. */
+export interface Recording<T> {
+  readonly values: T[];
+  error: unknown;
+  completed: boolean;
+  readonly subscription: Subscription;
+}
+
+/** Subscribes to `observable` and records what it emits; unsubscribed after the test. */
+export function record<T>(observable: Observable<T>): Recording<T> {
+  const recording = { values: [] as T[], error: undefined as unknown, completed: false };
+  const subscription = observable.subscribe({
+    next: (value) => recording.values.push(value),
+    error: (error: unknown) => {
+      recording.error = error;
+    },
+    complete: () => {
+      recording.completed = true;
+    },
+  });
+  onCleanup(() => subscription.unsubscribe());
+  return Object.assign(recording, { subscription });
+}
+
+/** The states of a recorded `session$`. */
+export function statesOf(recording: Recording<SessionEvent>): SessionState[] {
+  return recording.values.map((event) => event.state);
+}
+
+/** Waits until `predicate` holds (polling every 10 ms). */
+export function waitFor(
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<true> {
+  return vi.waitUntil(async () => (await predicate()) === true, {
+    timeout: timeoutMs,
+    interval: 10,
+  });
+}
+
+/** Resolves with the error `promise` rejects with; fails the test if it resolves. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<ZkError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ZkError);
+    return error as ZkError;
+  }
+  throw new Error('expected a rejection with a ZkError, but the call succeeded');
+}
+
+/** Resolves with the error an observable fails with; fails the test if it emits or completes. */
+export function observableErrorOf(observable: Observable<unknown>): Promise<ZkError> {
+  return new Promise<ZkError>((resolve, reject) => {
+    observable.subscribe({
+      next: (value) =>
+        reject(new Error(`expected an error, got a value: ${JSON.stringify(value)}`)),
+      error: (error: unknown) => {
+        if (error instanceof ZkError) resolve(error);
+        else reject(new Error(`expected a ZkError, got ${String(error)}`));
+      },
+      complete: () => reject(new Error('expected an error, the observable completed')),
+    });
+  });
+}
+
+/** A port on 127.0.0.1 that was listening a moment ago and is closed now (connections refused). */
+export function deadPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The paths a session watches on a server, from the `wchc` four-letter word. */
+export async function watchedPaths(connectString: string, sessionId: string): Promise<string[]> {
+  const text = await fourLetterWord(connectString, 'wchc');
+  const paths: string[] = [];
+  let inSession = false;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('0x')) inSession = BigInt(line.trim()) === BigInt(`0x${sessionId}`);
+    else if (inSession && line.trim().startsWith('/')) paths.push(line.trim());
+  }
+  return paths;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
