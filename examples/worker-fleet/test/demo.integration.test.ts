@@ -1,0 +1,38 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { testZooKeeper } from '@zkrx/testing';
+import { describe, expect, it } from 'vitest';
+
+const demo = fileURLToPath(new URL('../dist/demo.js', import.meta.url));
+
+describe('worker-fleet demo (smoke)', () => {
+  it('survives a leader crash and a graceful stop, with every job run exactly once', async () => {
+    const { connectString } = await testZooKeeper();
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        demo,
+        '--connect',
+        connectString,
+        '--workers',
+        '3',
+        '--jobs',
+        '9',
+        '--session-timeout',
+        '1500',
+        '--issue-every',
+        '60',
+        '--job-ms',
+        '40',
+      ],
+      { timeout: 60_000 },
+    );
+    expect(stdout).toContain('killing the leader');
+    expect(stdout).toContain('stopping the leader');
+    expect(stdout).toMatch(/jobs issued 9, ran 9\/9, done markers 9/);
+    expect(stdout).toContain('jobs that ran twice: 0');
+    expect(stdout).toContain('(overlapping terms: 0)');
+    expect(stdout).toContain('OK: every job ran exactly once, one leader at a time');
+  });
+});
