@@ -111,6 +111,82 @@ describe('mutex under failures', () => {
     }
   });
 
+  it('adopts its own node after a connection loss during the create: one child, no double hold, no orphan', async () => {
+    const { connectString } = await testZooKeeper();
+    const proxy = await startProxy(connectString);
+    try {
+      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 4_000 });
+      const b = await connectedClient();
+      const path = lockPath();
+      const blocker = await acquire(b, path);
+      proxy.holdReplies();
+      const pending = acquire(a, path);
+      // The create reaches the server and is applied; its reply never comes back.
+      await vi.waitUntil(async () => (await childrenOf(b, path)).length === 2);
+      proxy.cut();
+      proxy.holdReplies(false);
+      await sleep(300);
+      expect(await childrenOf(b, path)).toHaveLength(2);
+      await blocker.release();
+      const lease = await pending;
+      expect(await childrenOf(b, path)).toEqual([lease.node.split('/').at(-1)]);
+      expect(await tryAcquire(b, path)).toBeNull();
+      await lease.release();
+      expect(await childrenOf(b, path)).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('creates again when the create never reached the server', async () => {
+    const { connectString } = await testZooKeeper();
+    const proxy = await startProxy(connectString);
+    try {
+      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 4_000 });
+      const b = await connectedClient();
+      const path = lockPath();
+      await b.promises.mkdirp(path);
+      proxy.pause();
+      const pending = acquire(a, path);
+      await sleep(100);
+      expect(await childrenOf(b, path)).toEqual([]);
+      proxy.cut();
+      proxy.resume();
+      const lease = await pending;
+      expect(await childrenOf(b, path)).toEqual([lease.node.split('/').at(-1)]);
+      await lease.release();
+      expect(await childrenOf(b, path)).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('leaves no orphan when it gives up while partitioned after its create was applied', async () => {
+    const { connectString } = await testZooKeeper();
+    const proxy = await startProxy(connectString);
+    try {
+      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 6_000 });
+      const b = await connectedClient();
+      const path = lockPath();
+      const blocker = await acquire(b, path);
+      proxy.holdReplies();
+      const pending = acquire(a, path, { timeoutMs: 800 }).catch((caught: unknown) => caught);
+      await vi.waitUntil(async () => (await childrenOf(b, path)).length === 2);
+      proxy.refuse(true);
+      proxy.cut();
+      proxy.holdReplies(false);
+      expect(await pending).toBeInstanceOf(LockTimeoutError);
+      // a's session lives on, and so does its node, until a reconnects and removes it.
+      expect(await childrenOf(b, path)).toHaveLength(2);
+      proxy.refuse(false);
+      await vi.waitUntil(async () => (await childrenOf(b, path)).length === 1, { timeout: 6_000 });
+      await blocker.release();
+      expect(await childrenOf(b, path)).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('times out with LockTimeoutError and leaves no node', async () => {
     const [a, b] = await connectedClients(2);
     const path = lockPath();

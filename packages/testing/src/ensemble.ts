@@ -72,6 +72,11 @@ export interface Ensemble {
    * 30 s by default) while an election is in progress.
    */
   leaderIndex(timeoutMs?: number): Promise<number>;
+  /**
+   * The index of the running member a session is connected to (from its `cons`), or undefined.
+   * `sessionId` is hex as clients print it, with or without `0x`.
+   */
+  serverOf(sessionId: string): Promise<number | undefined>;
   /** Stops every member and removes `dir`. Idempotent. */
   close(): Promise<void>;
 }
@@ -268,6 +273,15 @@ function ensembleHandle(
         }
         await sleep(100);
       }
+    },
+    async serverOf(sessionId) {
+      const wanted = `sid=0x${sessionId.replace(/^0x/i, '').toLowerCase()},`;
+      for (const server of servers) {
+        if (!server.running) continue;
+        const cons = await server.fourLetterWord('cons').catch(() => '');
+        if (cons.toLowerCase().includes(wanted)) return server.index;
+      }
+      return undefined;
     },
     close() {
       closed ??= (async () => {

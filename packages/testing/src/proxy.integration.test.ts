@@ -49,6 +49,22 @@ describe('startProxy in front of a real server', () => {
     expect(answer).toBe('imok');
   });
 
+  it('holdReplies() lets requests reach the server but holds its answers until lifted', async () => {
+    proxy.holdReplies();
+    let answer: string | undefined;
+    const before = (await mntr(connectString)).zk_packets_received as number;
+    const asking = fourLetterWord(proxy.connectString, 'srvr', 5_000).then((text) => {
+      answer = text;
+    });
+    await sleep(300);
+    expect(answer).toBeUndefined();
+    // The server got (and answered) the request meanwhile.
+    expect((await mntr(connectString)).zk_packets_received as number).toBeGreaterThan(before);
+    proxy.holdReplies(false);
+    await asking;
+    expect(answer).toContain('Mode:');
+  });
+
   it('cut() drops the connection, not the session', async () => {
     const held = await session({ sessionTimeoutMs: 10_000 });
     proxy.cut();

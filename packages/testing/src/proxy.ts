@@ -33,6 +33,12 @@ export interface TcpProxy {
   /** Forwards again everything held since `pause()`. */
   resume(): void;
   /**
+   * While `on`, the server's replies are held on every connection while requests still reach
+   * the server: a request is applied but its caller never hears back. With `cut()` this is the
+   * ConnectionLoss-after-apply case (the create happened; did it?). Off forwards what was held.
+   */
+  holdReplies(on?: boolean): void;
+  /**
    * While `on`, new connections are reset as soon as accepted: the client cannot reconnect.
    * Existing connections are untouched; `cut()` then `refuse()` is a full partition.
    */
@@ -56,6 +62,7 @@ class Link {
     private readonly target: { host: string; port: number },
     private readonly isPaused: () => boolean,
     private readonly onGone: (link: Link) => void,
+    private readonly isHoldingReplies: () => boolean = () => false,
   ) {
     client.setNoDelay(true);
     this.wire(client, 'toServer');
@@ -112,7 +119,7 @@ class Link {
     if (this.isPaused()) return;
     const upstream = this.upstream;
     if (upstream && !upstream.connecting) drain(this.toServer, upstream);
-    drain(this.toClient, this.client);
+    if (!this.isHoldingReplies()) drain(this.toClient, this.client);
   }
 
   /** The link is gone once both sockets are closed (or the client closed before any upstream). */
@@ -162,6 +169,7 @@ export async function startProxy(target: string, options: TcpProxyOptions = {}):
   const host = options.host ?? '127.0.0.1';
   const links = new Set<Link>();
   let paused = false;
+  let holdingReplies = false;
   let refusing = false;
   let closing: Promise<void> | undefined;
 
@@ -177,6 +185,7 @@ export async function startProxy(target: string, options: TcpProxyOptions = {}):
         destination,
         () => paused,
         (link) => links.delete(link),
+        () => holdingReplies,
       ),
     );
   });
@@ -217,6 +226,10 @@ export async function startProxy(target: string, options: TcpProxyOptions = {}):
     },
     refuse(on = true) {
       refusing = on;
+    },
+    holdReplies(on = true) {
+      holdingReplies = on;
+      if (!on) for (const link of [...links]) link.resume();
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
