@@ -65,6 +65,46 @@ export class LeaseReleasedError extends Error {
   }
 }
 
+/** A release is no failure: its reason needs no stack trace (which costs more than the rest). */
+function releasedReason(path: string): LeaseReleasedError {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new LeaseReleasedError(path);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
+ * An AbortSignal made only when someone asks for it (most leases are never asked), aborted with
+ * the lease's end reason whenever that comes.
+ */
+class LazySignal {
+  private controller: AbortController | undefined;
+  private reason: unknown;
+  private ended = false;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.ended) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.ended;
+  }
+
+  abort(reason: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
 // ---- re-entrancy by async context ----
 
 type HoldMap = ReadonlyMap<string, LeaseCore>;
@@ -108,7 +148,7 @@ export class LeaseCore {
   readonly fencingToken: number;
   readonly sessionId: string;
   readonly state$: BehaviorSubject<LeaseState>;
-  readonly controller = new AbortController();
+  readonly controller = new LazySignal();
   lostError: LockLostError | undefined;
   private holders = 0;
   private readonly onSuspended: SuspendedPolicy;
@@ -180,7 +220,7 @@ export class LeaseCore {
   private end(state: 'released'): void {
     if (!this.isHeld) return;
     this.setState(state);
-    this.finish(new LeaseReleasedError(this.path));
+    this.finish(releasedReason(this.path));
   }
 
   private finish(reason: Error): void {
@@ -219,7 +259,7 @@ class LeaseHandle implements Lease {
   private released = false;
   private readonly own: BehaviorSubject<LeaseState>;
   private readonly mirror: Subscription;
-  private readonly controller = new AbortController();
+  private readonly controller = new LazySignal();
   readonly lost$: Observable<LockLostError>;
 
   constructor(private readonly core: LeaseCore) {
@@ -228,7 +268,7 @@ class LeaseHandle implements Lease {
       next: (state) => {
         if (!this.released) this.own.next(state);
       },
-      complete: () => this.finish(core.lostError ?? new LeaseReleasedError(core.path)),
+      complete: () => this.finish(core.lostError ?? releasedReason(core.path)),
     });
     this.lost$ = this.own.pipe(
       filter((state) => state === 'lost'),
@@ -269,7 +309,7 @@ class LeaseHandle implements Lease {
     this.released = true;
     if (wasHeld) {
       this.own.next('released');
-      this.finish(new LeaseReleasedError(this.core.path));
+      this.finish(releasedReason(this.core.path));
     }
     return this.core.releaseOne();
   }
@@ -284,7 +324,7 @@ class LeaseHandle implements Lease {
 
   private finish(reason: Error): void {
     this.mirror?.unsubscribe();
-    if (!this.controller.signal.aborted) this.controller.abort(reason);
+    this.controller.abort(reason);
     this.own.complete();
   }
 }
