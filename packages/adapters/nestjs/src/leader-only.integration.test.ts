@@ -1,0 +1,149 @@
+import { Injectable } from '@nestjs/common';
+import { Interval, ScheduleModule } from '@nestjs/schedule';
+import { isZkError, ZkErrorCode } from '@zkrx/core';
+import { leader$ } from '@zkrx/leader';
+import { childrenOf, connectedClient, IntervalLog, lockPath, sleep } from '@zkrx/test-support';
+import { expireSession } from '@zkrx/testing';
+import { filter, firstValueFrom } from 'rxjs';
+import { describe, expect, it, vi } from 'vitest';
+import { clientOf, closeApp, startApp, startApps } from '../test/nest-apps';
+import { LeaderOnly, LeaderService } from './index';
+
+/** A report job on a fast interval that only the leader runs, and a method to call by hand. */
+function reportJob(path: string, log: IntervalLog, everyMs = 40) {
+  @Injectable()
+  class ReportJob {
+    ticks = 0;
+    calls = 0;
+
+    @Interval(everyMs)
+    @LeaderOnly(path)
+    async tick(): Promise<void> {
+      this.ticks += 1;
+      const record = log.enter(String(this.ticks));
+      await sleep(5);
+      log.exit(record);
+    }
+
+    @LeaderOnly(path)
+    report(): string {
+      this.calls += 1;
+      return 'reported';
+    }
+  }
+  return ReportJob;
+}
+
+const leaders = (apps: { get: (type: typeof LeaderService) => LeaderService }[], path: string) =>
+  apps.filter((app) => app.get(LeaderService).isLeader(path)).length;
+
+describe('@LeaderOnly', () => {
+  it('runs on exactly one application and moves when that application closes', async () => {
+    const path = lockPath('election');
+    const ReportJob = reportJob(path, new IntervalLog(1), 60_000);
+    const apps = await startApps(2, {
+      providers: [ReportJob],
+      imports: [ScheduleModule.forRoot()],
+    });
+    await vi.waitUntil(() => leaders(apps, path) === 1);
+    const results = apps.map((app) => app.get(ReportJob).report());
+    expect(results.filter((result) => result === 'reported')).toHaveLength(1);
+    expect(results.filter((result) => result === undefined)).toHaveLength(1);
+    const leaderIndex = results.indexOf('reported');
+    const leader = apps[leaderIndex]!;
+    const other = apps[1 - leaderIndex]!;
+    expect(leader.get(ReportJob).calls).toBe(1);
+    expect(other.get(ReportJob).calls).toBe(0);
+
+    await closeApp(leader);
+    await vi.waitUntil(() => other.get(LeaderService).isLeader(path), { timeout: 2_000 });
+    expect(other.get(ReportJob).report()).toBe('reported');
+  });
+
+  it('a fast @Interval runs on one application at a time, and on the other after it closes', async () => {
+    const path = lockPath('election');
+    const log = new IntervalLog(1);
+    const ReportJob = reportJob(path, log);
+    const [a, b] = await startApps(2, {
+      providers: [ReportJob],
+      imports: [ScheduleModule.forRoot()],
+    });
+    await vi.waitUntil(() => a!.get(ReportJob).ticks + b!.get(ReportJob).ticks >= 5);
+    const [leader, other] = a!.get(ReportJob).ticks > 0 ? [a!, b!] : [b!, a!];
+    await sleep(200);
+    expect(other.get(ReportJob).ticks).toBe(0);
+    const leaderTicks = leader.get(ReportJob).ticks;
+    expect(leaderTicks).toBeGreaterThanOrEqual(5);
+
+    await closeApp(leader);
+    await vi.waitUntil(() => other.get(ReportJob).ticks >= 3, { timeout: 3_000 });
+    expect(leader.get(ReportJob).ticks).toBe(leaderTicks);
+    expect(log.violations).toEqual([]);
+  });
+
+  it('joins each election once per application, at boot, and leaves it on shutdown', async () => {
+    const path = lockPath('election');
+    const ReportJob = reportJob(path, new IntervalLog(1), 60_000);
+    const watcher = await connectedClient();
+    const app = await startApp({ providers: [ReportJob] });
+    // Two @LeaderOnly methods, one candidate: queued before the application finished booting.
+    expect(await childrenOf(watcher, path)).toHaveLength(1);
+    await vi.waitUntil(() => app.get(LeaderService).isLeader(path));
+    await closeApp(app);
+    expect(await childrenOf(watcher, path)).toEqual([]);
+  });
+
+  it('steps down when the session expires and stands again', async () => {
+    const path = lockPath('election');
+    const ReportJob = reportJob(path, new IntervalLog(1), 60_000);
+    const app = await startApp({ providers: [ReportJob] });
+    const service = app.get(LeaderService);
+    await vi.waitUntil(() => service.isLeader(path));
+    const term = service.signal(path);
+    const states: boolean[] = [];
+    service.isLeader$(path).subscribe((leading) => states.push(leading));
+    await expireSession(clientOf(app));
+    expect(term.aborted).toBe(true);
+    await vi.waitUntil(() => service.isLeader(path), { timeout: 5_000 });
+    expect(states).toEqual([true, false, true]);
+    expect(app.get(ReportJob).report()).toBe('reported');
+  });
+});
+
+describe('LeaderService', () => {
+  it('isLeader$ and whenLeader follow the election; the id is candidateId', async () => {
+    const path = lockPath('election');
+    const watcher = await connectedClient();
+    const [a, b] = await Promise.all([
+      startApp({ zk: { candidateId: 'app-a' } }),
+      startApp({ zk: { candidateId: 'app-b' } }),
+    ]);
+    const first = a!.get(LeaderService);
+    const second = b!.get(LeaderService);
+    const states: boolean[] = [];
+    first.isLeader$(path).subscribe((leading) => states.push(leading));
+    const signal = await first.whenLeader(path);
+    expect(first.isLeader(path)).toBe(true);
+    await second.join(path);
+    expect(second.isLeader(path)).toBe(false);
+    const info = await firstValueFrom(
+      leader$(watcher, path).pipe(filter((current) => current.participants.length === 2)),
+    );
+    expect(info.leaderId).toBe('app-a');
+
+    const secondLeads = second.whenLeader(path);
+    await closeApp(a!);
+    expect(signal.aborted).toBe(true);
+    expect(states).toEqual([false, true, false]);
+    await expect(secondLeads).resolves.toBeInstanceOf(AbortSignal);
+    expect(second.isLeader(path)).toBe(true);
+  });
+
+  it('after shutdown a new election cannot be joined', async () => {
+    const app = await startApp();
+    const service = app.get(LeaderService);
+    await closeApp(app);
+    const error = await service.join(lockPath('election')).catch((caught: unknown) => caught);
+    expect(isZkError(error, ZkErrorCode.ClientClosed)).toBe(true);
+  });
+});

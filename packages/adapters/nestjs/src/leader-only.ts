@@ -1,0 +1,67 @@
+/**
+ * The @LeaderOnly method decorator: the method body runs only in the application that leads
+ * the election at a path; in the others the call returns without running.
+ */
+import { ZkError, ZkErrorCode } from '@zkrx/core';
+import { validateLockPath } from '@zkrx/lock';
+import { addLeaderOnlyPath } from './leader-only-paths';
+import { LeaderService } from './leader-service';
+import { type AnyMethod, describeMethod, injectInto, replaceMethod } from './method-decoration';
+
+/** Where Nest puts the application's LeaderService on a decorated instance. */
+const LEADER = Symbol.for('@zkrx/nestjs: @LeaderOnly needs ZkModule');
+
+/**
+ * Runs the decorated method only in the application that leads the election at `path`: made for
+ * scheduled jobs (`@Cron`, `@Interval` from @nestjs/schedule) that every instance of a service
+ * schedules and only one should run. Elsewhere the call returns `undefined` without running.
+ *
+ * The application joins the election when it boots (once per path, whatever the number of
+ * methods) and leaves it when it shuts down, so leadership moves to another instance at once.
+ * A run already started is not stopped when leadership ends: read `LeaderService.signal(path)`
+ * for that. Other decorators on the method keep their metadata in either order.
+ *
+ * ## Example
+ * ```ts
+ * @Injectable()
+ * export class Reports {
+ *   @Interval(60_000)
+ *   @LeaderOnly('/election/reports')
+ *   async sendDailyReport() {
+ *     await this.mailer.send(await this.build());
+ *   }
+ * }
+ * ```
+ *
+ * @param path The election path.
+ * @return A method decorator.
+ */
+export function LeaderOnly(path: string) {
+  validateLockPath(path, 'election');
+  return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
+    const where = describeMethod(target, key);
+    if (typeof descriptor.value !== 'function' || typeof target === 'function') {
+      throw new ZkError(
+        ZkErrorCode.BadArguments,
+        `@LeaderOnly goes on an instance method (${where} is not one)`,
+      );
+    }
+    const original: AnyMethod = descriptor.value;
+    addLeaderOnlyPath(target.constructor, path);
+    injectInto(target, LEADER, LeaderService);
+    replaceMethod(descriptor, function leaderOnly(this: unknown, ...args: unknown[]): unknown {
+      const leader =
+        typeof this === 'object' && this !== null
+          ? (this as { [LEADER]?: LeaderService })[LEADER]
+          : undefined;
+      if (!leader) {
+        throw new ZkError(
+          ZkErrorCode.BadArguments,
+          `${where} is @LeaderOnly, but this instance was not made by a Nest application that imports ZkModule: import ZkModule.forRoot({ ..., isGlobal: true }) and let Nest create the class`,
+        );
+      }
+      if (!leader.isLeader(path)) return undefined;
+      return original.apply(this, args);
+    });
+  };
+}

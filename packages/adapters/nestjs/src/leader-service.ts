@@ -1,0 +1,166 @@
+/**
+ * LeaderService: this application's candidacies in leader elections, one per path, joined once
+ * (at boot for every @LeaderOnly path) and left when the application shuts down.
+ */
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { ZkError, ZkErrorCode } from '@zkrx/core';
+import { type Election, elect } from '@zkrx/leader';
+import { validateLockPath } from '@zkrx/lock';
+import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
+import { leaderOnlyPathsOf } from './leader-only-paths';
+import { ZK_CONNECTION } from './tokens';
+import type { ZkConnection } from './zk-connection';
+
+/** One election this application stands in. */
+interface Candidacy {
+  readonly leading: BehaviorSubject<boolean>;
+  /** Resolves once queued; rejects if the candidacy could not be made. */
+  readonly joined: Promise<Election>;
+  election: Election | undefined;
+}
+
+/**
+ * This application's leadership, per election path. Inject it anywhere; `@LeaderOnly(path)`
+ * uses it too.
+ *
+ * Each path's election is joined once per application (latch style: Curator LeaderLatch layout,
+ * `_c_<uuid>-latch-<n>` nodes holding the candidate id), on first use or at boot for @LeaderOnly
+ * paths, and left when the application shuts down, handing leadership over at once. While the
+ * session is suspended the candidate steps down (unless `electionOnSuspended: 'continue'`); after
+ * an expiry it stands again by itself.
+ */
+@Injectable()
+export class LeaderService implements OnModuleInit, OnModuleDestroy {
+  private readonly candidacies = new Map<string, Candidacy>();
+  private closed = false;
+
+  constructor(
+    @Inject(ZK_CONNECTION) private readonly connection: ZkConnection,
+    @Inject(DiscoveryService) private readonly discovery: DiscoveryService,
+  ) {}
+
+  /**
+   * Joins the election at `path` (once; later calls share the candidacy) and resolves when this
+   * application's candidate is queued. Leadership follows within a round trip if nobody leads.
+   *
+   * ## Example
+   * ```ts
+   * await leaderService.join('/election/reports');
+   * ```
+   *
+   * @param path The election path.
+   * @return Resolves once queued.
+   */
+  async join(path: string): Promise<void> {
+    await this.candidacy(path).joined;
+  }
+
+  /**
+   * Whether this application leads the election at `path` right now. Joins it if not yet joined
+   * (and answers `false` until elected).
+   *
+   * @param path The election path.
+   * @return True while leading.
+   */
+  isLeader(path: string): boolean {
+    const { leading } = this.candidacy(path);
+    return !leading.hasError && leading.value;
+  }
+
+  /**
+   * Whether this application leads the election at `path`: now, then on every change; completes
+   * when the application shuts down. Joins the election if not yet joined.
+   *
+   * ## Example
+   * ```ts
+   * leaderService.isLeader$('/election/reports').subscribe((leading) => console.log(leading));
+   * // Output: false
+   * //         true
+   * ```
+   *
+   * @param path The election path.
+   * @return Whether this application leads, now and on every change.
+   */
+  isLeader$(path: string): Observable<boolean> {
+    return this.candidacy(path).leading.pipe(distinctUntilChanged());
+  }
+
+  /**
+   * Resolves once this application leads the election at `path`, with the signal of that term
+   * (aborted when the leadership ends). Rejects ZkError `ClientClosed` if the application shuts
+   * down first.
+   *
+   * @param path The election path.
+   * @return The term's signal.
+   */
+  async whenLeader(path: string): Promise<AbortSignal> {
+    const election = await this.candidacy(path).joined;
+    return election.whenLeader();
+  }
+
+  /**
+   * The signal of the current term at `path`: aborts when this leadership ends. Already aborted
+   * while not leading.
+   *
+   * @param path The election path.
+   * @return The current term's signal.
+   */
+  signal(path: string): AbortSignal {
+    const election = this.candidacy(path).election;
+    return election ? election.signal : AbortSignal.abort(new Error('not the leader'));
+  }
+
+  /** Joins the election of every @LeaderOnly method of the application's providers. */
+  async onModuleInit(): Promise<void> {
+    const paths = new Set<string>();
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const type = (wrapper.instance as object | undefined)?.constructor ?? wrapper.metatype;
+      if (typeof type !== 'function') continue;
+      for (const path of leaderOnlyPathsOf(type)) paths.add(path);
+    }
+    await Promise.all([...paths].map((path) => this.join(path)));
+  }
+
+  /** Leaves every election (leadership passes to the next candidate at once). */
+  async onModuleDestroy(): Promise<void> {
+    this.closed = true;
+    const candidacies = [...this.candidacies.values()];
+    await Promise.all(
+      candidacies.map(async (candidacy) => {
+        const election = await candidacy.joined.catch(() => undefined);
+        await election?.close();
+        candidacy.leading.next(false);
+        candidacy.leading.complete();
+      }),
+    );
+  }
+
+  private candidacy(path: string): Candidacy {
+    const existing = this.candidacies.get(path);
+    if (existing) return existing;
+    validateLockPath(path, 'election');
+    const leading = new BehaviorSubject(false);
+    const joined = this.closed
+      ? Promise.reject(
+          new ZkError(ZkErrorCode.ClientClosed, `election ${path}: the application is shut down`),
+        )
+      : elect(this.connection.client, path, {
+          id: this.connection.candidateId,
+          onSuspended: this.connection.electionOnSuspended,
+        });
+    const candidacy: Candidacy = { leading, joined, election: undefined };
+    joined.then(
+      (election) => {
+        candidacy.election = election;
+        election.leadership$.subscribe({
+          next: (value) => leading.next(value),
+          complete: () => leading.next(false),
+        });
+      },
+      (error: unknown) => leading.error(error),
+    );
+    this.candidacies.set(path, candidacy);
+    return candidacy;
+  }
+}

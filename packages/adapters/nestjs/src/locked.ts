@@ -1,0 +1,331 @@
+/**
+ * The @Locked method decorator: the method runs while its application holds a ZooKeeper lock,
+ * re-entrantly, and stops (signal aborted, call rejected) the moment the lock is lost.
+ */
+import type { ZkClient } from '@zkrx/core';
+import { ZkError, ZkErrorCode } from '@zkrx/core';
+import {
+  acquire,
+  type Lease,
+  LockLostError,
+  type LockOptions,
+  type SuspendedPolicy,
+  tryAcquire,
+  validateLockPath,
+  validateTimeout,
+} from '@zkrx/lock';
+import { acquireRead, acquireWrite, tryAcquireRead, tryAcquireWrite } from '@zkrx/rwlock';
+import { from, isObservable, Observable, type Subscription } from 'rxjs';
+import { type CurrentLock, currentLock, runWithLock } from './lock-context';
+import { type AnyMethod, describeMethod, injectInto, replaceMethod } from './method-decoration';
+import { ZK_CONNECTION } from './tokens';
+import type { ZkConnection } from './zk-connection';
+
+/** The lock path, or a function of the method's arguments (called with the instance as `this`). */
+// biome-ignore lint/suspicious/noExplicitAny: the path function takes the method's arguments
+export type LockedPath = string | ((...args: any[]) => string);
+
+export interface LockedOptions {
+  /**
+   * `wait` (default): wait for the lock (at most `timeoutMs`, then reject LockTimeoutError).
+   * `skip`: when the lock is taken, return without running: a Promise method resolves
+   * `undefined`, an Observable method completes without emitting.
+   */
+  mode?: 'wait' | 'skip';
+  /** With `mode: 'wait'`: give up after this long with LockTimeoutError. Default: wait. */
+  timeoutMs?: number;
+  /**
+   * Which lock: omitted, the exclusive lock (Curator's InterProcessMutex layout); `true`, the
+   * read lock of the path's read-write lock (shared by readers); `false`, its write lock
+   * (exclusive, against readers too). Read and write locks exclude each other; the plain
+   * exclusive lock shares nothing with them, so guard a path one way or the other.
+   */
+  read?: boolean;
+  /** While the connection is suspended: `release` (default) treats the lock as lost at once. */
+  onSuspended?: SuspendedPolicy;
+  /**
+   * What the method returns, when its declared return type cannot tell (no
+   * `emitDecoratorMetadata`, or no return type written): `observable` or `promise`.
+   */
+  returns?: 'promise' | 'observable';
+}
+
+/** A method @Locked can guard: one returning a Promise, an Observable, or nothing. */
+export type LockableMethod = (
+  // biome-ignore lint/suspicious/noExplicitAny: any arguments
+  ...args: any[]
+  // biome-ignore lint/suspicious/noConfusingVoidType: a method declared `(): void` qualifies
+) => void | PromiseLike<unknown> | Observable<unknown>;
+
+/** Where Nest puts the module's connection on a decorated instance. */
+const CONNECTION = Symbol.for('@zkrx/nestjs: @Locked needs ZkModule');
+
+interface LockKind {
+  acquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease>;
+  tryAcquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease | null>;
+}
+
+const exclusive: LockKind = { acquire, tryAcquire };
+const read: LockKind = { acquire: acquireRead, tryAcquire: tryAcquireRead };
+const write: LockKind = { acquire: acquireWrite, tryAcquire: tryAcquireWrite };
+
+/** The connection Nest injected into `instance`, or a ZkError saying what is missing. */
+function connectionOf(instance: unknown, where: string): ZkConnection {
+  const connection =
+    typeof instance === 'object' && instance !== null
+      ? (instance as { [CONNECTION]?: ZkConnection })[CONNECTION]
+      : undefined;
+  if (!connection) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${where} is @Locked, but this instance was not made by a Nest application that imports ZkModule: import ZkModule.forRoot({ ..., isGlobal: true }) and let Nest create the class`,
+    );
+  }
+  return connection;
+}
+
+/** Observable when the declared return type is an Observable class; promise for any other type. */
+function returnKindOf(type: unknown): 'observable' | 'promise' | undefined {
+  if (typeof type !== 'function') return undefined;
+  const prototype = (type as { prototype?: unknown }).prototype as
+    | { subscribe?: unknown; pipe?: unknown }
+    | undefined;
+  if (
+    type === Observable ||
+    (prototype && typeof prototype.subscribe === 'function' && typeof prototype.pipe === 'function')
+  ) {
+    return 'observable';
+  }
+  return 'promise';
+}
+
+/** Why the lease ended while the method still ran: its LockLostError, or the session's end. */
+function endedError(lease: Lease, path: string): LockLostError {
+  const reason: unknown = lease.signal.reason;
+  // Ended without a loss: the client was closed (its session, and the lock node, are gone).
+  return reason instanceof LockLostError ? reason : new LockLostError(path, 'session-expired');
+}
+
+class LockReleasedError extends Error {
+  override readonly name = 'AbortError';
+  constructor(path: string) {
+    super(`Lock ${path} released: the @Locked method has returned`);
+  }
+}
+
+/** The context a method runs in under `lease`: its signal also follows any enclosing lock. */
+function lockContext(lease: Lease, path: string, controller: AbortController): CurrentLock {
+  const enclosing = currentLock()?.signal;
+  return {
+    path,
+    fencingToken: lease.fencingToken,
+    signal: enclosing ? AbortSignal.any([controller.signal, enclosing]) : controller.signal,
+  };
+}
+
+/**
+ * Runs `call` under `lease` (lock context and the lock package's re-entrancy): settles with its
+ * result after releasing the lease, or rejects LockLostError the moment the lease ends first.
+ */
+function runLeased(
+  lease: Lease,
+  path: string,
+  client: ZkClient,
+  call: () => unknown,
+  where: string,
+): Promise<unknown> {
+  const controller = new AbortController();
+  const context = lockContext(lease, path, controller);
+  return new Promise<unknown>((resolve, reject) => {
+    let done = false;
+    const onEnded = () => {
+      if (done) return;
+      done = true;
+      const error = endedError(lease, path);
+      controller.abort(error);
+      client.track(lease.release());
+      reject(error);
+    };
+    const complete = (settle: () => void) => {
+      if (done) return;
+      done = true;
+      lease.signal.removeEventListener('abort', onEnded);
+      const finish = () => {
+        controller.abort(new LockReleasedError(path));
+        settle();
+      };
+      lease.release().then(finish, finish);
+    };
+    lease.signal.addEventListener('abort', onEnded, { once: true });
+    if (lease.signal.aborted) return onEnded();
+    let result: unknown;
+    try {
+      result = lease.run(() => runWithLock(context, call));
+    } catch (error) {
+      return complete(() => reject(error));
+    }
+    if (isObservable(result)) {
+      const error = new ZkError(
+        ZkErrorCode.BadArguments,
+        `${where} returned an Observable, but @Locked could not tell before calling it: declare its return type (: Observable<T>, with emitDecoratorMetadata) or pass { returns: 'observable' }`,
+      );
+      return complete(() => reject(error));
+    }
+    Promise.resolve(result).then(
+      (value) => complete(() => resolve(value)),
+      (error: unknown) => complete(() => reject(error)),
+    );
+  });
+}
+
+/**
+ * Runs the decorated method only while this application holds the ZooKeeper lock at `path`.
+ *
+ * - A method returning a Promise (or nothing, or a plain value) returns a Promise: the lock is
+ *   acquired, the method runs, the lock is released, then the Promise settles with the method's
+ *   result. An Observable method (declared `: Observable<T>`) returns an Observable that, on each
+ *   subscription, acquires the lock, then calls the method and mirrors its Observable, releasing
+ *   the lock when it completes, errors or is unsubscribed.
+ * - Re-entrant: a @Locked method called (directly or not) from one holding the same lock in the
+ *   same async context runs at once under the held lock.
+ * - Lock lost (session expired, connection suspended, node deleted, client closed): the
+ *   method's {@link lockSignal} aborts and the call rejects (errors) with LockLostError at once.
+ * - `mode: 'skip'`: when the lock is taken, resolves `undefined` (completes) without running.
+ * - The instance must be made by Nest in an application that has ZkModule (Nest injects the
+ *   module's client into it); other decorators on the method (`@Cron`, `@Interval`, ...) keep
+ *   their metadata in either order.
+ *
+ * ## Example
+ * ```ts
+ * @Injectable()
+ * export class Billing {
+ *   @Cron('0 * * * * *')
+ *   @Locked('/locks/billing', { mode: 'skip' })
+ *   async chargeDueInvoices() {
+ *     for (const invoice of await this.due()) await this.charge(invoice, { signal: lockSignal() });
+ *   }
+ *
+ *   @Locked((order: Order) => `/locks/orders/${order.id}`, { timeoutMs: 5_000 })
+ *   async ship(order: Order) {
+ *     await this.carrier.book(order, currentLock()!.fencingToken);
+ *   }
+ * }
+ * ```
+ *
+ * @param path The lock path, or a function of the method's arguments returning it.
+ * @param options Wait or skip, timeout, read or write lock, suspended policy.
+ * @return A method decorator.
+ */
+export function Locked(path: LockedPath, options: LockedOptions = {}) {
+  const mode = options.mode ?? 'wait';
+  if (mode !== 'wait' && mode !== 'skip') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@Locked: mode must be 'wait' or 'skip', got ${String(mode)}`,
+    );
+  }
+  const timeoutMs = validateTimeout(options.timeoutMs);
+  if (mode === 'skip' && timeoutMs !== undefined) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      "@Locked: timeoutMs applies to mode 'wait' ('skip' never waits)",
+    );
+  }
+  if (typeof path === 'string') validateLockPath(path);
+  else if (typeof path !== 'function') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      '@Locked: path must be a string or a function of the arguments',
+    );
+  }
+  const kind = options.read === true ? read : options.read === false ? write : exclusive;
+  const lockOptions: LockOptions = { timeoutMs, onSuspended: options.onSuspended };
+
+  return <M extends LockableMethod>(
+    target: object,
+    key: string | symbol,
+    descriptor: TypedPropertyDescriptor<M>,
+  ): void => {
+    const where = describeMethod(target, key);
+    if (typeof descriptor.value !== 'function' || typeof target === 'function') {
+      throw new ZkError(
+        ZkErrorCode.BadArguments,
+        `@Locked goes on an instance method (${where} is not one)`,
+      );
+    }
+    const original: AnyMethod = descriptor.value;
+    const returns =
+      options.returns ?? returnKindOf(Reflect.getMetadata('design:returntype', target, key));
+    injectInto(target, CONNECTION, ZK_CONNECTION);
+
+    const pathOf = (instance: unknown, args: unknown[]): string =>
+      typeof path === 'string' ? path : path.apply(instance, args);
+
+    const acquireLease = (client: ZkClient, lockPath: string, signal?: AbortSignal) =>
+      mode === 'skip'
+        ? kind.tryAcquire(client, lockPath, { ...lockOptions, signal })
+        : kind.acquire(client, lockPath, { ...lockOptions, signal });
+
+    function lockedPromise(this: unknown, ...args: unknown[]): Promise<unknown> {
+      return (async () => {
+        const { client } = connectionOf(this, where);
+        const lockPath = pathOf(this, args);
+        const lease = await acquireLease(client, lockPath);
+        if (!lease) return undefined;
+        return runLeased(lease, lockPath, client, () => original.apply(this, args), where);
+      })();
+    }
+
+    function lockedObservable(this: unknown, ...args: unknown[]): Observable<unknown> {
+      const { client } = connectionOf(this, where);
+      const lockPath = pathOf(this, args);
+      return new Observable<unknown>((subscriber) => {
+        const acquiring = new AbortController();
+        const controller = new AbortController();
+        let lease: Lease | undefined;
+        let work: Subscription | undefined;
+        let ending = false;
+        const onEnded = () => {
+          if (ending || !lease) return;
+          const error = endedError(lease, lockPath);
+          controller.abort(error);
+          subscriber.error(error);
+        };
+        acquireLease(client, lockPath, acquiring.signal).then(
+          (held) => {
+            if (!held) return subscriber.complete();
+            if (subscriber.closed) return client.track(held.release());
+            lease = held;
+            held.signal.addEventListener('abort', onEnded, { once: true });
+            if (held.signal.aborted) return onEnded();
+            const context = lockContext(held, lockPath, controller);
+            held.run(() =>
+              runWithLock(context, () => {
+                try {
+                  work = from(original.apply(this, args) as Observable<unknown>).subscribe(
+                    subscriber,
+                  );
+                } catch (error) {
+                  subscriber.error(error);
+                }
+              }),
+            );
+          },
+          (error: unknown) => subscriber.error(error),
+        );
+        return () => {
+          ending = true;
+          acquiring.abort();
+          work?.unsubscribe();
+          if (lease) {
+            lease.signal.removeEventListener('abort', onEnded);
+            controller.abort(new LockReleasedError(lockPath));
+            client.track(lease.release());
+          }
+        };
+      });
+    }
+
+    replaceMethod(descriptor, returns === 'observable' ? lockedObservable : lockedPromise);
+  };
+}

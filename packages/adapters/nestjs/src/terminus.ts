@@ -1,0 +1,6 @@
+/**
+ * @zkrx/nestjs/terminus — the ZooKeeper health indicator for @nestjs/terminus (a separate entry:
+ * @nestjs/terminus is an optional peer).
+ */
+
+export { ZkHealthIndicator } from './zk-health-indicator';

@@ -1,0 +1,76 @@
+/**
+ * The module's hold on ZooKeeper: the client (made here or given), whether the module owns it,
+ * and the election settings; opened when the application boots, closed when it shuts down.
+ */
+import {
+  createClient,
+  type ZkClient,
+  type ZkClientOptions,
+  ZkError,
+  ZkErrorCode,
+} from '@zkrx/core';
+import type { SuspendedPolicy } from '@zkrx/lock';
+import type { ZkModuleOptions } from './module-definition';
+
+/** A ZkClient by shape (another copy of @zkrx/core makes clients of another class). */
+function isClient(value: unknown): value is ZkClient {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'session$' in value &&
+    typeof (value as ZkClient).connected === 'function' &&
+    typeof (value as ZkClient).close === 'function'
+  );
+}
+
+export class ZkConnection {
+  private constructor(
+    /** The client every decorator and service of this application uses. */
+    readonly client: ZkClient,
+    /** True when the module made the client (and so closes it on shutdown). */
+    readonly owned: boolean,
+    readonly candidateId: string | undefined,
+    readonly electionOnSuspended: SuspendedPolicy | undefined,
+  ) {}
+
+  /**
+   * Takes the given client or makes one, and waits for the first connection unless told not to.
+   * A client made here is closed again when that wait fails.
+   */
+  static async open(options: ZkModuleOptions): Promise<ZkConnection> {
+    if (typeof options !== 'object' || options === null) {
+      throw new ZkError(
+        ZkErrorCode.BadArguments,
+        'ZkModule: options must be { client } or the options of createClient ({ connect, ... })',
+      );
+    }
+    const { waitForConnection, candidateId, electionOnSuspended, ...rest } = options;
+    let connection: ZkConnection;
+    if ('client' in rest) {
+      if (!isClient(rest.client)) {
+        throw new ZkError(
+          ZkErrorCode.BadArguments,
+          "ZkModule: options.client must be a ZkClient from @zkrx/core's createClient",
+        );
+      }
+      connection = new ZkConnection(rest.client, false, candidateId, electionOnSuspended);
+    } else {
+      const client = createClient(rest as ZkClientOptions);
+      connection = new ZkConnection(client, true, candidateId, electionOnSuspended);
+    }
+    if (waitForConnection !== false) {
+      try {
+        await connection.client.connected();
+      } catch (error) {
+        await connection.close();
+        throw error;
+      }
+    }
+    return connection;
+  }
+
+  /** Closes the client if the module made it (its session, leases and elections end with it). */
+  async close(): Promise<void> {
+    if (this.owned) await this.client.close();
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * ZkModule: one ZooKeeper client per Nest application, injectable, with the elections of
+ * @LeaderOnly and the client's close tied to the application's lifecycle.
+ */
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { LeaderService } from './leader-service';
+import { ZK_MODULE_OPTIONS, ZkConfigurableModule, type ZkModuleOptions } from './module-definition';
+import { ZK_CLIENT, ZK_CONNECTION } from './tokens';
+import { ZkConnection } from './zk-connection';
+
+/**
+ * The ZooKeeper module: provides the client (`@InjectZkClient()` / `ZK_CLIENT`), the
+ * `LeaderService`, and what `@Locked` and `@LeaderOnly` need. Import it once, usually with
+ * `isGlobal: true`.
+ *
+ * - `forRoot({ connect, ...createClientOptions })`: the module makes the client, waits for its
+ *   first connection while the application boots, and closes it on application shutdown
+ *   (`app.close()`, or a signal with `app.enableShutdownHooks()`): every lock this application
+ *   holds and every election it stands in ends with the session.
+ * - `forRoot({ client })`: the module uses your client and never closes it; on shutdown it
+ *   still leaves its elections.
+ * - `forRootAsync({ imports, useFactory, inject })`: either form, from your configuration.
+ *
+ * ## Example
+ * ```ts
+ * @Module({
+ *   imports: [
+ *     ScheduleModule.forRoot(),
+ *     ZkModule.forRoot({ connect: process.env.ZK_CONNECT ?? '127.0.0.1:2181', isGlobal: true }),
+ *   ],
+ *   providers: [Reports],
+ * })
+ * export class AppModule {}
+ * ```
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    {
+      provide: ZK_CONNECTION,
+      inject: [ZK_MODULE_OPTIONS],
+      useFactory: (options: ZkModuleOptions) => ZkConnection.open(options),
+    },
+    {
+      provide: ZK_CLIENT,
+      inject: [ZK_CONNECTION],
+      useFactory: (connection: ZkConnection) => connection.client,
+    },
+    LeaderService,
+  ],
+  exports: [ZK_CLIENT, ZK_CONNECTION, LeaderService],
+})
+export class ZkModule extends ZkConfigurableModule implements OnApplicationShutdown {
+  constructor(@Inject(ZK_CONNECTION) private readonly connection: ZkConnection) {
+    super();
+  }
+
+  /** Closes the client if the module made it (after every module was destroyed). */
+  async onApplicationShutdown(): Promise<void> {
+    await this.connection.close();
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * The built package as its users load it: `require` from a CommonJS app (Nest's default) and
+ * `import` from an ES module, both entry points, one injection token across all four.
+ */
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const names = [
+  'ZkModule',
+  'Locked',
+  'LeaderOnly',
+  'LeaderService',
+  'InjectZkClient',
+  'ZK_CLIENT',
+  'currentLock',
+  'lockSignal',
+];
+
+let cjs;
+try {
+  cjs = require('@zkrx/nestjs');
+} catch (error) {
+  if (error?.code === 'MODULE_NOT_FOUND') {
+    console.error(
+      'A dependency is not built: run `pnpm turbo run build --filter=@zkrx/nestjs...` first',
+    );
+  }
+  throw error;
+}
+const cjsTerminus = require('@zkrx/nestjs/terminus');
+const esm = await import('@zkrx/nestjs');
+const esmTerminus = await import('@zkrx/nestjs/terminus');
+
+for (const name of names) {
+  assert.ok(cjs[name] !== undefined, `require('@zkrx/nestjs').${name}`);
+  assert.ok(esm[name] !== undefined, `import('@zkrx/nestjs').${name}`);
+}
+assert.equal(typeof cjsTerminus.ZkHealthIndicator, 'function');
+assert.equal(typeof esmTerminus.ZkHealthIndicator, 'function');
+assert.equal(cjs.ZK_CLIENT, esm.ZK_CLIENT, 'one ZK_CLIENT token for CommonJS and ESM');
+console.log('@zkrx/nestjs loads with require() and import(), main and /terminus entries');
