@@ -1,0 +1,167 @@
+/**
+ * The command line: the peers' options (`--connect --scenario --clients --ops --warmup
+ * --warmup-hold-ms --stall-s`) plus `--json`, `--chart` and `--scale`, checked into one object.
+ */
+import { parseArgs } from 'node:util';
+
+/** Every scenario, in the order of the matrix and the table. */
+export const SCENARIO_NAMES = [
+  'floor-create-delete',
+  'floor-getchildren',
+  'mutex-uncontended',
+  'mutex-contended',
+  'rwlock-mixed',
+  'semaphore',
+  'leader-failover',
+  'herd',
+  'memory',
+] as const;
+
+export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+export interface BenchOptions {
+  /** `host:port` of a running server; absent: start an embedded one. */
+  readonly connect: string | undefined;
+  /** The scenarios asked for (all when none). */
+  readonly scenarios: readonly ScenarioName[];
+  readonly clients: number | undefined;
+  readonly ops: number | undefined;
+  /** Warm-up ops (or rounds); undefined: the scenario's default. */
+  readonly warmup: number | undefined;
+  /** Hold inside the critical section during warm-up; undefined: the scenario's default. */
+  readonly warmupHoldMs: number | undefined;
+  /** The watchdog's limit: no op finished for this long ends the run with exit 3. */
+  readonly stallSeconds: number;
+  /** Where to write the JSON lines. */
+  readonly json: string | undefined;
+  /** Where to write the SVG chart (matrix runs). */
+  readonly chart: string | undefined;
+  /** Multiplies the matrix's op counts (e.g. 0.05 for a quick look). */
+  readonly scale: number;
+  readonly help: boolean;
+  /** Hidden: break the recipe (a read lock as the mutex...) so the invariant checks must fire. */
+  readonly selfTestBroken: boolean;
+  /** Hidden: a client holds the lock for ever, so the stall watchdog must fire. */
+  readonly selfTestStall: boolean;
+}
+
+export const USAGE = `zkrx bench: lock, read-write lock, semaphore and leader-election scenarios on ZooKeeper
+
+Usage:
+  node dist/cli.js                       the whole matrix on an embedded ZooKeeper (tmpfs data dir)
+  node dist/cli.js --connect H:P --scenario S --clients C --ops N
+                                         one run against a server: exactly one JSON line on stdout
+
+Options:
+  --connect H:P        a running server (4lw.commands.whitelist must allow mntr); default: embedded
+  --scenario S[,S...]  ${SCENARIO_NAMES.join(', ')}
+  --clients C          ZooKeeper sessions (herd: waiters; memory: always 2)
+  --ops N              measured ops (herd: measured releases; memory: pending waiters)
+  --warmup W           warm-up ops (default max(20, N/4); leader-failover max(5, N/4))
+  --warmup-hold-ms H   hold inside the critical section during warm-up (default 2; semaphore 20)
+  --stall-s S          exit 3 when no op finishes for S seconds (default 10)
+  --json FILE          write the JSON lines here (matrix default: bench-results/zkrx-<time>.jsonl)
+  --chart FILE         write the SVG chart here (matrix default: next to the JSON lines)
+  --scale X            multiply the matrix's op counts (default 1)
+  --help
+
+Exit status: 0 ok, 1 error, 2 an exclusion invariant was violated, 3 stalled (lock znodes dumped).
+`;
+
+/** A bad command line. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+function integer(name: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < min) {
+    throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  }
+  return parsed;
+}
+
+function positive(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed < 0) {
+    throw new UsageError(`--${name} must be a number >= 0, got ${JSON.stringify(value)}`);
+  }
+  return parsed;
+}
+
+function isScenario(name: string): name is ScenarioName {
+  return (SCENARIO_NAMES as readonly string[]).includes(name);
+}
+
+/**
+ * Parses the command line; throws UsageError on an unknown option or a bad value.
+ *
+ * ## Example
+ * ```ts
+ * console.log(parseOptions(['--scenario', 'herd', '--clients', '10']).clients);
+ * // Output: 10
+ * ```
+ */
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        connect: { type: 'string' },
+        scenario: { type: 'string' },
+        clients: { type: 'string' },
+        ops: { type: 'string' },
+        warmup: { type: 'string' },
+        'warmup-hold-ms': { type: 'string' },
+        'stall-s': { type: 'string' },
+        json: { type: 'string' },
+        chart: { type: 'string' },
+        scale: { type: 'string' },
+        help: { type: 'boolean' },
+        'self-test-broken': { type: 'boolean' },
+        'self-test-stall': { type: 'boolean' },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const text = (key: string) => values[key] as string | undefined;
+  const scenarios: ScenarioName[] = [];
+  for (const name of (text('scenario') ?? '').split(',').filter(Boolean)) {
+    if (!isScenario(name)) {
+      throw new UsageError(
+        `unknown scenario ${JSON.stringify(name)} (${SCENARIO_NAMES.join(', ')})`,
+      );
+    }
+    scenarios.push(name);
+  }
+  const connect = text('connect');
+  if (connect !== undefined && !/^[^,/:]+:\d+/.test(connect)) {
+    throw new UsageError(`--connect must be host:port, got ${JSON.stringify(connect)}`);
+  }
+  const scale = positive('scale', text('scale'), 1);
+  if (scale === 0) throw new UsageError('--scale must be > 0');
+  return {
+    connect,
+    scenarios,
+    clients: integer('clients', text('clients'), 1),
+    ops: integer('ops', text('ops'), 1),
+    warmup: integer('warmup', text('warmup'), 0),
+    warmupHoldMs:
+      text('warmup-hold-ms') === undefined
+        ? undefined
+        : positive('warmup-hold-ms', text('warmup-hold-ms'), 0),
+    stallSeconds: positive('stall-s', text('stall-s'), 10),
+    json: text('json'),
+    chart: text('chart'),
+    scale,
+    help: values.help === true,
+    selfTestBroken: values['self-test-broken'] === true,
+    selfTestStall: values['self-test-stall'] === true,
+  };
+}

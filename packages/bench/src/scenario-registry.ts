@@ -1,0 +1,25 @@
+/**
+ * Every scenario by name, in the order of the matrix.
+ */
+import type { ScenarioName } from './options';
+import type { Scenario } from './scenario';
+import { floorCreateDelete, floorGetChildren } from './scenarios/floor';
+import { herd } from './scenarios/herd';
+import { leaderFailover } from './scenarios/leader-failover';
+import { memory } from './scenarios/memory';
+import { mutexContended } from './scenarios/mutex-contended';
+import { mutexUncontended } from './scenarios/mutex-uncontended';
+import { rwlockMixed } from './scenarios/rwlock-mixed';
+import { semaphore } from './scenarios/semaphore';
+
+export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
+  'floor-create-delete': floorCreateDelete,
+  'floor-getchildren': floorGetChildren,
+  'mutex-uncontended': mutexUncontended,
+  'mutex-contended': mutexContended,
+  'rwlock-mixed': rwlockMixed,
+  semaphore,
+  'leader-failover': leaderFailover,
+  herd,
+  memory,
+};

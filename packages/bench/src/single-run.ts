@@ -1,0 +1,87 @@
+/**
+ * One run of one scenario against a running server: the result as the peers' JSON line
+ * (`impl`, `scenario`, `clients`, `ops`, `seconds`, `ops_per_s`, `p50_ms`, `p99_ms`,
+ * `server_packets_sent_per_op`, then the scenario's own fields and `warmup_ops`).
+ */
+import type { BenchOptions, ScenarioName } from './options';
+import { BenchExit, RunContext, type RunOutput, type RunSettings } from './run-context';
+import { scenarios } from './scenario-registry';
+import { ms, percentile, round } from './stats';
+
+/** One result line. */
+export type ResultLine = Record<string, string | number>;
+
+/** How a run ended: its exit status, and its JSON line when it finished. */
+export interface RunOutcome {
+  readonly code: number;
+  readonly line?: ResultLine;
+  /** The failure's message (the first STALLED / EXCLUSION VIOLATED / error line). */
+  readonly error?: string;
+}
+
+/** The settings of one run: the options, with the scenario's defaults for what was not given. */
+export function runSettings(
+  options: BenchOptions,
+  name: ScenarioName,
+  connect: string,
+  clients?: number,
+  ops?: number,
+): RunSettings {
+  const scenario = scenarios[name];
+  const asked = clients ?? options.clients ?? scenario.defaultClients;
+  const count = scenario.clientsFor ? scenario.clientsFor(asked) : asked;
+  const total = ops ?? options.ops ?? scenario.defaultOps;
+  return {
+    connect,
+    scenario: name,
+    clients: count,
+    ops: total,
+    warmup: options.warmup ?? scenario.warmupFor(total),
+    warmupHoldMs: options.warmupHoldMs ?? scenario.warmupHoldMs,
+    stallSeconds: options.stallSeconds,
+    selfTestBroken: options.selfTestBroken,
+    selfTestStall: options.selfTestStall,
+  };
+}
+
+/**
+ * Runs one scenario in fresh sessions under a fresh path, then closes them and removes the path
+ * (also after a failure, within bounds).
+ */
+export async function runOne(settings: RunSettings, output: RunOutput): Promise<RunOutcome> {
+  const scenario = scenarios[settings.scenario];
+  const context = new RunContext(settings, output);
+  try {
+    await context.start();
+    context.log(
+      `${settings.ops} ops, warm-up ${settings.warmup}` +
+        (settings.warmupHoldMs > 0 ? ` (hold ${settings.warmupHoldMs} ms)` : '') +
+        ` on ${settings.connect} under ${context.base}`,
+    );
+    const result = await context.guard(scenario.run(context));
+    const seconds = result.elapsedMs / 1000;
+    const line: ResultLine = {
+      impl: 'zkrx',
+      scenario: settings.scenario,
+      clients: result.clients,
+      ops: settings.ops,
+      seconds: round(seconds, 3),
+      ops_per_s: round(settings.ops / seconds, 1),
+      p50_ms: ms(percentile(result.latencies, 50)),
+      p99_ms: ms(percentile(result.latencies, 99)),
+      server_packets_sent_per_op: round(result.packets / settings.ops, 2),
+      ...result.extra,
+      warmup_ops: settings.warmup,
+    };
+    return { code: 0, line };
+  } catch (error) {
+    context.fail(error);
+    if (error instanceof BenchExit) return { code: error.code, error: error.message };
+    output.stderr(
+      `Error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    return { code: 1, error: `Error: ${error instanceof Error ? error.message : String(error)}` };
+  } finally {
+    await context.close();
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The harness's smoke test: every scenario with a tiny N through the CLI entry against the run's
+ * ZooKeeper, each JSON line's keys checked; and the self-tests: a broken lock must end the run
+ * with exit 2, a lock held for ever with exit 3 and a dump of the lock znodes.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createClient } from '@zkrx/core';
+import { testZooKeeper } from '@zkrx/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from './main';
+
+/** The peers' keys, in the peers' order: every line starts with them. */
+const KEYS = [
+  'impl',
+  'scenario',
+  'clients',
+  'ops',
+  'seconds',
+  'ops_per_s',
+  'p50_ms',
+  'p99_ms',
+  'server_packets_sent_per_op',
+];
+
+let connect = '';
+
+beforeAll(async () => {
+  connect = (await testZooKeeper()).connectString;
+});
+
+async function bench(args: readonly string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(['--connect', connect, ...args], {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+  });
+  return { code, stdout, stderr };
+}
+
+const runs: readonly [string, readonly string[], readonly string[]][] = [
+  ['floor-create-delete', ['--ops', '20'], []],
+  ['floor-getchildren', ['--ops', '20'], []],
+  ['mutex-uncontended', ['--ops', '20'], []],
+  ['mutex-contended', ['--clients', '4', '--ops', '40'], ['handoff_p50_ms', 'handoff_p99_ms']],
+  [
+    'rwlock-mixed',
+    ['--clients', '4', '--ops', '40'],
+    ['read_p50_ms', 'write_p50_ms', 'max_concurrent_readers'],
+  ],
+  ['semaphore', ['--clients', '6', '--ops', '30'], ['max_concurrent_holders']],
+  ['leader-failover', ['--clients', '3', '--ops', '5'], []],
+  ['herd', ['--clients', '5', '--ops', '3'], ['waiters', 'drain_packets_per_release']],
+  [
+    'memory',
+    ['--ops', '200'],
+    ['heap_bytes_per_waiter', 'rss_bytes_per_waiter', 'enqueue_packets_per_waiter'],
+  ],
+];
+
+describe('every scenario, tiny N, through the CLI entry', () => {
+  it.each(runs)('%s prints one JSON line with the peers keys', async (scenario, args, extra) => {
+    const { code, stdout, stderr } = await bench(['--scenario', scenario, ...args]);
+    expect(code, stderr).toBe(0);
+    const printed = stdout.split('\n').filter(Boolean);
+    expect(printed).toHaveLength(1);
+    const line = JSON.parse(printed[0] as string) as Record<string, unknown>;
+    expect(Object.keys(line).slice(0, KEYS.length)).toEqual(KEYS);
+    expect(line).toMatchObject({ impl: 'zkrx', scenario });
+    for (const key of KEYS.slice(2)) {
+      expect(Number.isFinite(line[key]), key).toBe(true);
+      expect(line[key] as number, key).toBeGreaterThanOrEqual(0);
+    }
+    expect(line.server_packets_sent_per_op as number).toBeGreaterThan(0);
+    for (const key of extra) expect(line, key).toHaveProperty(key);
+    if (scenario === 'semaphore') expect(line.max_concurrent_holders).toBeLessThanOrEqual(4);
+  });
+
+  it('left no node behind', async () => {
+    const admin = createClient({ connect });
+    try {
+      await admin.connected();
+      const left = (await admin.promises.children('/')).filter((name) =>
+        name.startsWith('bench-zkrx-'),
+      );
+      expect(left).toEqual([]);
+    } finally {
+      await admin.close();
+    }
+  });
+});
+
+describe('the invariant checks fail on a broken lock (exit 2)', () => {
+  it.each([
+    ['mutex-contended', ['--clients', '4', '--ops', '40']],
+    ['rwlock-mixed', ['--clients', '4', '--ops', '40']],
+    ['semaphore', ['--clients', '8', '--ops', '40']],
+  ] as const)('%s', async (scenario, args) => {
+    const { code, stdout, stderr } = await bench([
+      '--scenario',
+      scenario,
+      ...args,
+      '--self-test-broken',
+    ]);
+    expect(code, stderr).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/^EXCLUSION VIOLATED: /m);
+  });
+});
+
+describe('the stall watchdog (exit 3)', () => {
+  it('fires when a lock is held for ever, and dumps the lock znodes', async () => {
+    const { code, stdout, stderr } = await bench([
+      '--scenario',
+      'mutex-contended',
+      '--clients',
+      '2',
+      '--ops',
+      '20',
+      '--stall-s',
+      '1',
+      '--self-test-stall',
+    ]);
+    expect(code, stderr).toBe(3);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/^STALLED: no operation completed for 1 s/m);
+    // The dump: the lock path and its queue (the blocker first, then the stuck workers).
+    expect(stderr).toMatch(/^ {2}\/bench-zkrx-mutex-contended-[0-9a-f]{8}\/lock: \[.*lock-\d{10}/m);
+  });
+});
+
+const builtCli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+describe('the built CLI (node dist/cli.js), as run-peers.sh runs it', () => {
+  it.skipIf(!existsSync(builtCli))('prints exactly one JSON line on stdout', () => {
+    const run = spawnSync(
+      process.execPath,
+      [
+        builtCli,
+        '--connect',
+        connect,
+        '--scenario',
+        'mutex-uncontended',
+        '--clients',
+        '1',
+        '--ops',
+        '20',
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const printed = run.stdout.split('\n').filter(Boolean);
+    expect(printed).toHaveLength(1);
+    expect(Object.keys(JSON.parse(printed[0] as string)).slice(0, KEYS.length)).toEqual(KEYS);
+    expect(run.stderr).toContain('[mutex-uncontended C=1]');
+  });
+});
