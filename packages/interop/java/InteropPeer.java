@@ -47,6 +47,8 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.locks.LockInternals;
+import org.apache.curator.framework.recipes.locks.LockInternalsSorter;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
@@ -193,6 +195,8 @@ public class InteropPeer {
                     participants.add(map("id", p.getId(), "isLeader", p.isLeader()));
                 return map("participants", participants);
             }
+            if (recipe.equals("rwlock")) // every reader and writer, in the order its waiters decide by
+                return map("nodes", sortedByDriver(client, new InterProcessReadWriteLock(client, path).writeLock(), path));
             Collection<String> nodes = switch (recipe) {
                 case "mutex", "selector" -> new InterProcessMutex(client, path).getParticipantNodes();
                 case "read" -> new InterProcessReadWriteLock(client, path).readLock().getParticipantNodes();
@@ -524,6 +528,20 @@ public class InteropPeer {
         } catch (ReflectiveOperationException | RuntimeException e) {
             return null;
         }
+    }
+
+    /**
+     * All children of a lock path sorted by the mutex's own driver: the list its waiters decide
+     * by. (A read/write lock's getParticipantNodes() keeps only its own side's nodes.)
+     */
+    static List<String> sortedByDriver(CuratorFramework client, InterProcessMutex mutex, String path) throws Exception {
+        Field internalsField = InterProcessMutex.class.getDeclaredField("internals");
+        internalsField.setAccessible(true);
+        Object internals = internalsField.get(mutex);
+        Field driverField = LockInternals.class.getDeclaredField("driver");
+        driverField.setAccessible(true);
+        LockInternalsSorter sorter = (LockInternalsSorter) driverField.get(internals);
+        return LockInternals.getSortedChildren(client, path, "__WRIT__", sorter);
     }
 
     static String selectorNode(LeaderSelector selector) {

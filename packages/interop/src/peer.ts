@@ -107,9 +107,13 @@ export interface Peer {
    * `hasLeadership()`), kazoo's `is_acquired`. It may say true after the session was lost.
    */
   isHeld(id: string): Promise<boolean>;
-  /** What the peer's recipe sees queued on `path`. */
+  /**
+   * What the peer's recipe sees queued on `path`. Curator's `read` / `write` list only their own
+   * side's nodes (its getParticipantNodes()); `rwlock` (Curator only) lists every reader and
+   * writer in the order its read-write lock decides by.
+   */
   participants(
-    recipe: PeerRecipe | 'latch',
+    recipe: PeerRecipe | 'latch' | 'rwlock',
     path: string,
     options?: Pick<PeerAcquireOptions, 'session' | 'extraLockPatterns'>,
   ): Promise<PeerParticipants>;

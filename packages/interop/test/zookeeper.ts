@@ -99,3 +99,33 @@ export function track<T>(promise: Promise<T>): {
   observed.catch(() => {});
   return { promise: observed, settled: () => at !== undefined, settledAt: () => at };
 }
+
+/** Waits until `path` has exactly `count` children (a queued acquire has created its node). */
+export async function untilChildren(
+  client: ZkClient,
+  path: string,
+  count: number,
+  timeoutMs = 5_000,
+): Promise<string[]> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const names = await childrenOf(client, path);
+    if (names.length === count) return names;
+    if (performance.now() > deadline) {
+      throw new Error(`${path} has ${names.length} children, not ${count}: ${names.join(', ')}`);
+    }
+    await sleep(10);
+  }
+}
+
+/** A deterministic pseudo-random sequence in [0, 1) (mulberry32), so a failing run replays. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
