@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { isZkError, ZkErrorCode } from '@zkrx/core';
 import { LockLostError, LockTimeoutError } from '@zkrx/lock';
 import { childrenOf, connectedClient, IntervalLog, lockPath, sleep } from '@zkrx/test-support';
+import { LockUpgradeError } from '@zkrx/rwlock';
 import { expireSession } from '@zkrx/testing';
 import { firstValueFrom, Observable, Subject, take, toArray } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
@@ -127,6 +128,19 @@ function catalogService(path: string, log: IntervalLog) {
       const record = log.enter(`${who} (write)`);
       await sleep(ms);
       log.exit(record);
+    }
+
+    /** Reads while writing: the write lock downgrades. */
+    @Locked(path, { read: false })
+    async writeThenRead(): Promise<string> {
+      await this.read('inner', 1);
+      return 'downgraded';
+    }
+
+    /** Writes while reading: would wait on itself. */
+    @Locked(path, { read: true })
+    async readThenWrite(): Promise<void> {
+      await this.write('inner', 1);
     }
   }
   return Catalog;
@@ -255,6 +269,15 @@ describe('@Locked', () => {
     for (const hold of log.holds.filter((other) => other !== write)) {
       expect(hold.end <= write.start || hold.start >= write.end).toBe(true);
     }
+  });
+
+  it('read and write locks re-enter: write then read downgrades, read then write is refused', async () => {
+    const path = lockPath();
+    const Catalog = catalogService(path, new IntervalLog(2));
+    const app = await startApp({ providers: [Catalog] });
+    await expect(app.get(Catalog).writeThenRead()).resolves.toBe('downgraded');
+    await expect(app.get(Catalog).readThenWrite()).rejects.toBeInstanceOf(LockUpgradeError);
+    expect(await childrenOf(clientOf(app), path)).toEqual([]);
   });
 
   it('session expiry aborts the signal and rejects LockLostError; the other application takes over', async () => {
