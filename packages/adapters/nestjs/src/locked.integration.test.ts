@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { isZkError, ZkErrorCode } from '@zkrx/core';
 import { LockLostError, LockTimeoutError } from '@zkrx/lock';
-import { childrenOf, connectedClient, IntervalLog, lockPath, sleep } from '@zkrx/test-support';
 import { LockUpgradeError } from '@zkrx/rwlock';
+import { childrenOf, connectedClient, IntervalLog, lockPath, sleep } from '@zkrx/test-support';
 import { expireSession } from '@zkrx/testing';
 import { firstValueFrom, Observable, Subject, take, toArray } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
