@@ -9,7 +9,8 @@ const LABEL = 230;
 const GAP = 40;
 const PANEL = (WIDTH - LABEL - GAP - 20) / 2;
 const ROW = 22;
-const TOP = 64;
+const CAPTION_LINE = 14;
+const HEAD = 34;
 
 function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (char) => `&#${char.charCodeAt(0)};`);
@@ -40,6 +41,7 @@ function formatValue(value: number): string {
 }
 
 function panel(
+  top: number,
   lines: readonly ResultLine[],
   key: 'ops_per_s' | 'p50_ms',
   left: number,
@@ -48,17 +50,17 @@ function panel(
 ): string[] {
   const values = lines.map((line) => Number(line[key] ?? 0));
   const scale = logScale(values);
-  const bottom = TOP + lines.length * ROW;
-  const out = [`<text x="${left}" y="${TOP - 30}" class="title">${escapeXml(title)}</text>`];
+  const bottom = top + lines.length * ROW;
+  const out = [`<text x="${left}" y="${top - 30}" class="title">${escapeXml(title)}</text>`];
   for (let decade = scale.low; decade <= scale.high; decade *= 10) {
     const x = left + scale.x(decade);
     out.push(
-      `<line x1="${x.toFixed(1)}" y1="${TOP - 8}" x2="${x.toFixed(1)}" y2="${bottom}" class="grid"/>`,
-      `<text x="${x.toFixed(1)}" y="${TOP - 12}" class="tick">${formatValue(decade)}</text>`,
+      `<line x1="${x.toFixed(1)}" y1="${top - 8}" x2="${x.toFixed(1)}" y2="${bottom}" class="grid"/>`,
+      `<text x="${x.toFixed(1)}" y="${top - 12}" class="tick">${formatValue(decade)}</text>`,
     );
   }
   lines.forEach((line, index) => {
-    const y = TOP + index * ROW;
+    const y = top + index * ROW;
     const value = values[index] as number;
     if (line.error !== undefined || !(value > 0)) {
       out.push(`<text x="${left + 4}" y="${y + 14}" class="failed">failed</text>`);
@@ -77,27 +79,34 @@ function panel(
  * Draws ops/s and p50 per result as bars (log scales), one row per scenario and client count.
  *
  * @param lines The results, in table order.
- * @param caption A line under the title (the command and the machine).
+ * @param caption Lines under the title (the command, the machine, the server).
  * @return The SVG document.
  */
-export function chartSvg(lines: readonly ResultLine[], caption: string): string {
-  const height = TOP + lines.length * ROW + 30;
+export function chartSvg(lines: readonly ResultLine[], caption: readonly string[]): string {
+  const top = HEAD + caption.length * CAPTION_LINE + 40;
+  const height = top + lines.length * ROW + 20;
   const body: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, sans-serif" font-size="12">`,
     '<style>.title{font-weight:600;font-size:13px}.tick{fill:#666;font-size:10px;text-anchor:middle}.grid{stroke:#ddd}.label{text-anchor:end}.value{fill:#333;font-size:10px}.failed{fill:#b00;font-weight:600}.caption{fill:#666;font-size:10px}</style>',
     `<rect width="${WIDTH}" height="${height}" fill="#fff"/>`,
-    `<text x="10" y="16" class="title">zkrx bench</text>`,
-    `<text x="90" y="16" class="caption">${escapeXml(caption)}</text>`,
+    `<text x="10" y="20" class="title">zkrx bench</text>`,
+    ...caption.map(
+      (text, index) =>
+        `<text x="10" y="${HEAD + index * CAPTION_LINE}" class="caption">${escapeXml(text)}</text>`,
+    ),
   ];
   lines.forEach((line, index) => {
-    const y = TOP + index * ROW + 15;
+    const y = top + index * ROW + 15;
     body.push(
       `<text x="${LABEL - 10}" y="${y}" class="label">${escapeXml(`${line.scenario} C=${line.clients}`)}</text>`,
     );
   });
-  body.push(...panel(lines, 'ops_per_s', LABEL, 'ops/s (log scale, longer is better)', '#4e79a7'));
+  body.push(
+    ...panel(top, lines, 'ops_per_s', LABEL, 'ops/s (log scale, longer is better)', '#4e79a7'),
+  );
   body.push(
     ...panel(
+      top,
       lines,
       'p50_ms',
       LABEL + PANEL + GAP,

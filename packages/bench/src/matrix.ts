@@ -142,7 +142,12 @@ async function describeSetup(
   let zookeeper = 'unknown';
   try {
     const srvr = await fourLetterWord(connect.split(',')[0] as string, 'srvr');
-    zookeeper = /^Zookeeper version: ([^,\n]+)/m.exec(srvr)?.[1]?.trim() ?? zookeeper;
+    // Debian's build reports `3.8.0-${mvngit.commit.id}, built on ...`: keep the version.
+    zookeeper =
+      /^Zookeeper version: ([^,\n]+)/m
+        .exec(srvr)?.[1]
+        ?.trim()
+        .replace(/-\$\{.*\}$/, '') ?? zookeeper;
   } catch {
     // leave it unknown
   }
@@ -232,7 +237,10 @@ export async function runMatrix(options: BenchOptions, io: BenchIo): Promise<num
     const command = `zkrx bench ${process.argv.slice(2).join(' ')}`.trim();
     writeFileSync(
       chartFile,
-      chartSvg(lines, `${command} · ${setup.map((line) => line.slice(2)).join(' · ')}`),
+      chartSvg(lines, [
+        `${command}: ${lines.length} runs in ${total.toFixed(0)} s`,
+        ...setup.map((line) => line.slice(2)),
+      ]),
     );
     io.stdout(
       [

@@ -49,7 +49,7 @@ describe('markdownTable', () => {
 
 describe('chartSvg', () => {
   it('draws one ops/s bar and one p50 bar per result, and marks failures', () => {
-    const svg = chartSvg(lines, 'a <caption>');
+    const svg = chartSvg(lines, ['a <caption>', 'second line']);
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(svg.match(/<rect x=/g)).toHaveLength(4);
     expect(svg).toContain('mutex-contended C=8');
