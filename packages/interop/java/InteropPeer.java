@@ -121,6 +121,7 @@ public class InteropPeer {
                 case "acquire" -> startHold(id, request);
                 case "release" -> release(id, request);
                 case "held" -> held(id, request);
+                case "downgrade" -> downgrade(id, request);
                 case "participants" -> pool.execute(() -> run(id, () -> participants(request)));
                 case "session" -> pool.execute(() -> run(id, () -> sessionInfo(request)));
                 case "session-close" -> pool.execute(() -> run(id, () -> closeSession(request)));
@@ -173,6 +174,29 @@ public class InteropPeer {
                 hold.cancelRequested = true;
                 hold.thread.interrupt();
             }
+            hold.notifyAll();
+        }
+    }
+
+    /**
+     * Write hold -> read hold on the thread that holds the write lock (Curator's re-entrance:
+     * acquire the read lock, then release the write lock). The handle then names the read hold.
+     */
+    static void downgrade(String id, Map<String, Object> request) {
+        String handle = string(request, "handle", null);
+        Hold hold = handle == null ? null : holds.get(handle);
+        if (hold == null || hold.held == null) throw new UnknownHandle("nothing held with id " + handle);
+        synchronized (hold) {
+            hold.tasks.add(() -> {
+                try {
+                    Held read = hold.held.downgrade();
+                    hold.held = read;
+                    reply(id, map("node", read.node()));
+                } catch (Throwable e) {
+                    fail(id, e);
+                }
+            });
+            hold.notifyAll();
         }
     }
 
@@ -308,12 +332,18 @@ public class InteropPeer {
         /** The library's own view: does it believe it holds? */
         boolean isHeld();
         void release() throws Exception;
+        /** A write lock's holder takes the read lock and releases the write lock. */
+        default Held downgrade() throws Exception {
+            throw new BadRequest("only a held write lock can be downgraded");
+        }
     }
 
     static final class Hold implements Runnable {
         final String id, recipe, path, sessionName, participantId;
         final Long timeoutMs, leases;
         final LinkedBlockingQueue<String> releases = new LinkedBlockingQueue<>();
+        /** Work that must run on the holding thread (downgrade), signalled on this. */
+        final LinkedBlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
         volatile boolean sessionClosed;
         volatile Held held;
         boolean acquired, cancelRequested; // guarded by this
@@ -364,8 +394,16 @@ public class InteropPeer {
             String releaseId = null;
             try {
                 while (releaseId == null) {
-                    releaseId = releases.poll(100, TimeUnit.MILLISECONDS);
+                    Runnable task = tasks.poll();
+                    if (task != null) {
+                        task.run();
+                        continue;
+                    }
+                    releaseId = releases.poll();
                     if (releaseId == null && (sessionClosed || shuttingDown)) break;
+                    synchronized (this) {
+                        if (releaseId == null && releases.isEmpty() && tasks.isEmpty()) wait(100);
+                    }
                 }
             } catch (InterruptedException e) {
                 releaseId = null;
@@ -376,7 +414,7 @@ public class InteropPeer {
                 return;
             }
             try {
-                held.release();
+                this.held.release(); // the downgraded hold, if any
                 holds.remove(id);
                 reply(releaseId, map());
             } catch (Throwable e) {
@@ -399,9 +437,10 @@ public class InteropPeer {
         Held acquire(CuratorFramework client) throws Exception {
             switch (recipe) {
                 case "mutex", "read", "write" -> {
+                    InterProcessReadWriteLock rw = recipe.equals("mutex") ? null : new InterProcessReadWriteLock(client, path);
                     InterProcessMutex mutex = switch (recipe) {
-                        case "read" -> new InterProcessReadWriteLock(client, path).readLock();
-                        case "write" -> new InterProcessReadWriteLock(client, path).writeLock();
+                        case "read" -> rw.readLock();
+                        case "write" -> rw.writeLock();
                         default -> new InterProcessMutex(client, path);
                     };
                     if (timeoutMs == null) mutex.acquire();
@@ -411,6 +450,19 @@ public class InteropPeer {
                         public String node() { return node; }
                         public boolean isHeld() { return mutex.isAcquiredInThisProcess(); }
                         public void release() throws Exception { mutex.release(); }
+                        public Held downgrade() throws Exception {
+                            if (!recipe.equals("write")) return Held.super.downgrade();
+                            InterProcessMutex read = rw.readLock();
+                            if (!read.acquire(10, TimeUnit.SECONDS))
+                                throw new IllegalStateException("the write holder was not granted the read lock");
+                            String readNode = lockPathOf(read);
+                            mutex.release();
+                            return new Held() {
+                                public String node() { return readNode; }
+                                public boolean isHeld() { return read.isAcquiredInThisProcess(); }
+                                public void release() throws Exception { read.release(); }
+                            };
+                        }
                     };
                 }
                 case "semaphore" -> {

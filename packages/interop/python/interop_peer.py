@@ -336,6 +336,8 @@ def dispatch(line):
             in_thread(request_id, lambda: session_info(request))
         elif command == "session-close":
             in_thread(request_id, lambda: close_session(request))
+        elif command == "downgrade":
+            raise RequestError("unsupported", "kazoo's ReadLock/WriteLock have no downgrade")
         elif command in ("latch-start", "latch-await", "latch-status", "latch-close"):
             raise RequestError("unsupported", "kazoo has no LeaderLatch; the kazoo peer has no latch")
         else:

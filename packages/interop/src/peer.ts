@@ -108,6 +108,12 @@ export interface Peer {
    */
   isHeld(id: string): Promise<boolean>;
   /**
+   * Curator only: the holder of a `write` hold takes the read lock on its own thread, then
+   * releases the write lock (Curator's documented downgrade). `id` then names the read hold.
+   * Resolves the read lock's node.
+   */
+  downgrade(id: string): Promise<{ node: string }>;
+  /**
    * What the peer's recipe sees queued on `path`. Curator's `read` / `write` list only their own
    * side's nodes (its getParticipantNodes()); `rwlock` (Curator only) lists every reader and
    * writer in the order its read-write lock decides by.
@@ -403,6 +409,10 @@ export function launchPeer(
       async isHeld(id) {
         const reply = await request('held', { handle: id }, COMMAND_DEADLINE_MS);
         return reply.held === true;
+      },
+      async downgrade(id) {
+        const reply = await request('downgrade', { handle: id }, COMMAND_DEADLINE_MS);
+        return { node: String(reply.node) };
       },
       async participants(recipe, path, options = {}) {
         const reply = await request(

@@ -449,7 +449,45 @@ function readWriteInteropSuite(
 describe.skipIf(!availability.curator.available)(
   `Curator InterProcessReadWriteLock and zkrx rwlock on one path${skipNote('curator')}`,
   () => {
-    readWriteInteropSuite('curator', { seed: 1, peerWritesOnly: false });
+    const suite = readWriteInteropSuite('curator', { seed: 1, peerWritesOnly: false });
+
+    it('Curator 5.4 downgrade: its read node queues behind writers already waiting, so the first of them (zkrx or Curator) holds beside the downgraded reader', async () => {
+      // Curator's behaviour, not zkrx's: 5.4 grants the write holder's read lock at once but
+      // creates an ordinary sequential __READ__ node, after every writer queued meanwhile. Once
+      // the write lock is released, the first of those writers is first in line and holds while
+      // Curator still reads. (Curator 5.5 names that node with the writer's sequence, as zkrx
+      // does: see the zkrx downgrade test above.) If this test fails, Curator no longer does so.
+      const [a] = suite.clients as [ZkClient];
+      const { path, peer } = suite;
+      for (const queued of ['zkrx', 'curator'] as const) {
+        const write = await peer.acquire('write', path, { session: 'a' });
+        const writer = track(
+          queued === 'zkrx'
+            ? acquireWrite(a, path, { timeoutMs: 3_000 }).then((lease) => ({
+                isHeld: async () => lease.isHeld,
+                release: () => lease.release(),
+              }))
+            : peer.acquire('write', path, { session: 'b', timeoutMs: 3_000 }).then((hold) => ({
+                isHeld: () => peer.isHeld(hold.id),
+                release: () => peer.release(hold.id),
+              })),
+        );
+        const writerNode = (await untilChildren(a, path, 2)).find(
+          (name) => name !== baseName(write.node as string),
+        ) as string;
+
+        const { node: readNode } = await peer.downgrade(write.id);
+        expect(sequence(baseName(readNode))).toBeGreaterThan(sequence(writerNode));
+        const held = await writer.promise;
+        // Both hold at this instant: the queued writer and Curator's downgraded reader.
+        expect(await held.isHeld()).toBe(true);
+        expect(await peer.isHeld(write.id)).toBe(true);
+        expect(await a.promises.exists(readNode)).not.toBeNull();
+        await held.release();
+        await peer.release(write.id);
+        expect(await childrenOf(a, path), `after the ${queued} writer`).toEqual([]);
+      }
+    });
   },
 );
 
