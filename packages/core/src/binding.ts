@@ -146,8 +146,12 @@ export const Rc = {
   closing: -116,
 } as const;
 
-/** How many partial reads in a row the binding tolerates before closing the handle. */
-const NO_RESPONSE_LIMIT = 1_000_000;
+/**
+ * How many wake-ups in a row without a complete response the binding tolerates before closing
+ * the handle as expired (its default is 10). Moving 1 MiB nodes takes up to ~15 here; a poll
+ * that spins on a socket with nothing to read (e.g. a stale registration) is still cut short.
+ */
+const NO_RESPONSE_LIMIT = 10_000;
 
 /** zookeeper.h `ZOO_CONNECTED_STATE`, as the binding's `state` reports it. */
 const ZOO_CONNECTED_STATE = 3;
