@@ -359,6 +359,20 @@ describe('ACLs', () => {
     await client.promises.delete(path);
   });
 
+  it('fails getAcl with NoNode or NoAuth (the binding used to crash on either)', async () => {
+    const client = await connectedClient();
+    const root = await testRoot();
+    const missing = await rejectionOf(client.promises.getAcl(`${root}/missing`));
+    expect(missing).toMatchObject({ code: 'NoNode', path: `${root}/missing` });
+    await client.promises.create(`${root}/write-only`, 'x', {
+      acl: [{ permissions: Permission.Write, scheme: 'world', id: 'anyone' }],
+    });
+    const noAuth = await rejectionOf(firstValueFrom(client.getAcl(`${root}/write-only`)));
+    expect(noAuth.code).toBe('NoAuth');
+    // The process is still alive and the client still works.
+    expect((await client.promises.getAcl(root)).acl).toEqual(OPEN_ACL_UNSAFE);
+  });
+
   it('guards a node with a digest ACL that only an authenticated client passes', async () => {
     const digest = createHash('sha1').update('alice:secret').digest('base64');
     const acl = [{ permissions: Permission.All, scheme: 'digest', id: `alice:${digest}` }];
