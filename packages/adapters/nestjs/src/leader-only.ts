@@ -48,7 +48,9 @@ export function LeaderOnly(path: string) {
     }
     const original: AnyMethod = descriptor.value;
     addLeaderOnlyPath(target.constructor, path);
-    injectInto(target, LEADER, LeaderService);
+    injectInto<LeaderService>(target, LEADER, LeaderService, (instance, leader) =>
+      leader.adopt(instance.constructor),
+    );
     replaceMethod(descriptor, function leaderOnly(this: unknown, ...args: unknown[]): unknown {
       const leader =
         typeof this === 'object' && this !== null

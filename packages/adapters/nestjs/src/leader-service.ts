@@ -3,7 +3,6 @@
  * (at boot for every @LeaderOnly path) and left when the application shuts down.
  */
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
 import { ZkError, ZkErrorCode } from '@zkrx/core';
 import { type Election, elect } from '@zkrx/leader';
 import { validateLockPath } from '@zkrx/lock';
@@ -33,12 +32,12 @@ interface Candidacy {
 @Injectable()
 export class LeaderService implements OnModuleInit, OnModuleDestroy {
   private readonly candidacies = new Map<string, Candidacy>();
+  /** @LeaderOnly paths of the instances made before the application initialised. */
+  private readonly pending = new Set<string>();
+  private initialised = false;
   private closed = false;
 
-  constructor(
-    @Inject(ZK_CONNECTION) private readonly connection: ZkConnection,
-    @Inject(DiscoveryService) private readonly discovery: DiscoveryService,
-  ) {}
+  constructor(@Inject(ZK_CONNECTION) private readonly connection: ZkConnection) {}
 
   /**
    * Joins the election at `path` (once; later calls share the candidacy) and resolves when this
@@ -111,15 +110,23 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
     return election ? election.signal : AbortSignal.abort(new Error('not the leader'));
   }
 
+  /**
+   * Takes note of an instance with @LeaderOnly methods (Nest made it and injected this service):
+   * its elections are joined when the application initialises, or at once after that.
+   */
+  adopt(type: Function): void {
+    for (const path of leaderOnlyPathsOf(type)) {
+      if (this.initialised) void this.join(path).catch(() => {});
+      else this.pending.add(path);
+    }
+  }
+
   /** Joins the election of every @LeaderOnly method of the application's providers. */
   async onModuleInit(): Promise<void> {
-    const paths = new Set<string>();
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const type = (wrapper.instance as object | undefined)?.constructor ?? wrapper.metatype;
-      if (typeof type !== 'function') continue;
-      for (const path of leaderOnlyPathsOf(type)) paths.add(path);
-    }
-    await Promise.all([...paths].map((path) => this.join(path)));
+    this.initialised = true;
+    const paths = [...this.pending];
+    this.pending.clear();
+    await Promise.all(paths.map((path) => this.join(path)));
   }
 
   /** Leaves every election (leadership passes to the next candidate at once). */

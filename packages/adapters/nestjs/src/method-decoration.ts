@@ -27,12 +27,14 @@ const injected = new WeakMap<object, Set<string | symbol>>();
 /**
  * Has Nest set `instance[key]` to the provider `token` on every instance of the decorated class
  * (property injection): decorated methods find the application's module through `this`, so two
- * applications in one process each use their own.
+ * applications in one process each use their own. `onInjected` is told of each instance as Nest
+ * makes it (before any lifecycle hook runs).
  */
-export function injectInto(
+export function injectInto<T>(
   prototype: object,
   key: symbol,
   token: string | symbol | Function,
+  onInjected?: (instance: object, value: T) => void,
 ): void {
   let keys = injected.get(prototype);
   if (!keys) {
@@ -42,6 +44,18 @@ export function injectInto(
   if (keys.has(key)) return;
   keys.add(key);
   Inject(token)(prototype, key);
+  if (!onInjected) return;
+  // Nest assigns `instance[key] = value`: a setter on the prototype sees it, then keeps the
+  // value on the instance itself.
+  Object.defineProperty(prototype, key, {
+    configurable: true,
+    enumerable: false,
+    get: () => undefined,
+    set(this: object, value: T) {
+      Object.defineProperty(this, key, { value, writable: true, configurable: true });
+      onInjected(this, value);
+    },
+  });
 }
 
 /** `Class.method`, for error messages. */

@@ -3,7 +3,6 @@
  * @LeaderOnly and the client's close tied to the application's lifecycle.
  */
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
 import { LeaderService } from './leader-service';
 import { ZK_MODULE_OPTIONS, ZkConfigurableModule, type ZkModuleOptions } from './module-definition';
 import { ZK_CLIENT, ZK_CONNECTION } from './tokens';
@@ -35,7 +34,6 @@ import { ZkConnection } from './zk-connection';
  * ```
  */
 @Module({
-  imports: [DiscoveryModule],
   providers: [
     {
       provide: ZK_CONNECTION,
