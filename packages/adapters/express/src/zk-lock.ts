@@ -1,0 +1,254 @@
+/**
+ * zkLock: Express middleware that holds a ZooKeeper lock per request key for the life of the
+ * request, released once when the response finishes or the connection closes.
+ */
+import { isConnectedState, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { type Lease, type LockLostError, LockTimeoutError, validateLockPath } from '@zkrx/lock';
+import { acquireRead, acquireWrite, tryAcquireRead, tryAcquireWrite } from '@zkrx/rwlock';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Subscription } from 'rxjs';
+import {
+  checkBoolean,
+  checkClient,
+  checkFunction,
+  checkMilliseconds,
+  checkOptions,
+  checkSeconds,
+  checkStatusCode,
+} from './options';
+import { answerRetryLater, isZooKeeperUnavailable, withStatus } from './retry-later';
+
+export interface ZkLockOptions {
+  /** The client whose session holds the locks (one per app instance). */
+  client: ZkClient;
+  /**
+   * The lock path of a request, e.g. `(request) => \`/locks/sku/${request.params.sku}\``.
+   * Requests with the same path never run at once; different paths run in parallel.
+   */
+  key: (request: Request) => string;
+  /** With `wait`: give up after this long and answer `statusCode`. Default: wait as long as it takes. */
+  timeoutMs?: number;
+  /** Queue behind the current holder (default true); false answers `statusCode` at once when busy. */
+  wait?: boolean;
+  /** The status answered when the lock is busy (`wait: false`) or not acquired in `timeoutMs`. Default 409. */
+  statusCode?: number;
+  /** The `Retry-After` header (seconds) of the busy, timeout and unavailable answers. Default 1. */
+  retryAfterSeconds?: number;
+  /**
+   * Take the read lock of the key: read requests share it, and exclude the other requests on
+   * the key (which take its write lock). Default false.
+   */
+  read?: boolean;
+  /**
+   * Called once if the lock is lost mid-request (session expired, or connection lost: ownership
+   * is then uncertain). `lease.signal` has aborted already; the error carries `status` 503.
+   */
+  onLost?: (error: LockLostError, request: Request, response: Response) => void;
+}
+
+const where = 'zkLock';
+
+/** What the `res.locals` key holds: the request's lease. */
+const LEASE = 'lease';
+
+/**
+ * The lease of the lock `zkLock` holds for this request (`res.locals.lease`, typed).
+ *
+ * ## Example
+ * ```ts
+ * app.post('/orders/:id/pay', zkLock({ client, key: (request) => `/locks/orders/${request.params.id}` }),
+ *   async (request, response) => {
+ *     const lease = leaseOf(response);
+ *     await payments.charge(request.params.id, { signal: lease.signal, fencingToken: lease.fencingToken });
+ *     response.json({ paid: true });
+ *   });
+ * ```
+ *
+ * @param response The response of a request that went through `zkLock`.
+ * @return The lease; throws when the request holds none.
+ */
+export function leaseOf(response: Response): Lease {
+  const lease = (response.locals as Record<string, unknown>)[LEASE];
+  if (!lease) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      'leaseOf: this request holds no lock (no zkLock middleware before this handler)',
+    );
+  }
+  return lease as Lease;
+}
+
+/**
+ * Express middleware (4 and 5) that holds a ZooKeeper lock for the life of each request: the
+ * path comes from `key(request)`, the lock is released once when the response finishes or the
+ * connection closes (a client that goes away mid-request releases it at once).
+ *
+ * Answers without calling the handler when:
+ * - the lock is busy and `wait` is false, or not acquired within `timeoutMs`: `statusCode`
+ *   (409) with `Retry-After` and `{ error: 'lock-busy' | 'lock-timeout' }`;
+ * - ZooKeeper is unavailable (not connected, connection lost while waiting, no connection in
+ *   time): 503 with `Retry-After` and `{ error: 'zookeeper-unavailable' }`.
+ *
+ * An invalid lock path from `key` goes to `next(error)` (ZkError `InvalidPath`, `status` 500),
+ * and so does any other error (with `status` 500). The handler finds the lease in
+ * `res.locals.lease` (or `leaseOf(res)`): if the lock is lost mid-request, `lease.signal`
+ * aborts with a LockLostError (`status` 503): stop the work, write nothing more, and throw
+ * `lease.signal.reason` (or answer 503) — the fencing token lets your store refuse a late write.
+ *
+ * ## Example
+ * ```ts
+ * import { createClient } from '@zkrx/core';
+ * import { zkLock } from '@zkrx/express';
+ *
+ * const client = createClient({ connect: '127.0.0.1:2181' });
+ * app.post(
+ *   '/purchase/:sku',
+ *   zkLock({ client, key: (request) => `/shop/locks/${request.params.sku}`, timeoutMs: 2_000 }),
+ *   async (request, response) => response.json(await purchase(request.params.sku)),
+ * );
+ * // Two instances, one SKU: the purchases run one after the other.
+ * ```
+ *
+ * @param options The client, the key, and how to wait.
+ * @return The middleware.
+ */
+export function zkLock(options: ZkLockOptions): RequestHandler {
+  const given = checkOptions(where, options);
+  const client = checkClient(where, given.client);
+  const key = checkFunction<(request: Request) => string>(where, 'key', given.key, true);
+  const timeoutMs = checkMilliseconds(where, 'timeoutMs', given.timeoutMs);
+  const wait = checkBoolean(where, 'wait', given.wait, true);
+  const statusCode = checkStatusCode(where, 'statusCode', given.statusCode, 409);
+  const retryAfterSeconds = checkSeconds(where, 'retryAfterSeconds', given.retryAfterSeconds, 1);
+  const read = checkBoolean(where, 'read', given.read, false);
+  const onLost = checkFunction<NonNullable<ZkLockOptions['onLost']>>(
+    where,
+    'onLost',
+    given.onLost,
+    false,
+  );
+  if (!wait && timeoutMs !== undefined) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${where}: timeoutMs needs wait: true (without waiting there is nothing to time out)`,
+    );
+  }
+
+  const take = (path: string, signal: AbortSignal): Promise<Lease | null> => {
+    if (wait) {
+      const lockOptions = { timeoutMs, signal, reentrant: false };
+      return read
+        ? acquireRead(client, path, lockOptions)
+        : acquireWrite(client, path, lockOptions);
+    }
+    const lockOptions = { signal, reentrant: false };
+    return read
+      ? tryAcquireRead(client, path, lockOptions)
+      : tryAcquireWrite(client, path, lockOptions);
+  };
+
+  return function zkLockMiddleware(request: Request, response: Response, next: NextFunction) {
+    let path: string;
+    try {
+      path = validateLockPath(key(request));
+    } catch (error) {
+      next(withStatus(error, 500));
+      return;
+    }
+    if (response.destroyed || response.writableFinished) return; // the client left already
+    if (!isConnectedState(client.state)) {
+      answerRetryLater(response, 503, retryAfterSeconds, 'zookeeper-unavailable');
+      return;
+    }
+
+    const controller = new AbortController();
+    let lease: Lease | undefined;
+    let decided = false; // the request got its answer, its lease, or is gone
+    let ended = false;
+    let releasing: Promise<void> | undefined;
+    let sessionWatch: Subscription | undefined;
+    let lostWatch: Subscription | undefined;
+
+    const release = (): void => {
+      if (!lease || releasing) return;
+      releasing = lease.release().catch(() => {});
+    };
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      response.off('finish', end);
+      response.off('close', end);
+      sessionWatch?.unsubscribe();
+      lostWatch?.unsubscribe();
+      if (!decided) {
+        decided = true;
+        controller.abort(new ZkError(ZkErrorCode.Aborted, `${where} ${path}: the client left`));
+      }
+      release();
+    };
+    const unavailable = (reason: unknown): void => {
+      if (decided) return;
+      decided = true;
+      controller.abort(reason);
+      answerRetryLater(response, 503, retryAfterSeconds, 'zookeeper-unavailable');
+    };
+
+    response.once('finish', end);
+    response.once('close', end);
+    // While waiting: a connection lost means no answer soon (the lock waits for a reconnect):
+    // answer 503 now. Once held, the lease watches the session itself.
+    sessionWatch = client.session$.subscribe(({ state }) => {
+      if (!isConnectedState(state)) {
+        unavailable(
+          new ZkError(ZkErrorCode.ConnectionLoss, `${where} ${path}: ZooKeeper is ${state}`, {
+            path,
+          }),
+        );
+      }
+    });
+    if (decided) return;
+
+    take(path, controller.signal).then(
+      (acquired) => {
+        if (acquired && (decided || ended || !acquired.isHeld)) {
+          // Too late (the client left, or we answered 503), or lost on arrival.
+          void acquired.release().catch(() => {});
+          if (!decided) unavailable(new ZkError(ZkErrorCode.SessionExpired, 'lease lost'));
+          return;
+        }
+        if (decided) return;
+        decided = true;
+        sessionWatch?.unsubscribe();
+        if (!acquired) {
+          answerRetryLater(response, statusCode, retryAfterSeconds, 'lock-busy');
+          return;
+        }
+        lease = acquired;
+        (response.locals as Record<string, unknown>)[LEASE] = acquired;
+        lostWatch = acquired.lost$.subscribe((error) => {
+          withStatus(error, 503);
+          if (!onLost) return;
+          try {
+            onLost(error, request, response);
+          } catch (callbackError) {
+            // The handler owns the response now: report, never throw from a watch callback.
+            process.emitWarning(`zkLock onLost threw: ${String(callbackError)}`);
+          }
+        });
+        next();
+      },
+      (error: unknown) => {
+        if (decided) return;
+        decided = true;
+        sessionWatch?.unsubscribe();
+        if (error instanceof LockTimeoutError) {
+          answerRetryLater(response, statusCode, retryAfterSeconds, 'lock-timeout');
+        } else if (isZooKeeperUnavailable(error)) {
+          answerRetryLater(response, 503, retryAfterSeconds, 'zookeeper-unavailable');
+        } else {
+          next(withStatus(error, 500));
+        }
+      },
+    );
+  };
+}
