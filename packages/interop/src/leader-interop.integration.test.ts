@@ -5,7 +5,7 @@
 import type { ZkClient } from '@zkrx/core';
 import { type Election, elect, type LeaderInfo, leader$, whileLeader } from '@zkrx/leader';
 import { sortChildren } from '@zkrx/lock';
-import { testZooKeeper } from '@zkrx/testing';
+import { expireSession, testZooKeeper } from '@zkrx/testing';
 import { Observable } from 'rxjs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HoldLog, type HoldRecord } from '../test/holds';
@@ -224,6 +224,37 @@ describe.skipIf(!curator.available)(
       expect(node2.changes).toEqual([false, true, false]);
       expect(javaEvents.get(java1)).toBeUndefined(); // never led, so never told
       expect(javaEvents.get(java2)).toEqual([true, false]);
+    });
+
+    it("an expired leader's session hands leadership across: zkrx to Curator, then Curator to zkrx; each stands again behind", async () => {
+      const [a] = clients as [ZkClient];
+      const { connectString } = await testZooKeeper();
+      const candidates: Candidates = { java: new Map(), node: new Map() };
+      const node1 = await nodeCandidate(a, 'node-1');
+      await node1.election.whenLeader();
+      candidates.node.set('node-1', node1.election);
+      const java1 = await peer.latchStart(path, { participantId: 'java-1', session: 'expiring' });
+      candidates.java.set('java-1', java1);
+      await expectAgreement(['node-1', 'java-1'], candidates);
+
+      // zkrx's session expires: its node goes, Java leads, zkrx stands again on its new session.
+      await expireSession(a);
+      expect(await peer.latchAwait(java1, 5_000)).toBe(true);
+      await expectAgreement(['java-1', 'node-1'], candidates);
+      expect(node1.changes).toEqual([false, true, false]);
+
+      // Curator's session expires: zkrx leads again, Curator's latch stands again behind it.
+      await expireSession({ connectString, ...(await peer.sessionCredentials('expiring')) });
+      await node1.election.whenLeader();
+      await expectAgreement(['node-1', 'java-1'], candidates);
+      expect(node1.changes).toEqual([false, true, false, true]);
+      expect(javaEvents.get(java1)).toEqual([true, false]);
+
+      await peer.latchClose(java1);
+      await node1.election.close();
+      candidates.java.clear();
+      candidates.node.clear();
+      await expectAgreement([], candidates);
     });
 
     it('Curator LeaderSelector and zkrx whileLeader: at most one runs leader work at any time, and terms alternate as each hands over', async () => {
