@@ -382,6 +382,29 @@ describe('@Locked', () => {
     expect(await childrenOf(clientOf(b!), path)).toEqual([]);
   });
 
+  it('a call waiting for the lock when its application shuts down rejects ClientClosed, leaving no node', async () => {
+    const path = lockPath();
+    const log = new IntervalLog(1);
+    const Ledger = ledgerService(path, log);
+    const [a, b] = await startApps(2, { providers: [Ledger] });
+    const holding = a!
+      .get(Ledger)
+      .holdUntilAborted('a')
+      .catch((caught: unknown) => caught);
+    await vi.waitUntil(() => log.holds.length === 1);
+    const waiting = b!
+      .get(Ledger)
+      .post('b', 1)
+      .catch((caught: unknown) => caught);
+    await vi.waitUntil(async () => (await childrenOf(clientOf(a!), path)).length === 2);
+    await closeApp(b!);
+    expect(isZkError(await waiting, ZkErrorCode.ClientClosed)).toBe(true);
+    expect(await childrenOf(clientOf(a!), path)).toHaveLength(1);
+    expect(log.holds.map((hold) => hold.who)).toEqual(['a']);
+    await closeApp(a!);
+    expect(await holding).toBeInstanceOf(LockLostError);
+  });
+
   it('a class Nest did not make says what is missing', async () => {
     const Ledger = ledgerService(lockPath(), new IntervalLog(1));
     const error = await new Ledger().post('x', 1).catch((caught: unknown) => caught);
