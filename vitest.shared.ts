@@ -9,8 +9,12 @@ const globalSetup = fileURLToPath(
   new URL('./packages/testing/src/vitest-global-setup.ts', import.meta.url),
 );
 
-/** Resolve `@zkrx/*` to their `src/` so tests never need a build. */
-const conditions = ['@zkrx/source', 'module', 'node', 'import', 'default'];
+/**
+ * Resolve `@zkrx/*` to their `src/` so tests never need a build. Vitest also hands these to
+ * Node as `--conditions` for external packages, so nothing that would make Node's `require()`
+ * load a package's ESM build (`import`, `module`) belongs here.
+ */
+const conditions = ['@zkrx/source', 'node', 'development|production'];
 
 export interface ZkrxVitestOptions {
   /** Extra time for slow integration suites (ensembles, Java interop). */
