@@ -1,6 +1,6 @@
 /**
- * Known traps of the `zookeeper` native binding that @zkrx/core cannot guard against from
- * JavaScript, pinned so that a fixed binding shows up here.
+ * Traps of the `zookeeper` native binding that @zkrx/core cannot guard against from JavaScript,
+ * fixed by zkrx's patch of the binding (patches/zookeeper@7.3.0.patch).
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readlinkSync } from 'node:fs';
@@ -9,11 +9,11 @@ import { connectedClient } from '../test/support';
 
 describe('binding: known issues', () => {
   // The C client opens its sockets without SOCK_CLOEXEC: a child process spawned while a client
-  // is connected inherits the socket. Once the client closes it, the socket stays open in the
-  // child, and the epoll registration of the parent's event loop outlives it: later sockets
-  // that reuse the descriptor number get spurious wake-ups (the binding spins, then reports its
-  // session expired). Needs a fix in the binding (SOCK_CLOEXEC or fcntl FD_CLOEXEC).
-  it.runIf(process.platform === 'linux').fails(
+  // is connected would inherit the socket. Once the client closed it, the socket stayed open in
+  // the child, and the epoll registration of the parent's event loop outlived it: later sockets
+  // reusing the descriptor number got spurious wake-ups (the binding spun, then reported its
+  // session expired). zkrx's patch of the binding sets FD_CLOEXEC on each new socket.
+  it.runIf(process.platform === 'linux')(
     'a child process spawned while connected does not inherit the client socket',
     async () => {
       await connectedClient();

@@ -372,17 +372,30 @@ export class NativeHandle {
   }
 
   /**
-   * Reads a node's ACL. The binding's `a_get_acl` completion frees the ACL list without checking
-   * it, and the C client passes none when the call fails: any failed `a_get_acl` (NoNode, NoAuth,
-   * a connection lost or a handle closed mid-call) crashes the process with a segfault. Until the
-   * binding is fixed, the call is only made while connected and after a `get` of the same node
-   * succeeded (it exists and we may read it); a failure there is reported instead. Left: the
-   * node deleted, its ACL changed or the connection lost within the round trip of `a_get_acl`
-   * itself. A session with ADMIN but not READ on the node gets NoAuth, where ZooKeeper would answer.
+   * Reads a node's ACL. The stock binding's `a_get_acl` completion frees the ACL list without
+   * checking it, and the C client passes none when the call fails: a failed `a_get_acl` (NoNode,
+   * NoAuth, a connection lost or a handle closed mid-call) crashes the process. zkrx's patch of
+   * the binding fixes that; with the stock binding the call is only made while connected and
+   * after a `get` of the same node succeeded (a failure there is reported instead), which leaves
+   * a failure within the round trip of `a_get_acl` itself, and answers NoAuth to a session with
+   * ADMIN but not READ on the node.
    */
   getAcl(path: string, cb: (rc: Rc, acl: NativeAcl[], stat: NativeStat | null) => void): void {
     const done = once3(cb);
     if (this.dead) return done(Rc.closing, [], null);
+    const read = () =>
+      this.check(
+        // The binding names the permissions `perms` here (and reads `perm` on the way in).
+        this.native.a_get_acl(path, (aclRc, _e, acl, stat) =>
+          done(
+            aclRc,
+            (acl ?? []).map((entry) => ({ perm: entry.perms, scheme: entry.scheme, auth: entry.auth })),
+            stat,
+          ),
+        ),
+        done,
+      );
+    if (this.createsWithStat) return read();
     if (!this.isConnectedNow()) {
       queueMicrotask(() => done(Rc.connectionLoss, [], null));
       return;
@@ -392,22 +405,7 @@ export class NativeHandle {
         if (rc !== Rc.ok) return done(rc, [], null);
         if (this.dead) return done(Rc.closing, [], null);
         if (!this.isConnectedNow()) return done(Rc.connectionLoss, [], null);
-        this.check(
-          // The binding names the permissions `perms` here (and reads `perm` on the way in):
-          // every entry read back had `perm: undefined` before this mapping.
-          this.native.a_get_acl(path, (aclRc, _e, acl, stat) =>
-            done(
-              aclRc,
-              (acl ?? []).map((entry) => ({
-                perm: entry.perms,
-                scheme: entry.scheme,
-                auth: entry.auth,
-              })),
-              stat,
-            ),
-          ),
-          done,
-        );
+        read();
       }),
       done,
     );
