@@ -76,8 +76,8 @@ export class RunContext {
   private readonly clients: ZkClient[] = [];
   private adminClient: ZkClient | undefined;
   private failure: unknown;
-  private readonly failed: Promise<never>;
-  private rejectFailed!: (error: unknown) => void;
+  /** The guarded waits in progress: a failure rejects them all. */
+  private readonly guarded = new Set<(error: unknown) => void>();
   private lastProgress = performance.now();
   private phase: { label: string; done: number; total: number; shown: number } | undefined;
   private lastShown = performance.now();
@@ -92,10 +92,6 @@ export class RunContext {
       .toString(16)
       .padStart(8, '0');
     this.base = `/bench-zkrx-${settings.scenario}-${tag}`;
-    this.failed = new Promise<never>((_, reject) => {
-      this.rejectFailed = reject;
-    });
-    this.failed.catch(() => {});
   }
 
   /** The admin session (the first one): creates the base path and removes it at the end. */
@@ -219,10 +215,27 @@ export class RunContext {
     if (this.warming && this.settings.warmupHoldMs > 0) await sleep(this.settings.warmupHoldMs);
   }
 
-  /** Waits for `promise`, unless the run fails first (violation, stall): then rejects with that. */
+  /**
+   * Waits for `promise`, unless the run fails first (violation, stall): then rejects with that.
+   * (Not `Promise.race` with a never-settling promise: each race would stay attached to it, and
+   * with it the value it resolved, e.g. the memory scenario's 10,000 leases.)
+   */
   guard<T>(promise: Promise<T>): Promise<T> {
     promise.catch(() => {});
-    return Promise.race([promise, this.failed]);
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return new Promise<T>((resolve, reject) => {
+      this.guarded.add(reject);
+      promise.then(
+        (value) => {
+          this.guarded.delete(reject);
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.guarded.delete(reject);
+          reject(error);
+        },
+      );
+    });
   }
 
   /** An exclusion invariant failed: the run ends with exit 2. Throws (to stop the worker). */
@@ -240,7 +253,8 @@ export class RunContext {
   fail(error: unknown): unknown {
     if (this.failure === undefined) {
       this.failure = error;
-      this.rejectFailed(error);
+      for (const reject of this.guarded) reject(error);
+      this.guarded.clear();
     }
     return this.failure;
   }
