@@ -389,7 +389,11 @@ export class NativeHandle {
         this.native.a_get_acl(path, (aclRc, _e, acl, stat) =>
           done(
             aclRc,
-            (acl ?? []).map((entry) => ({ perm: entry.perms, scheme: entry.scheme, auth: entry.auth })),
+            (acl ?? []).map((entry) => ({
+              perm: entry.perms,
+              scheme: entry.scheme,
+              auth: entry.auth,
+            })),
             stat,
           ),
         ),

@@ -7,7 +7,7 @@ import {
   sleep,
 } from '@zkrx/test-support';
 import { describe, expect, it, vi } from 'vitest';
-import { acquireSemaphore, LockTimeoutError, semaphore, semaphoreMutex } from './index';
+import { acquireSemaphore, LockTimeoutError, semaphoreMutex } from './index';
 
 describe('semaphore', () => {
   it('lets at most `leases` of 12 sessions hold at once, and all of them in turn', async () => {

@@ -1,11 +1,4 @@
-import {
-  childrenOf,
-  connectedClient,
-  connectedClients,
-  IntervalLog,
-  lockPath,
-  sleep,
-} from '@zkrx/test-support';
+import { childrenOf, connectedClient, connectedClients, lockPath, sleep } from '@zkrx/test-support';
 import { expireSession, mntr, testZooKeeper } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
 import {
