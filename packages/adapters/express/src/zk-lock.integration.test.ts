@@ -351,6 +351,9 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
       .post('/work/8')
       .then((response) => response);
     await vi.waitUntil(async () => (await childrenOf(holderClient, `${root}/8`)).length === 2);
+    // Let the waiter's watch request land first: a call sent just as the connection drops hides
+    // the drop from session$ (a known @zkrx/core bug, pinned in test/known-core-issues).
+    await sleep(200);
     proxy.refuse(true);
     proxy.cut();
     const started = performance.now();
