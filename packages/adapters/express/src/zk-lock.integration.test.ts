@@ -4,6 +4,7 @@
  */
 import type { ZkClient } from '@zkrx/core';
 import { type Lease, LockLostError } from '@zkrx/lock';
+import { acquireWrite } from '@zkrx/rwlock';
 import {
   childrenOf,
   connectedClient,
@@ -253,6 +254,23 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
     expect(releases).toBe(1);
     expect(lease?.state).toBe('released');
     expect(await childrenOf(client, `${root}/1`)).toEqual([]);
+  });
+
+  it('the handler holds the lease in its async context: taking the same lock again re-enters it', async () => {
+    const client = await connectedClient();
+    const root = lockPath('sku');
+    const app = lockedApp(flavour, client, root, (_request, response, next) => {
+      const outer = leaseOf(response);
+      acquireWrite(client, `${root}/6`, { timeoutMs: 1_000 }).then(async (inner) => {
+        const same = inner.node === outer.node && inner.fencingToken === outer.fencingToken;
+        await inner.release();
+        response.json({ same, stillHeld: outer.isHeld });
+      }, next);
+    });
+    const response = await request(app).post('/work/6');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ same: true, stillHeld: true });
+    await vi.waitUntil(async () => (await childrenOf(client, `${root}/6`)).length === 0);
   });
 
   it('read: true lets readers share a key; requests without it exclude them', async () => {

@@ -94,6 +94,8 @@ export function leaseOf(response: Response): Lease {
  * `res.locals.lease` (or `leaseOf(res)`): if the lock is lost mid-request, `lease.signal`
  * aborts with a LockLostError (`status` 503): stop the work, write nothing more, and throw
  * `lease.signal.reason` (or answer 503) — the fencing token lets your store refuse a late write.
+ * The handler runs in an async context holding the lease, so taking the same lock again inside
+ * it (e.g. `acquireWrite(client, path)` from a service) re-enters it instead of waiting.
  *
  * ## Example
  * ```ts
@@ -235,7 +237,9 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
             process.emitWarning(`zkLock onLost threw: ${String(callbackError)}`);
           }
         });
-        next();
+        // The handler runs in an async context holding the lease: taking the same lock again
+        // there re-enters it (rather than queueing behind itself).
+        acquired.run(() => next());
       },
       (error: unknown) => {
         if (decided) return;
