@@ -87,6 +87,7 @@ export function chartSvg(lines: readonly ResultLine[], caption: readonly string[
   const height = top + lines.length * ROW + 20;
   const body: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, sans-serif" font-size="12">`,
+    '<title>zkrx bench: ops/s and p50 latency per scenario and client count</title>',
     '<style>.title{font-weight:600;font-size:13px}.tick{fill:#666;font-size:10px;text-anchor:middle}.grid{stroke:#ddd}.label{text-anchor:end}.value{fill:#333;font-size:10px}.failed{fill:#b00;font-weight:600}.caption{fill:#666;font-size:10px}</style>',
     `<rect width="${WIDTH}" height="${height}" fill="#fff"/>`,
     `<text x="10" y="20" class="title">zkrx bench</text>`,

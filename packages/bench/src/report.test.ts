@@ -53,6 +53,7 @@ describe('chartSvg', () => {
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(svg.match(/<rect x=/g)).toHaveLength(4);
     expect(svg).toContain('mutex-contended C=8');
+    expect(svg).toContain('<title>');
     expect(svg).toContain('a &#60;caption&#62;');
     expect(svg.match(/>failed</g)).toHaveLength(2);
     expect(svg.trim().endsWith('</svg>')).toBe(true);
