@@ -4,8 +4,9 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readlinkSync } from 'node:fs';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { connectedClient } from '../test/support';
+import { connectedClient, onCleanup, proxyTo, record, statesOf, waitFor } from '../test/support';
 
 describe('binding: known issues', () => {
   // The C client opens its sockets without SOCK_CLOEXEC: a child process spawned while a client
@@ -29,4 +30,46 @@ describe('binding: known issues', () => {
       }
     },
   );
+});
+
+describe('binding: a call that meets a broken connection', () => {
+  // The C client's nonblocking_send closes a socket it found broken without any session event,
+  // and during a partition every reconnect fails before queued events are delivered. The client
+  // must still report the suspension, and the closed socket's number (which the next socket of
+  // this process gets) must not stay watched by the binding's poll handle.
+  it('reports the suspension even while reconnects are refused', async () => {
+    const proxy = await proxyTo();
+    const client = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 4_000 });
+    const states = record(client.session$);
+    proxy.refuse(true);
+    proxy.cut();
+    void client.promises.exists('/').catch(() => {});
+    await waitFor(() => statesOf(states).includes('suspended'), 2_000);
+    proxy.refuse(false);
+    await waitFor(() => statesOf(states).includes('reconnected'), 6_000);
+  });
+
+  it('leaves the socket number it gave up to the next socket of the process', async () => {
+    const proxy = await proxyTo();
+    const client = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 4_000 });
+    proxy.refuse(true);
+    proxy.cut();
+    void client.promises.exists('/').catch(() => {});
+    // Synchronously after the call: a new listening socket takes the lowest free number.
+    const server = createServer((socket) => socket.end('pong'));
+    onCleanup(() => new Promise((resolve) => server.close(resolve)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1');
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString();
+      });
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+      setTimeout(() => resolve(`no answer within 2 s (got ${JSON.stringify(text)})`), 2_000);
+    });
+    expect(answer).toBe('pong');
+  });
 });

@@ -202,6 +202,8 @@ export interface NativeSessionCredentials {
 export class NativeHandle {
   private readonly native: NativeZooKeeper;
   private dead = false;
+  /** Whether the owner was last told 'connected' (so a disconnection must be reported once). */
+  private connectedReported = false;
   private readonly listener: HandleListener;
 
   constructor(options: OpenHandleOptions, listener: HandleListener) {
@@ -444,14 +446,32 @@ export class NativeHandle {
       const code = this.dead ? Rc.closing : rc;
       queueMicrotask(() => (done as (rc: Rc) => void)(code));
     }
+    this.noticeSilentDisconnect();
+  }
+
+  /**
+   * A call that meets a broken connection makes the C client close its socket without a session
+   * event (its nonblocking_send): it then reconnects, and during a partition every attempt fails
+   * before queued events are delivered, so nobody would hear of the disconnection for as long as
+   * the partition lasts. Report it ourselves when a call leaves the handle not connected.
+   */
+  private noticeSilentDisconnect(): void {
+    if (!this.connectedReported || this.dead || this.native.state === ZOO_CONNECTED_STATE) return;
+    this.connectedReported = false;
+    queueMicrotask(() => {
+      if (!this.dead && !this.connectedReported) this.listener.onConnecting(this);
+    });
   }
 
   private dispatch(event: string, argument: unknown): void {
     switch (event) {
       case 'connect':
+        this.connectedReported = true;
         if (!this.dead) this.listener.onConnected(this);
         return;
       case 'connecting':
+        if (!this.connectedReported) return;
+        this.connectedReported = false;
         if (!this.dead) this.listener.onConnecting(this);
         return;
       case 'close': {

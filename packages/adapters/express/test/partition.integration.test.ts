@@ -1,7 +1,8 @@
 /**
- * Known bugs of other zkrx packages, pinned with `it.fails` from an Express app's side: each
- * test asserts what a user relies on and fails while the bug lives; once it is fixed the test
- * passes, vitest reports the `.fails` test as failed, and `.fails` goes.
+ * A partition seen from an Express app: a call sent right after the connection drops (so the C
+ * client closes its socket silently) must still be reported as a lost session and lock, and the
+ * app's other sockets must keep working. Both were bugs of the zookeeper binding, fixed by
+ * zkrx's patch and @zkrx/core.
  */
 import { acquireWrite } from '@zkrx/rwlock';
 import { childrenOf, connectedClient, lockPath } from '@zkrx/test-support';
@@ -23,13 +24,12 @@ async function partitionedClient(sessionTimeoutMs: number) {
 }
 
 /**
- * @zkrx/core (its zookeeper binding): when a call is sent just after the connection dropped and
- * the reconnects are refused (a partition), the C client meets the dead socket while sending,
- * queues its CONNECTING session event, and every later zookeeper_process call fails in
- * check_events ("server refused to accept the client") before delivering queued events. So:
+ * When a call is sent just after the connection dropped and the reconnects are refused (a
+ * partition), the C client meets the dead socket while sending and closes it without a session
+ * event; every later attempt fails before queued events are delivered.
  */
 describe('@zkrx/core: a call sent right after the connection drops, during a partition', () => {
-  it.fails('session$ reports the loss, and a held lock is lost once the server expired the session', async () => {
+  it('session$ reports the loss, and a held lock is lost once the server expired the session', async () => {
     const { client, proxy } = await partitionedClient(2_000);
     const observer = await connectedClient();
     const path = lockPath('partition');
@@ -45,12 +45,11 @@ describe('@zkrx/core: a call sent right after the connection drops, during a par
       timeout: 6_000,
       interval: 100,
     });
-    // Under the bug: still 'connected' (for as long as the partition lasts), lease still held.
     expect(client.state).not.toBe('connected');
     expect(lease.signal.aborted).toBe(true);
   });
 
-  it.fails('other sockets of the process keep working: a new HTTP server answers', async () => {
+  it('other sockets of the process keep working: a new HTTP server answers', async () => {
     // A request in flight on another server first, so the binding's socket number is reused.
     const idle = flavours[0]!.create();
     idle.post('/hang', () => {});
@@ -70,7 +69,6 @@ describe('@zkrx/core: a call sent right after the connection drops, during a par
       answer,
       new Promise((resolve) => setTimeout(() => resolve('no answer within 2 s'), 2_000)),
     ]);
-    // Under the bug: no answer (the request is never read) while the partition lasts.
     expect(status).toBe(200);
   });
 });
