@@ -17,11 +17,20 @@ import type { Decide } from './lock-queue';
 import { Marker } from './node-names';
 import { defineLockRecipe, type LockOptions } from './recipe';
 
-/** Holds when first; otherwise waits for the node just before it (no re-listing needed). */
+/**
+ * Holds when first; otherwise waits for the node just before it. When that node goes, the
+ * listing is trusted (no round trip) if it showed nothing before that node: the node was the
+ * holder, and nobody can have come in front of us since (sequence numbers only grow). If it
+ * showed more, those may have left meanwhile, and one listing beats checking them one by one.
+ */
 export const exclusiveRule: Decide = (children, ourIndex) =>
   ourIndex === 0
     ? { holds: true }
-    : { holds: false, waitFor: children[ourIndex - 1] as (typeof children)[number], relist: false };
+    : {
+        holds: false,
+        waitFor: children[ourIndex - 1] as (typeof children)[number],
+        relist: ourIndex > 1,
+      };
 
 const exclusive = defineLockRecipe({ kind: 'mutex', marker: Marker.lock, decide: exclusiveRule });
 

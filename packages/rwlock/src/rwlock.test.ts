@@ -18,7 +18,8 @@ describe('read-write rules', () => {
   it('lets readers share and stops them at the nearest writer before them', () => {
     expect(decide(readRule, [read(1), read(2), read(3)], read(3))).toEqual({ holds: true });
     const blocked = decide(readRule, [write(1), read(2), write(3), read(4)], read(4));
-    expect(blocked).toMatchObject({ holds: false, relist: false });
+    // Another writer before the awaited one: list again when it goes.
+    expect(blocked).toMatchObject({ holds: false, relist: true });
     expect(blocked.holds === false && blocked.waitFor !== 'children' && blocked.waitFor.name).toBe(
       write(3),
     );
@@ -31,6 +32,13 @@ describe('read-write rules', () => {
     expect(blocked.holds === false && blocked.waitFor !== 'children' && blocked.waitFor.name).toBe(
       read(2),
     );
+  });
+
+  it('trusts its listing when the awaited writer is the only one before it', () => {
+    expect(decide(readRule, [read(1), write(2), read(3), read(4)], read(4))).toMatchObject({
+      holds: false,
+      relist: false,
+    });
   });
 
   it("counts kazoo's children by sequence", () => {

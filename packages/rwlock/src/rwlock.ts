@@ -30,12 +30,18 @@ export class LockUpgradeError extends Error {
   }
 }
 
-/** A reader holds when no writer sorts before it; it waits only for the nearest writer before it. */
+/**
+ * A reader holds when no writer sorts before it; it waits only for the nearest writer before
+ * it. No writer can appear before it later (writers are sequential), so when that writer goes
+ * the listing is trusted if it showed no other writer before it; otherwise one listing tells
+ * which of those are gone.
+ */
 export const readRule: Decide = (children, ourIndex) => {
   for (let index = ourIndex - 1; index >= 0; index--) {
     const child = children[index] as (typeof children)[number];
-    // No writer can appear before us later (writers are sequential): no need to list again.
-    if (child.kind === 'write') return { holds: false, waitFor: child, relist: false };
+    if (child.kind !== 'write') continue;
+    const earlierWriter = children.slice(0, index).some((other) => other.kind === 'write');
+    return { holds: false, waitFor: child, relist: earlierWriter };
   }
   return { holds: true };
 };
