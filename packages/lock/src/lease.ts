@@ -3,11 +3,11 @@
  * fencing token, an AbortSignal, and a release that leaves no node behind on any path.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ZkClient } from '@zkrx/core';
+import { nameOf, parentOf, type ZkClient } from '@zkrx/core';
 import { BehaviorSubject, filter, map, type Observable, type Subscription, take } from 'rxjs';
 import { LockLostError, type LockLostReason } from './errors';
 import type { QueueHold } from './lock-queue';
-import { removeOwnNode } from './lock-queue';
+import { rememberQuietPath, removeOwnNode } from './lock-queue';
 
 /** What a lease does while the connection is suspended (ownership uncertain). */
 export type SuspendedPolicy = 'release' | 'continue';
@@ -154,6 +154,7 @@ export class LeaseCore {
   private readonly onSuspended: SuspendedPolicy;
   private readonly sessionSubscription: Subscription;
   private removal: Promise<void> | undefined;
+  private readonly alone: boolean;
 
   constructor(options: LeaseCoreOptions, hold: QueueHold) {
     this.client = options.client;
@@ -162,6 +163,7 @@ export class LeaseCore {
     this.node = hold.node;
     this.fencingToken = hold.stat.czxid;
     this.sessionId = hold.sessionId;
+    this.alone = hold.alone === true;
     this.onSuspended = options.onSuspended;
     this.state$ = new BehaviorSubject<LeaseState>('held');
     this.sessionSubscription = this.client.session$.subscribe({
@@ -248,7 +250,12 @@ export class LeaseCore {
 
   private removeNode(): Promise<void> {
     if (!this.removal) {
-      this.removal = removeOwnNode(this.client, this.node, this.sessionId);
+      this.removal = removeOwnNode(this.client, this.node, this.sessionId).then(() => {
+        // Gone, and we were alone: our next node here may skip its listing.
+        if (this.alone && !this.client.isClosed && this.client.sessionId === this.sessionId) {
+          rememberQuietPath(this.client, parentOf(this.node), nameOf(this.node), this.sessionId);
+        }
+      });
     }
     return this.removal;
   }

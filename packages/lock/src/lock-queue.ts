@@ -13,7 +13,7 @@ import {
   ZkErrorCode,
 } from '@zkrx/core';
 import { LockTimeoutError } from './errors';
-import { type LockChild, protectedName, sortChildren } from './node-names';
+import { type LockChild, parseChild, protectedName, sequenceOf, sortChildren } from './node-names';
 
 /** What a recipe concludes from the sorted children and its own position among them. */
 export type QueueDecision =
@@ -67,6 +67,60 @@ export interface QueueHold {
   readonly stat: Stat;
   /** The session that owns our node (hex). */
   readonly sessionId: string;
+  /** True when ours was the only node at the path when we took it. */
+  readonly alone?: boolean;
+}
+
+// ---- quiet paths: the uncontended lock without its listing ----
+
+/**
+ * What a client knows of a lock path it was alone on: the sequence of the node it held there,
+ * for the session that held it. ZooKeeper 3.8 numbers sequential children with a counter that
+ * every child create bumps (deletes do not: `0000000000`, `0000000001`... for create, delete,
+ * create, delete). So when our next node's sequence is exactly the next one, nobody created a
+ * child in between, and since we were alone and removed our node, the path holds ours only: we
+ * hold, and the listing can be skipped. Were a version to count deletes too, the numbers would
+ * never match and every acquisition would simply list, as usual.
+ */
+interface QuietPath {
+  readonly sequence: number;
+  readonly sessionId: string;
+}
+
+const quietPaths = new WeakMap<ZkClient, Map<string, QuietPath>>();
+const QUIET_PATHS_PER_CLIENT = 1_000;
+
+/** Records that this client held `path` alone with node `name` and has removed that node. */
+export function rememberQuietPath(
+  client: ZkClient,
+  path: string,
+  name: string,
+  sessionId: string,
+): void {
+  const sequence = sequenceOf(name);
+  if (sequence === undefined) return;
+  let paths = quietPaths.get(client);
+  if (!paths) {
+    paths = new Map();
+    quietPaths.set(client, paths);
+  }
+  paths.delete(path);
+  if (paths.size >= QUIET_PATHS_PER_CLIENT) paths.delete(paths.keys().next().value as string);
+  paths.set(path, { sequence, sessionId });
+}
+
+/** Takes (and forgets) what the client knew of `path`, if it is for the current session. */
+function takeQuietPath(client: ZkClient, path: string): QuietPath | undefined {
+  const paths = quietPaths.get(client);
+  const quiet = paths?.get(path);
+  if (!quiet) return undefined;
+  paths?.delete(path);
+  return quiet.sessionId === client.sessionId ? quiet : undefined;
+}
+
+/** The sequence after `sequence` on ZooKeeper's signed 32-bit counter. */
+function nextSequence(sequence: number): number {
+  return ((sequence + 1 + 2 ** 31) % 2 ** 32) - 2 ** 31;
 }
 
 const RESTART = Symbol('restart');
@@ -208,6 +262,7 @@ class QueueAttempt {
             name: ourName,
             stat: node.stat,
             sessionId: this.ownerSession as string,
+            alone: children.length === 1,
           };
         }
         if (!this.options.wait) {
@@ -255,13 +310,15 @@ class QueueAttempt {
     for (;;) {
       this.checkAbortAndDeadline();
       const { prefix, name } = protectedName(marker);
+      // Alone here last time? Then the create alone may tell us we still are (no listing).
+      const quiet = takeQuietPath(client, path);
       // ZooKeeper answers one session's requests in order: the listing sees our new node.
       const created = client.promises.create(joinPath(path, name), data, {
         mode: 'ephemeral',
         sequential: true,
       });
-      const listed = client.promises.children(path);
-      listed.catch(() => {});
+      const listed = quiet ? undefined : client.promises.children(path);
+      listed?.catch(() => {});
       try {
         this.node = await created;
       } catch (error) {
@@ -285,8 +342,14 @@ class QueueAttempt {
       }
       this.ownerSession = this.node.stat.ephemeralOwner;
       this.queued(this.node.path);
+      if (quiet) {
+        const ours = parseChild(this.node.path.slice(this.node.path.lastIndexOf('/') + 1));
+        const sequence = sequenceOf(ours.name);
+        const untouched = sequence !== undefined && sequence === nextSequence(quiet.sequence);
+        return untouched && this.ownerSession === quiet.sessionId ? [ours] : undefined;
+      }
       try {
-        return sortChildren(await listed);
+        return sortChildren(await (listed as Promise<string[]>));
       } catch {
         return undefined;
       }
