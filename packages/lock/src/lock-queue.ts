@@ -247,7 +247,7 @@ class QueueAttempt {
     try {
       for (;;) {
         if (children === undefined) {
-          const listed = await this.list();
+          const listed = await this.unlessAborted(this.list(), () => {});
           if (listed === RESTART) return RESTART;
           children = sortChildren(listed);
         }
@@ -320,11 +320,17 @@ class QueueAttempt {
       const listed = quiet ? undefined : client.promises.children(path);
       listed?.catch(() => {});
       try {
-        this.node = await created;
+        this.node = await this.unlessAborted(created, () => {
+          // Given up while the create was in flight: leave no node behind, whatever became of it.
+          created.then(
+            (node) => removeOwnNode(client, node.path, node.stat.ephemeralOwner),
+            () => removeByPrefix(client, path, prefix),
+          );
+        });
       } catch (error) {
         if (isZkError(error, ZkErrorCode.NoNode)) {
           // The parent (a container) is missing: create it and try again.
-          await client.promises.mkdirp(path, { mode: 'container' });
+          await this.unlessAborted(client.promises.mkdirp(path, { mode: 'container' }), () => {});
           continue;
         }
         if (isZkError(error, ...lostConnection)) {
@@ -384,6 +390,34 @@ class QueueAttempt {
     }
   }
 
+  /**
+   * `work`, unless the signal aborts first: then `onAbandon` takes care of what `work` leaves
+   * behind, and this rejects with the signal's reason at once (a disconnected client may hold a
+   * request for long).
+   */
+  private unlessAborted<T>(work: Promise<T>, onAbandon: () => void): Promise<T> {
+    const signal = this.options.signal;
+    if (!signal) return work;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => {
+        onAbandon();
+        reject(abortReason(signal));
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      work.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
+  }
+
   private queued(node: string): void {
     try {
       this.options.onQueued?.(node);
@@ -396,13 +430,32 @@ class QueueAttempt {
     const remaining = this.deadline - performance.now();
     if (remaining <= 0)
       throw new LockTimeoutError(this.options.path, performance.now() - this.started);
+    const signal = this.options.signal;
+    let onAbort: (() => void) | undefined;
     try {
-      await this.options.client.connected(Number.isFinite(remaining) ? remaining : undefined);
+      const connected = this.options.client.connected(
+        Number.isFinite(remaining) ? remaining : undefined,
+      );
+      if (!signal) await connected;
+      else {
+        // Aborting must not wait for the connection to come back.
+        connected.catch(() => {});
+        await Promise.race([
+          connected,
+          new Promise<never>((_, reject) => {
+            onAbort = () => reject(abortReason(signal));
+            if (signal.aborted) onAbort();
+            else signal.addEventListener('abort', onAbort, { once: true });
+          }),
+        ]);
+      }
     } catch (error) {
       if (isZkError(error, ZkErrorCode.ConnectTimeout) && Number.isFinite(remaining)) {
         throw new LockTimeoutError(this.options.path, performance.now() - this.started);
       }
       throw error;
+    } finally {
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
     this.checkAbortAndDeadline();
   }

@@ -187,6 +187,29 @@ describe('mutex under failures', () => {
     }
   });
 
+  it('gives up at once when aborted while disconnected', async () => {
+    const { connectString } = await testZooKeeper();
+    const proxy = await startProxy(connectString);
+    try {
+      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 6_000 });
+      const path = lockPath();
+      proxy.refuse(true);
+      proxy.cut();
+      await vi.waitUntil(() => a.state === 'suspended');
+      const controller = new AbortController();
+      const pending = acquire(a, path, { signal: controller.signal }).catch(
+        (caught: unknown) => caught,
+      );
+      await sleep(100);
+      const started = performance.now();
+      controller.abort(new Error('shutting down'));
+      expect(((await pending) as Error).message).toBe('shutting down');
+      expect(performance.now() - started).toBeLessThan(1_000);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('times out with LockTimeoutError and leaves no node', async () => {
     const [a, b] = await connectedClients(2);
     const path = lockPath();
