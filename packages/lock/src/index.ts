@@ -41,6 +41,7 @@ export type {
 export {
   defaultLockData,
   defineLockRecipe,
+  observeLease,
   resolveLockOptions,
   validateLockPath,
   validateTimeout,

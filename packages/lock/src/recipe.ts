@@ -193,6 +193,53 @@ function anySignal(signals: readonly (AbortSignal | undefined)[]): AbortSignal |
 }
 
 /**
+ * A lease as an observable: `start(signal)` makes the hold once subscribed (a hold already in the
+ * context can be given at once); emits the lease in a context holding it, errors with the
+ * LockLostError on loss, completes when the lease ends otherwise, releases on unsubscribe (and
+ * aborts `signal` while the hold is still being made).
+ *
+ * @param start Makes the hold; may throw or reject (the observable errors).
+ * @return The lease, once.
+ */
+export function observeLease(
+  start: (signal: AbortSignal) => LeaseCore | Promise<LeaseCore | undefined>,
+): Observable<Lease> {
+  return new Observable<Lease>((subscriber) => {
+    const controller = new AbortController();
+    let lease: Lease | undefined;
+    let watching: Subscription | undefined;
+    const deliver = (core: LeaseCore | undefined) => {
+      if (!core) return;
+      const own = core.retain();
+      if (subscriber.closed) {
+        void own.release();
+        return;
+      }
+      lease = own;
+      watching = own.state$.subscribe({
+        next: (state) => {
+          if (state === 'lost') subscriber.error(core.lostError);
+        },
+        complete: () => subscriber.complete(),
+      });
+      if (!subscriber.closed) runHolding(core, () => subscriber.next(own));
+    };
+    try {
+      const started = start(controller.signal);
+      if (started instanceof LeaseCore) deliver(started);
+      else started.then(deliver, (error: unknown) => subscriber.error(error));
+    } catch (error) {
+      subscriber.error(error);
+    }
+    return () => {
+      controller.abort();
+      watching?.unsubscribe();
+      void lease?.release();
+    };
+  });
+}
+
+/**
  * Makes a lock recipe from its queue rule. The mutex, the read and write locks and the leader
  * recipes are all made this way.
  *
@@ -238,45 +285,9 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
   };
 
   const lease$ = (client: ZkClient, path: string, options?: LockOptions): Observable<Lease> =>
-    new Observable<Lease>((subscriber) => {
-      let resolved: ResolvedLockOptions;
-      try {
-        resolved = resolveLockOptions(client, path, options, spec.kind);
-      } catch (error) {
-        subscriber.error(error);
-        return;
-      }
-      const controller = new AbortController();
-      let lease: Lease | undefined;
-      let watching: Subscription | undefined;
-      const deliver = (core: LeaseCore) => {
-        const own = core.retain();
-        if (subscriber.closed) {
-          void own.release();
-          return;
-        }
-        lease = own;
-        watching = own.state$.subscribe({
-          next: (state) => {
-            if (state === 'lost') subscriber.error(core.lostError);
-          },
-          complete: () => subscriber.complete(),
-        });
-        if (!subscriber.closed) runHolding(core, () => subscriber.next(own));
-      };
-      const existing = reentered(resolved);
-      if (existing) deliver(existing);
-      else {
-        hold(resolved, true, controller.signal).then(
-          (core) => core && deliver(core),
-          (error: unknown) => subscriber.error(error),
-        );
-      }
-      return () => {
-        controller.abort();
-        watching?.unsubscribe();
-        void lease?.release();
-      };
+    observeLease((signal) => {
+      const resolved = resolveLockOptions(client, path, options, spec.kind);
+      return reentered(resolved) ?? hold(resolved, true, signal);
     });
 
   const acquire = async (client: ZkClient, path: string, options?: LockOptions): Promise<Lease> => {

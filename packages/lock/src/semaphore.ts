@@ -3,13 +3,18 @@
  * serialises takers, leases live under `<path>/leases`) and the semaphore mutex.
  */
 import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { Observable, type Subscription } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { LockTimeoutError } from './errors';
 import { type Lease, LeaseCore } from './lease';
 import { type Decide, deleteQuietly, joinQueue } from './lock-queue';
 import { exclusiveRule } from './mutex';
 import { Marker } from './node-names';
-import { type LockOptions, type ResolvedLockOptions, resolveLockOptions } from './recipe';
+import {
+  type LockOptions,
+  observeLease,
+  type ResolvedLockOptions,
+  resolveLockOptions,
+} from './recipe';
 
 export interface SemaphoreOptions extends Omit<LockOptions, 'reentrant'> {
   /** How many holders at once (Curator's maxLeases). An integer >= 1. */
@@ -112,41 +117,7 @@ export function semaphore(
   path: string,
   options: SemaphoreOptions,
 ): Observable<Lease> {
-  return new Observable<Lease>((subscriber) => {
-    let resolved: ReturnType<typeof resolveSemaphore>;
-    try {
-      resolved = resolveSemaphore(client, path, options);
-    } catch (error) {
-      subscriber.error(error);
-      return;
-    }
-    const controller = new AbortController();
-    let lease: Lease | undefined;
-    let watching: Subscription | undefined;
-    holdLease(resolved, controller.signal).then(
-      (core) => {
-        const own = core.retain();
-        if (subscriber.closed) {
-          void own.release();
-          return;
-        }
-        lease = own;
-        watching = own.state$.subscribe({
-          next: (state) => {
-            if (state === 'lost') subscriber.error(core.lostError);
-          },
-          complete: () => subscriber.complete(),
-        });
-        if (!subscriber.closed) subscriber.next(own);
-      },
-      (error: unknown) => subscriber.error(error),
-    );
-    return () => {
-      controller.abort();
-      watching?.unsubscribe();
-      void lease?.release();
-    };
-  });
+  return observeLease((signal) => holdLease(resolveSemaphore(client, path, options), signal));
 }
 
 /** Takes one of `leases` slots: resolves the lease once ours. */
