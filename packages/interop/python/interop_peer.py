@@ -212,14 +212,20 @@ class Hold(object):
                 return
         with self.guard:
             release_id = self.releases.pop(0) if self.releases else None
+        failure = None
         try:
             self.recipe_object.release()
-            if release_id is not None:
-                reply(release_id)
         except Exception as error:  # noqa: BLE001
-            if release_id is not None:
-                fail_with(release_id, error)
-        self.finish()
+            failure = error
+        # Forget the handle before answering: a `held` right after the reply must not find it.
+        with holds_lock:
+            holds.pop(self.id, None)
+        if release_id is not None:
+            if failure is None:
+                reply(release_id)
+            else:
+                fail_with(release_id, failure)
+        self.answer_releases()
 
     def release_quietly(self):
         try:
