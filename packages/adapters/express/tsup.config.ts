@@ -1,12 +1,3 @@
-import { defineConfig } from 'tsup';
+import { defineZkrxPackageBuild } from '../../../tsup.shared.ts';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-  platform: 'node',
-  shims: true,
-});
+export default defineZkrxPackageBuild({ entry: ['src/index.ts'] });
