@@ -5,17 +5,13 @@ import {
   connectedClients,
   IntervalLog,
   lockPath,
+  proxiedClient,
   sleep,
 } from '@zkrx/test-support';
-import { expireSession, startProxy, type TcpProxy, testZooKeeper } from '@zkrx/testing';
+import { expireSession, type TcpProxy, testZooKeeper } from '@zkrx/testing';
 import { filter, firstValueFrom, Observable, of } from 'rxjs';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { elect, type LeaderInfo, leader$, leadership, whileLeader } from './index';
-
-const proxies: TcpProxy[] = [];
-afterEach(async () => {
-  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-});
 
 /** Leader work that records itself in the log while subscribed. */
 function leaderWork(log: IntervalLog, who: string, running: Set<string>): () => Observable<never> {
@@ -55,12 +51,10 @@ describe('leader election', () => {
     // a closeSession while the C client's close blocks the event loop waiting for its answer.)
     const candidates: { id: string; client: ZkClient; proxy: TcpProxy | undefined }[] = [];
     for (let index = 0; index < 10; index++) {
-      const proxy = index % 2 === 1 ? await startProxy(connectString) : undefined;
-      if (proxy) proxies.push(proxy);
-      const client = await connectedClient({
-        connect: proxy?.connectString ?? connectString,
-        sessionTimeoutMs: 2_000,
-      });
+      const { client, proxy } =
+        index % 2 === 1
+          ? await proxiedClient({ sessionTimeoutMs: 2_000 })
+          : { client: await connectedClient({ sessionTimeoutMs: 2_000 }), proxy: undefined };
       const id = `w${index}`;
       whileLeader(client, path, leaderWork(log, id, running), { id }).subscribe({
         error: () => {},
@@ -96,13 +90,10 @@ describe('leader election', () => {
   });
 
   it('whileLeader unsubscribes the work when leadership is lost by suspension, expiry or close', async () => {
-    const { connectString } = await testZooKeeper();
-    const proxy = await startProxy(connectString);
-    proxies.push(proxy);
+    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 2_000 });
     const path = lockPath('election');
     const log = new IntervalLog(1);
     const running = new Set<string>();
-    const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 2_000 });
     whileLeader(a, path, leaderWork(log, 'a', running), { id: 'a' }).subscribe();
     await vi.waitUntil(() => running.has('a'));
     // Suspension (default policy): the term ends at once, and a leads again once reconnected.

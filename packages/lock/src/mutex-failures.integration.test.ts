@@ -1,5 +1,12 @@
-import { childrenOf, connectedClient, connectedClients, lockPath, sleep } from '@zkrx/test-support';
-import { expireSession, mntr, startProxy, testZooKeeper } from '@zkrx/testing';
+import {
+  childrenOf,
+  connectedClient,
+  connectedClients,
+  lockPath,
+  proxiedClient,
+  sleep,
+} from '@zkrx/test-support';
+import { expireSession, mntr, testZooKeeper } from '@zkrx/testing';
 import { Observable } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import {
@@ -56,158 +63,122 @@ describe('mutex under failures', () => {
   });
 
   it('by default treats a suspended connection as lost at once: the old holder stops before anyone else holds', async () => {
-    const { connectString } = await testZooKeeper();
-    const proxy = await startProxy(connectString);
-    try {
-      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 3_000 });
-      const b = await connectedClient();
-      const path = lockPath();
-      const times = { aLost: 0, bHeld: 0 };
-      const work = new Observable<never>(() => () => {
-        times.aLost = performance.now();
-      });
-      const errors: unknown[] = [];
-      work.pipe(withLock(a, path)).subscribe({ error: (error: unknown) => errors.push(error) });
-      await vi.waitUntil(async () => (await childrenOf(b, path)).length === 1);
-      const next = acquire(b, path).then((lease) => {
-        times.bHeld = performance.now();
-        return lease;
-      });
-      proxy.refuse(true);
-      proxy.cut();
-      await vi.waitUntil(() => errors.length === 1);
-      expect((errors[0] as LockLostError).reason).toBe('suspended');
-      // a's session is still alive on the server, so b waits until it expires.
-      const lease = await next;
-      expect(times.aLost).toBeGreaterThan(0);
-      expect(times.aLost).toBeLessThan(times.bHeld);
-      await lease.release();
-    } finally {
-      await proxy.close();
-    }
+    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 3_000 });
+    const b = await connectedClient();
+    const path = lockPath();
+    const times = { aLost: 0, bHeld: 0 };
+    const work = new Observable<never>(() => () => {
+      times.aLost = performance.now();
+    });
+    const errors: unknown[] = [];
+    work.pipe(withLock(a, path)).subscribe({ error: (error: unknown) => errors.push(error) });
+    await vi.waitUntil(async () => (await childrenOf(b, path)).length === 1);
+    const next = acquire(b, path).then((lease) => {
+      times.bHeld = performance.now();
+      return lease;
+    });
+    proxy.refuse(true);
+    proxy.cut();
+    await vi.waitUntil(() => errors.length === 1);
+    expect((errors[0] as LockLostError).reason).toBe('suspended');
+    // a's session is still alive on the server, so b waits until it expires.
+    const lease = await next;
+    expect(times.aLost).toBeGreaterThan(0);
+    expect(times.aLost).toBeLessThan(times.bHeld);
+    await lease.release();
   });
 
   it("with onSuspended: 'continue' keeps the lease across a short disconnection, and nobody else gets in", async () => {
-    const { connectString } = await testZooKeeper();
-    const proxy = await startProxy(connectString);
-    try {
-      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 4_000 });
-      const b = await connectedClient();
-      const path = lockPath();
-      const lease = await acquire(a, path, { onSuspended: 'continue' });
-      const states: string[] = [];
-      lease.state$.subscribe((state) => states.push(state));
-      proxy.cut();
-      await vi.waitUntil(() => states.includes('suspended'));
-      expect(await tryAcquire(b, path)).toBeNull();
-      await vi.waitUntil(() => states.at(-1) === 'held', { timeout: 4_000 });
-      expect(states).toEqual(['held', 'suspended', 'held']);
-      expect(lease.isHeld).toBe(true);
-      expect(await tryAcquire(b, path)).toBeNull();
-      await lease.release();
-      expect(await childrenOf(b, path)).toEqual([]);
-    } finally {
-      await proxy.close();
-    }
+    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 4_000 });
+    const b = await connectedClient();
+    const path = lockPath();
+    const lease = await acquire(a, path, { onSuspended: 'continue' });
+    const states: string[] = [];
+    lease.state$.subscribe((state) => states.push(state));
+    proxy.cut();
+    await vi.waitUntil(() => states.includes('suspended'));
+    expect(await tryAcquire(b, path)).toBeNull();
+    await vi.waitUntil(() => states.at(-1) === 'held', { timeout: 4_000 });
+    expect(states).toEqual(['held', 'suspended', 'held']);
+    expect(lease.isHeld).toBe(true);
+    expect(await tryAcquire(b, path)).toBeNull();
+    await lease.release();
+    expect(await childrenOf(b, path)).toEqual([]);
   });
 
   it('adopts its own node after a connection loss during the create: one child, no double hold, no orphan', async () => {
-    const { connectString } = await testZooKeeper();
-    const proxy = await startProxy(connectString);
-    try {
-      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 4_000 });
-      const b = await connectedClient();
-      const path = lockPath();
-      const blocker = await acquire(b, path);
-      proxy.holdReplies();
-      const pending = acquire(a, path);
-      // The create reaches the server and is applied; its reply never comes back.
-      await vi.waitUntil(async () => (await childrenOf(b, path)).length === 2);
-      proxy.cut();
-      proxy.holdReplies(false);
-      await sleep(300);
-      expect(await childrenOf(b, path)).toHaveLength(2);
-      await blocker.release();
-      const lease = await pending;
-      expect(await childrenOf(b, path)).toEqual([lease.node.split('/').at(-1)]);
-      expect(await tryAcquire(b, path)).toBeNull();
-      await lease.release();
-      expect(await childrenOf(b, path)).toEqual([]);
-    } finally {
-      await proxy.close();
-    }
+    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 4_000 });
+    const b = await connectedClient();
+    const path = lockPath();
+    const blocker = await acquire(b, path);
+    proxy.holdReplies();
+    const pending = acquire(a, path);
+    // The create reaches the server and is applied; its reply never comes back.
+    await vi.waitUntil(async () => (await childrenOf(b, path)).length === 2);
+    proxy.cut();
+    proxy.holdReplies(false);
+    await sleep(300);
+    expect(await childrenOf(b, path)).toHaveLength(2);
+    await blocker.release();
+    const lease = await pending;
+    expect(await childrenOf(b, path)).toEqual([lease.node.split('/').at(-1)]);
+    expect(await tryAcquire(b, path)).toBeNull();
+    await lease.release();
+    expect(await childrenOf(b, path)).toEqual([]);
   });
 
   it('creates again when the create never reached the server', async () => {
-    const { connectString } = await testZooKeeper();
-    const proxy = await startProxy(connectString);
-    try {
-      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 4_000 });
-      const b = await connectedClient();
-      const path = lockPath();
-      await b.promises.mkdirp(path);
-      proxy.pause();
-      const pending = acquire(a, path);
-      await sleep(100);
-      expect(await childrenOf(b, path)).toEqual([]);
-      proxy.cut();
-      proxy.resume();
-      const lease = await pending;
-      expect(await childrenOf(b, path)).toEqual([lease.node.split('/').at(-1)]);
-      await lease.release();
-      expect(await childrenOf(b, path)).toEqual([]);
-    } finally {
-      await proxy.close();
-    }
+    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 4_000 });
+    const b = await connectedClient();
+    const path = lockPath();
+    await b.promises.mkdirp(path);
+    proxy.pause();
+    const pending = acquire(a, path);
+    await sleep(100);
+    expect(await childrenOf(b, path)).toEqual([]);
+    proxy.cut();
+    proxy.resume();
+    const lease = await pending;
+    expect(await childrenOf(b, path)).toEqual([lease.node.split('/').at(-1)]);
+    await lease.release();
+    expect(await childrenOf(b, path)).toEqual([]);
   });
 
   it('leaves no orphan when it gives up while partitioned after its create was applied', async () => {
-    const { connectString } = await testZooKeeper();
-    const proxy = await startProxy(connectString);
-    try {
-      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 6_000 });
-      const b = await connectedClient();
-      const path = lockPath();
-      const blocker = await acquire(b, path);
-      proxy.holdReplies();
-      const pending = acquire(a, path, { timeoutMs: 800 }).catch((caught: unknown) => caught);
-      await vi.waitUntil(async () => (await childrenOf(b, path)).length === 2);
-      proxy.refuse(true);
-      proxy.cut();
-      proxy.holdReplies(false);
-      expect(await pending).toBeInstanceOf(LockTimeoutError);
-      // a's session lives on, and so does its node, until a reconnects and removes it.
-      expect(await childrenOf(b, path)).toHaveLength(2);
-      proxy.refuse(false);
-      await vi.waitUntil(async () => (await childrenOf(b, path)).length === 1, { timeout: 6_000 });
-      await blocker.release();
-      expect(await childrenOf(b, path)).toEqual([]);
-    } finally {
-      await proxy.close();
-    }
+    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 6_000 });
+    const b = await connectedClient();
+    const path = lockPath();
+    const blocker = await acquire(b, path);
+    proxy.holdReplies();
+    const pending = acquire(a, path, { timeoutMs: 800 }).catch((caught: unknown) => caught);
+    await vi.waitUntil(async () => (await childrenOf(b, path)).length === 2);
+    proxy.refuse(true);
+    proxy.cut();
+    proxy.holdReplies(false);
+    expect(await pending).toBeInstanceOf(LockTimeoutError);
+    // a's session lives on, and so does its node, until a reconnects and removes it.
+    expect(await childrenOf(b, path)).toHaveLength(2);
+    proxy.refuse(false);
+    await vi.waitUntil(async () => (await childrenOf(b, path)).length === 1, { timeout: 6_000 });
+    await blocker.release();
+    expect(await childrenOf(b, path)).toEqual([]);
   });
 
   it('gives up at once when aborted while disconnected', async () => {
-    const { connectString } = await testZooKeeper();
-    const proxy = await startProxy(connectString);
-    try {
-      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 6_000 });
-      const path = lockPath();
-      proxy.refuse(true);
-      proxy.cut();
-      await vi.waitUntil(() => a.state === 'suspended');
-      const controller = new AbortController();
-      const pending = acquire(a, path, { signal: controller.signal }).catch(
-        (caught: unknown) => caught,
-      );
-      await sleep(100);
-      const started = performance.now();
-      controller.abort(new Error('shutting down'));
-      expect(((await pending) as Error).message).toBe('shutting down');
-      expect(performance.now() - started).toBeLessThan(1_000);
-    } finally {
-      await proxy.close();
-    }
+    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 6_000 });
+    const path = lockPath();
+    proxy.refuse(true);
+    proxy.cut();
+    await vi.waitUntil(() => a.state === 'suspended');
+    const controller = new AbortController();
+    const pending = acquire(a, path, { signal: controller.signal }).catch(
+      (caught: unknown) => caught,
+    );
+    await sleep(100);
+    const started = performance.now();
+    controller.abort(new Error('shutting down'));
+    expect(((await pending) as Error).message).toBe('shutting down');
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 
   it('times out with LockTimeoutError and leaves no node', async () => {

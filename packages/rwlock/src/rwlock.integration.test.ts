@@ -1,5 +1,12 @@
-import { childrenOf, connectedClient, connectedClients, lockPath, sleep } from '@zkrx/test-support';
-import { expireSession, mntr, startProxy, testZooKeeper } from '@zkrx/testing';
+import {
+  childrenOf,
+  connectedClient,
+  connectedClients,
+  lockPath,
+  proxiedClient,
+  sleep,
+} from '@zkrx/test-support';
+import { expireSession, mntr, testZooKeeper } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
 import {
   acquireRead,
@@ -166,33 +173,24 @@ describe('read-write lock', () => {
   });
 
   it('adopts its own node after a connection loss during the create (one node, no double hold)', async () => {
-    const { connectString } = await testZooKeeper();
-    const proxy = await startProxy(connectString);
-    try {
-      const writer = await connectedClient({
-        connect: proxy.connectString,
-        sessionTimeoutMs: 4_000,
-      });
-      const reader = await connectedClient();
-      const path = lockPath('rw');
-      const blocker = await acquireRead(reader, path);
-      proxy.holdReplies();
-      const pending = acquireWrite(writer, path);
-      // The write node is created on the server; its reply is lost with the connection.
-      await vi.waitUntil(async () => (await childrenOf(reader, path)).length === 2);
-      proxy.cut();
-      proxy.holdReplies(false);
-      await sleep(300);
-      expect(await childrenOf(reader, path)).toHaveLength(2);
-      await blocker.release();
-      const lease = await pending;
-      expect(await childrenOf(reader, path)).toEqual([lease.node.split('/').at(-1)]);
-      expect(await tryAcquireRead(reader, path)).toBeNull();
-      await lease.release();
-      expect(await childrenOf(reader, path)).toEqual([]);
-    } finally {
-      await proxy.close();
-    }
+    const { client: writer, proxy } = await proxiedClient({ sessionTimeoutMs: 4_000 });
+    const reader = await connectedClient();
+    const path = lockPath('rw');
+    const blocker = await acquireRead(reader, path);
+    proxy.holdReplies();
+    const pending = acquireWrite(writer, path);
+    // The write node is created on the server; its reply is lost with the connection.
+    await vi.waitUntil(async () => (await childrenOf(reader, path)).length === 2);
+    proxy.cut();
+    proxy.holdReplies(false);
+    await sleep(300);
+    expect(await childrenOf(reader, path)).toHaveLength(2);
+    await blocker.release();
+    const lease = await pending;
+    expect(await childrenOf(reader, path)).toEqual([lease.node.split('/').at(-1)]);
+    expect(await tryAcquireRead(reader, path)).toBeNull();
+    await lease.release();
+    expect(await childrenOf(reader, path)).toEqual([]);
   });
 
   it('times out and unsubscribes leaving no node behind', async () => {

@@ -3,15 +3,25 @@
  * each test, and the children of a lock path.
  */
 import { createClient, type ZkClient, type ZkClientOptions } from '@zkrx/core';
-import { testZooKeeper, uniqueRoot } from '@zkrx/testing';
+import { startProxy, type TcpProxy, testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import { afterEach } from 'vitest';
 
 const open = new Set<ZkClient>();
+const proxies = new Set<TcpProxy>();
 
 afterEach(async () => {
+  // Proxies are cut first: the C client's close waits for the server's answer, which a proxy in
+  // this (blocked) process could not relay.
+  const cut = [...proxies];
+  proxies.clear();
+  for (const proxy of cut) {
+    proxy.refuse(true);
+    proxy.cut();
+  }
   const clients = [...open];
   open.clear();
   await Promise.all(clients.map((client) => client.close()));
+  await Promise.all(cut.map((proxy) => proxy.close()));
 });
 
 /** A connected client on the test ZooKeeper, closed after the test. */
@@ -21,6 +31,20 @@ export async function connectedClient(options: Partial<ZkClientOptions> = {}): P
   open.add(client);
   await client.connected();
   return client;
+}
+
+/**
+ * A connected client that reaches the test ZooKeeper through its own fault-injecting proxy
+ * (`cut`, `pause`, `refuse`, `holdReplies`); both are closed after the test.
+ */
+export async function proxiedClient(
+  options: Partial<ZkClientOptions> = {},
+): Promise<{ client: ZkClient; proxy: TcpProxy }> {
+  const { connectString } = await testZooKeeper();
+  const proxy = await startProxy(connectString);
+  proxies.add(proxy);
+  const client = await connectedClient({ ...options, connect: proxy.connectString });
+  return { client, proxy };
 }
 
 /** `count` connected clients (each its own session). */
