@@ -93,10 +93,6 @@ class LazySignal {
     return this.controller.signal;
   }
 
-  get aborted(): boolean {
-    return this.ended;
-  }
-
   abort(reason: unknown): void {
     if (this.ended) return;
     this.ended = true;

@@ -430,32 +430,17 @@ class QueueAttempt {
     const remaining = this.deadline - performance.now();
     if (remaining <= 0)
       throw new LockTimeoutError(this.options.path, performance.now() - this.started);
-    const signal = this.options.signal;
-    let onAbort: (() => void) | undefined;
     try {
+      // Aborting must not wait for the connection to come back.
       const connected = this.options.client.connected(
         Number.isFinite(remaining) ? remaining : undefined,
       );
-      if (!signal) await connected;
-      else {
-        // Aborting must not wait for the connection to come back.
-        connected.catch(() => {});
-        await Promise.race([
-          connected,
-          new Promise<never>((_, reject) => {
-            onAbort = () => reject(abortReason(signal));
-            if (signal.aborted) onAbort();
-            else signal.addEventListener('abort', onAbort, { once: true });
-          }),
-        ]);
-      }
+      await this.unlessAborted(connected, () => connected.catch(() => {}));
     } catch (error) {
       if (isZkError(error, ZkErrorCode.ConnectTimeout) && Number.isFinite(remaining)) {
         throw new LockTimeoutError(this.options.path, performance.now() - this.started);
       }
       throw error;
-    } finally {
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
     this.checkAbortAndDeadline();
   }
