@@ -14,7 +14,7 @@ export interface WorkerConfig {
 }
 
 export type FleetEvent =
-  | { type: 'ready' | 'leader' | 'not-leader' | 'stopping' }
+  | { type: 'ready' | 'leader' | 'not-leader' | 'stopping' | 'stopped' }
   | { type: 'session'; state: string }
   | { type: 'issued'; job: string }
   | { type: 'ran'; job: string; token: number; ms: number }

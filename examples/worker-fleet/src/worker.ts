@@ -22,8 +22,9 @@ import { fleetPaths, jobName } from './protocol';
 const config = JSON.parse(process.env.ZKRX_WORKER ?? '{}') as WorkerConfig;
 const paths = fleetPaths(config.root);
 
-function report(event: FleetEvent): void {
-  process.send?.({ ...event, worker: config.id, at: Date.now() });
+function report(event: FleetEvent, sent: () => void = () => {}): void {
+  if (process.connected) process.send?.({ ...event, worker: config.id, at: Date.now() }, sent);
+  else sent();
 }
 
 const client = createClient({ connect: config.connect, sessionTimeoutMs: config.sessionTimeoutMs });
@@ -67,7 +68,11 @@ whileLeader(
 
 /** Runs one job (already holding its lock): skip it if done, else do it and mark it done. */
 async function runJob(job: string): Promise<void> {
-  if (await client.promises.exists(`${paths.done}/${job}`)) return;
+  if (await client.promises.exists(`${paths.done}/${job}`)) {
+    // Done by a worker that died before it could remove the job: finish its cleanup.
+    await client.promises.delete(`${paths.jobs}/${job}`).catch(() => {});
+    return;
+  }
   const started = Date.now();
   await new Promise((resolve) =>
     setTimeout(resolve, config.jobMs / 2 + Math.random() * config.jobMs),
@@ -107,7 +112,10 @@ client
 async function shutdown(): Promise<void> {
   report({ type: 'stopping' });
   await client.close();
-  process.exit(0);
+  // A job that finished as the session closed still reports it: let its report be queued, then
+  // exit once the IPC channel has sent everything (messages go out in order).
+  await new Promise((resolve) => setImmediate(resolve));
+  report({ type: 'stopped' }, () => process.exit(0));
 }
 process.on('SIGTERM', () => void shutdown());
 process.on('disconnect', () => void shutdown());

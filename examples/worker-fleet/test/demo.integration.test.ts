@@ -9,7 +9,9 @@ const demo = fileURLToPath(new URL('../dist/demo.js', import.meta.url));
 describe('worker-fleet demo (smoke)', () => {
   it('survives a leader crash and a graceful stop, with every job run exactly once', async () => {
     const { connectString } = await testZooKeeper();
-    const { stdout } = await promisify(execFile)(
+    // The demo bounds each of its own waits; this bound only keeps a hung run from hanging CI,
+    // and whatever the demo printed until then is in the failure.
+    const stdout = await promisify(execFile)(
       process.execPath,
       [
         demo,
@@ -26,13 +28,18 @@ describe('worker-fleet demo (smoke)', () => {
         '--job-ms',
         '40',
       ],
-      { timeout: 60_000 },
+      { timeout: 100_000 },
+    ).then(
+      (result) => result.stdout,
+      (error: Error & { stdout?: string; stderr?: string }) => {
+        throw new Error(`${error.message}\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
+      },
     );
     expect(stdout).toContain('killing the leader');
     expect(stdout).toContain('stopping the leader');
-    expect(stdout).toMatch(/jobs issued 9, ran 9\/9, done markers 9/);
+    expect(stdout).toMatch(/jobs issued 9, done 9\/9 /);
     expect(stdout).toContain('jobs that ran twice: 0');
     expect(stdout).toContain('(overlapping terms: 0)');
     expect(stdout).toContain('OK: every job ran exactly once, one leader at a time');
-  });
+  }, 120_000);
 });
