@@ -142,6 +142,9 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
     expect(await childrenOf(a!, `${root}/7`)).toHaveLength(1);
     finish.resolve();
     expect((await held).status).toBe(200);
+    // The holder's lock is released on 'finish', after its response went out: its node can
+    // outlive the response by a round trip.
+    await vi.waitUntil(async () => (await childrenOf(a!, `${root}/7`)).length === 0);
     const free = await request(impatient).post('/work/7');
     expect(free.status).toBe(200);
   });
