@@ -279,18 +279,21 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
   it('read: true lets readers share a key; requests without it exclude them', async () => {
     const [a, b] = await connectedClients(2);
     const root = lockPath('catalog');
-    const inside = { read: 0, write: 0, maxRead: 0, violations: [] as string[] };
+    const inside = { read: 0, write: 0, violations: [] as string[] };
+    // Handlers hold until the gate opens, so the test decides who is inside together.
+    const gate = deferred();
     const handler =
       (kind: 'read' | 'write'): RequestHandler =>
       (_request, response) => {
         inside[kind] += 1;
-        inside.maxRead = Math.max(inside.maxRead, inside.read);
         if (inside.write > 1 || (inside.write > 0 && inside.read > 0))
           inside.violations.push(`${kind} overlapped`);
-        void sleep(80).then(() => {
-          inside[kind] -= 1;
-          response.json({ kind });
-        });
+        void gate.promise
+          .then(() => sleep(20))
+          .then(() => {
+            inside[kind] -= 1;
+            response.json({ kind });
+          });
       };
     const app = (client: ZkClient) => {
       const created = flavour.create();
@@ -301,16 +304,30 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
       return created;
     };
     const [appA, appB] = [app(a!), app(b!)];
-    const responses = await Promise.all([
-      request(appA).get('/items/1'),
-      request(appB).get('/items/1'),
-      request(appA).put('/items/1'),
-      request(appB).get('/items/1'),
-      request(appB).put('/items/1'),
-    ]);
+    // Two readers, from two instances, are inside at once.
+    const readers = [request(appA).get('/items/1'), request(appB).get('/items/1')].map((call) =>
+      call.then((response) => response),
+    );
+    await vi.waitUntil(() => inside.read === 2, { timeout: 5_000 });
+    // Then, in this order, a writer, a reader behind it and another writer queue up and wait.
+    const queued = (count: number) =>
+      vi.waitUntil(async () => (await childrenOf(a!, `${root}/1`)).length === count, {
+        timeout: 5_000,
+      });
+    const later = [];
+    for (const [index, call] of [
+      () => request(appA).put('/items/1'),
+      () => request(appB).get('/items/1'),
+      () => request(appB).put('/items/1'),
+    ].entries()) {
+      later.push(call().then((response) => response));
+      await queued(3 + index);
+    }
+    expect(inside).toMatchObject({ read: 2, write: 0 });
+    gate.resolve();
+    const responses = await Promise.all([...readers, ...later]);
     expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 200]);
     expect(inside.violations).toEqual([]);
-    expect(inside.maxRead).toBeGreaterThanOrEqual(2);
   });
 
   it('an invalid key path goes to next(error): ZkError InvalidPath with status 500', async () => {
