@@ -1,10 +1,12 @@
 /**
- * What the lock adds to the client's own round trips: one process alternates blocks of 500 raw
- * create+delete rounds and 500 uncontended acquire+release rounds on one session (20 blocks, the
- * first two dropped), so both see the same server and the same JIT state, and prints the medians.
+ * What the lock adds to the client's own round trips: one process alternates blocks of 500 rounds
+ * of raw create+delete, of create+delete of a node named as the lock names its nodes (protected,
+ * sequential, ephemeral) and of uncontended acquire+release, on one session (20 blocks, the first
+ * two dropped), so all see the same server and the same JIT state, and prints the medians.
  *
  *   node packages/bench/tools/lock-overhead.mjs <host:port>     (after `pnpm build`)
  */
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { createClient } from '@zkrx/core';
 import { acquire } from '@zkrx/lock';
@@ -26,12 +28,20 @@ const kinds = {
     await client.promises.create(rawPath, '', { mode: 'ephemeral' });
     await client.promises.delete(rawPath);
   },
+  // What the lock's own znodes cost: a protected sequential ephemeral node, as the lock names it.
+  'raw-sequential': async () => {
+    const created = await client.promises.create(`${base}/_c_${randomUUID()}-lock-`, '', {
+      mode: 'ephemeral',
+      sequential: true,
+    });
+    await client.promises.delete(created.path);
+  },
   lock: async () => {
     const lease = await acquire(client, lockPath);
     await lease.release();
   },
 };
-const times = { raw: [], lock: [] };
+const times = Object.fromEntries(Object.keys(kinds).map((kind) => [kind, []]));
 for (let block = 0; block < 20; block++) {
   for (const [kind, round] of Object.entries(kinds)) {
     for (let index = 0; index < 500; index++) {
@@ -43,10 +53,14 @@ for (let block = 0; block < 20; block++) {
 }
 const median = (values) => values.sort((x, y) => x - y)[values.length >> 1];
 console.log(
-  JSON.stringify({
-    raw_create_delete_p50_ms: Number(median(times.raw).toFixed(4)),
-    acquire_release_p50_ms: Number(median(times.lock).toFixed(4)),
-  }),
+  JSON.stringify(
+    Object.fromEntries(
+      Object.entries(times).map(([kind, values]) => [
+        `${kind}_p50_ms`,
+        Number(median(values).toFixed(4)),
+      ]),
+    ),
+  ),
 );
 await client.promises.delete(lockPath).catch(() => {});
 await client.promises.delete(base);
