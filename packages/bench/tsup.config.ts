@@ -1,8 +1,13 @@
 import { defineConfig } from 'tsup';
 
-// One ESM entry, run as `node dist/cli.js`: the workspace packages stay imports of their builds.
+// ESM entries run with node (`node dist/cli.js`, the tools as `node dist/tools/<name>.js`): the
+// workspace packages stay imports of their builds.
 export default defineConfig({
-  entry: ['src/cli.ts'],
+  entry: {
+    cli: 'src/cli.ts',
+    'tools/addon-call-time': 'src/tools/addon-call-time.ts',
+    'tools/lock-overhead': 'src/tools/lock-overhead.ts',
+  },
   format: ['esm'],
   clean: true,
   sourcemap: true,

@@ -4,16 +4,17 @@
  * sequential, ephemeral) and of uncontended acquire+release, on one session (20 blocks, the first
  * two dropped), so all see the same server and the same JIT state, and prints the medians.
  *
- *   node packages/bench/tools/lock-overhead.mjs <host:port>     (after `pnpm build`)
+ *   node packages/bench/dist/tools/lock-overhead.js <host:port>     (after `pnpm build`)
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { createClient } from '@zkrx/core';
 import { acquire } from '@zkrx/lock';
+import { percentile, round } from '../stats';
 
 const connect = process.argv[2];
 if (!connect) {
-  console.error('usage: node lock-overhead.mjs <host:port>');
+  console.error('usage: node lock-overhead.js <host:port>');
   process.exit(2);
 }
 const client = createClient({ connect });
@@ -23,7 +24,7 @@ await client.promises.create(base, '');
 const lockPath = `${base}/lock`;
 const rawPath = `${base}/raw`;
 
-const kinds = {
+const kinds: Record<string, () => Promise<void>> = {
   raw: async () => {
     await client.promises.create(rawPath, '', { mode: 'ephemeral' });
     await client.promises.delete(rawPath);
@@ -41,24 +42,20 @@ const kinds = {
     await lease.release();
   },
 };
-const times = Object.fromEntries(Object.keys(kinds).map((kind) => [kind, []]));
+const times = new Map(Object.keys(kinds).map((kind) => [kind, [] as number[]]));
 for (let block = 0; block < 20; block++) {
-  for (const [kind, round] of Object.entries(kinds)) {
+  for (const [kind, trip] of Object.entries(kinds)) {
     for (let index = 0; index < 500; index++) {
       const started = performance.now();
-      await round();
-      if (block >= 2) times[kind].push(performance.now() - started);
+      await trip();
+      if (block >= 2) times.get(kind)?.push(performance.now() - started);
     }
   }
 }
-const median = (values) => values.sort((x, y) => x - y)[values.length >> 1];
 console.log(
   JSON.stringify(
     Object.fromEntries(
-      Object.entries(times).map(([kind, values]) => [
-        `${kind}_p50_ms`,
-        Number(median(values).toFixed(4)),
-      ]),
+      [...times].map(([kind, samples]) => [`${kind}_p50_ms`, round(percentile(samples, 50), 4)]),
     ),
   ),
 );
