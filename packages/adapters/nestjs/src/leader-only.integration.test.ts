@@ -34,6 +34,25 @@ function reportJob(path: string, log: IntervalLog, everyMs = 40) {
   return ReportJob;
 }
 
+/** A leader-only run that lasts until the test lets it end. */
+function gatedJob(path: string) {
+  @Injectable()
+  class GatedJob {
+    started = 0;
+    finish: () => void = () => {};
+
+    @LeaderOnly(path)
+    async run(): Promise<string> {
+      this.started += 1;
+      await new Promise<void>((resolve) => {
+        this.finish = resolve;
+      });
+      return 'done';
+    }
+  }
+  return GatedJob;
+}
+
 const leaders = (apps: { get: (type: typeof LeaderService) => LeaderService }[], path: string) =>
   apps.filter((app) => app.get(LeaderService).isLeader(path)).length;
 
@@ -79,6 +98,35 @@ describe('@LeaderOnly', () => {
     await vi.waitUntil(() => other.get(ReportJob).ticks >= 3, { timeout: 3_000 });
     expect(leader.get(ReportJob).ticks).toBe(leaderTicks);
     expect(log.violations).toEqual([]);
+  });
+
+  it('shutdown waits for the run in flight before handing leadership over', async () => {
+    const path = lockPath('election');
+    const GatedJob = gatedJob(path);
+    const watcher = await connectedClient();
+    const apps = await startApps(2, { providers: [GatedJob] });
+    await vi.waitUntil(() => leaders(apps, path) === 1);
+    const leader = apps.find((app) => app.get(LeaderService).isLeader(path))!;
+    const other = apps.find((app) => app !== leader)!;
+    const running = leader.get(GatedJob).run();
+    expect(leader.get(GatedJob).started).toBe(1);
+    const signal = leader.get(LeaderService).signal(path);
+
+    const closing = closeApp(leader);
+    await vi.waitUntil(() => signal.aborted);
+    // Stepping down: no new run starts here, and nobody else leads while the run goes on.
+    expect(leader.get(LeaderService).isLeader(path)).toBe(false);
+    expect(leader.get(GatedJob).run()).toBeUndefined();
+    await sleep(300);
+    expect(other.get(LeaderService).isLeader(path)).toBe(false);
+    expect(await childrenOf(watcher, path)).toHaveLength(2);
+
+    leader.get(GatedJob).finish();
+    await expect(running).resolves.toBe('done');
+    await closing;
+    await vi.waitUntil(() => other.get(LeaderService).isLeader(path), { timeout: 2_000 });
+    expect(await childrenOf(watcher, path)).toHaveLength(1);
+    expect(leader.get(GatedJob).started).toBe(1);
   });
 
   it('joins each election once per application, at boot, and leaves it on shutdown', async () => {

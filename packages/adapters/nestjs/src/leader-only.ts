@@ -17,9 +17,12 @@ const LEADER = Symbol.for('@zkrx/nestjs: @LeaderOnly needs ZkModule');
  * schedules and only one should run. Elsewhere the call returns `undefined` without running.
  *
  * The application joins the election when it boots (once per path, whatever the number of
- * methods) and leaves it when it shuts down, so leadership moves to another instance at once.
- * A run already started is not stopped when leadership ends: read `LeaderService.signal(path)`
- * for that. Other decorators on the method keep their metadata in either order.
+ * methods) and leaves it when it shuts down: it stops starting runs, aborts
+ * `LeaderService.signal(path)`, waits for the runs in flight (a method returning a promise runs
+ * until it settles), then hands leadership over — never two applications running at once. When
+ * leadership is lost instead (session expired, connection suspended) a run in flight is not
+ * stopped: read `LeaderService.signal(path)` for that. Other decorators on the method keep their
+ * metadata in either order.
  *
  * ## Example
  * ```ts
@@ -62,8 +65,7 @@ export function LeaderOnly(path: string) {
           `${where} is @LeaderOnly, but this instance was not made by a Nest application that imports ZkModule: import ZkModule.forRoot({ ..., isGlobal: true }) and let Nest create the class`,
         );
       }
-      if (!leader.isLeader(path)) return undefined;
-      return original.apply(this, args);
+      return leader.runIfLeader(path, () => original.apply(this, args));
     });
   };
 }

@@ -17,6 +17,20 @@ interface Candidacy {
   /** Resolves once queued; rejects if the candidacy could not be made. */
   readonly joined: Promise<Election>;
   election: Election | undefined;
+  /** The @LeaderOnly runs still going (settle-only promises): shutdown waits for them. */
+  readonly runs: Set<Promise<void>>;
+  /** The current term's signal joined with the shutdown's, made once per term. */
+  termSignal?: { readonly term: AbortSignal; readonly signal: AbortSignal };
+}
+
+const notLeading = () => AbortSignal.abort(new Error('not the leader'));
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as PromiseLike<unknown>).then === 'function'
+  );
 }
 
 /**
@@ -25,9 +39,15 @@ interface Candidacy {
  *
  * Each path's election is joined once per application (latch style: Curator LeaderLatch layout,
  * `_c_<uuid>-latch-<n>` nodes holding the candidate id), on first use or at boot for @LeaderOnly
- * paths, and left when the application shuts down, handing leadership over at once. While the
- * session is suspended the candidate steps down (unless `electionOnSuspended: 'continue'`); after
- * an expiry it stands again by itself.
+ * paths, and left when the application shuts down. While the session is suspended the candidate
+ * steps down (unless `electionOnSuspended: 'continue'`); after an expiry it stands again by
+ * itself.
+ *
+ * Shutdown never lets two applications run leader-only work at once: this application stops
+ * leading at once (`isLeader` false, @LeaderOnly calls skip), aborts `signal(path)` so the runs
+ * in flight can wrap up, waits for them to settle, and only then leaves the election — the next
+ * candidate leads within a round trip of the last run's end. (A lost leadership cannot wait:
+ * the runs in flight see `signal(path)` abort.)
  */
 @Injectable()
 export class LeaderService implements OnModuleInit, OnModuleDestroy {
@@ -36,6 +56,8 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
   private readonly pending = new Set<string>();
   private initialised = false;
   private closed = false;
+  /** Aborted when the application begins to shut down. */
+  private readonly stopping = new AbortController();
 
   constructor(@Inject(ZK_CONNECTION) private readonly connection: ZkConnection) {}
 
@@ -64,7 +86,37 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    */
   isLeader(path: string): boolean {
     const { leading } = this.candidacy(path);
-    return !leading.hasError && leading.value;
+    return !this.closed && !leading.hasError && leading.value;
+  }
+
+  /**
+   * Runs `work` if this application leads the election at `path`, as @LeaderOnly does: returns
+   * its result, or `undefined` without running it when not leading. A run returning a promise
+   * (or any thenable) holds the leadership until it settles: shutdown waits for it before
+   * leaving the election.
+   *
+   * ## Example
+   * ```ts
+   * await leaderService.runIfLeader('/election/reports', () => this.sendDailyReport());
+   * ```
+   *
+   * @param path The election path.
+   * @param work What only the leader runs.
+   * @return The work's result, or `undefined` when not leading.
+   */
+  runIfLeader<T>(path: string, work: () => T): T | undefined {
+    if (!this.isLeader(path)) return undefined;
+    const result = work();
+    if (isThenable(result)) {
+      const { runs } = this.candidacy(path);
+      const settled = Promise.resolve(result).then(
+        () => {},
+        () => {},
+      );
+      runs.add(settled);
+      void settled.then(() => runs.delete(settled));
+    }
+    return result;
   }
 
   /**
@@ -94,20 +146,21 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    * @return The term's signal.
    */
   async whenLeader(path: string): Promise<AbortSignal> {
-    const election = await this.candidacy(path).joined;
-    return election.whenLeader();
+    const candidacy = this.candidacy(path);
+    const election = await candidacy.joined;
+    await election.whenLeader();
+    return this.termSignal(candidacy);
   }
 
   /**
-   * The signal of the current term at `path`: aborts when this leadership ends. Already aborted
-   * while not leading.
+   * The signal of the current term at `path`: aborts when this leadership ends or the
+   * application begins to shut down. Already aborted while not leading.
    *
    * @param path The election path.
    * @return The current term's signal.
    */
   signal(path: string): AbortSignal {
-    const election = this.candidacy(path).election;
-    return election ? election.signal : AbortSignal.abort(new Error('not the leader'));
+    return this.termSignal(this.candidacy(path));
   }
 
   /**
@@ -129,18 +182,35 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
     await Promise.all(paths.map((path) => this.join(path)));
   }
 
-  /** Leaves every election (leadership passes to the next candidate at once). */
+  /**
+   * Stops leading at once, waits for the @LeaderOnly runs in flight, then leaves every election
+   * (leadership passes to the next candidate within a round trip).
+   */
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
+    this.stopping.abort(
+      new ZkError(ZkErrorCode.ClientClosed, 'leadership ended: the application is shutting down'),
+    );
     const candidacies = [...this.candidacies.values()];
+    for (const { leading } of candidacies) if (!leading.hasError) leading.next(false);
     await Promise.all(
       candidacies.map(async (candidacy) => {
+        await Promise.all(candidacy.runs);
         const election = await candidacy.joined.catch(() => undefined);
         await election?.close();
-        candidacy.leading.next(false);
         candidacy.leading.complete();
       }),
     );
+  }
+
+  private termSignal(candidacy: Candidacy): AbortSignal {
+    const term = candidacy.election?.signal;
+    if (!term) return notLeading();
+    if (this.stopping.signal.aborted) return this.stopping.signal;
+    if (candidacy.termSignal?.term !== term) {
+      candidacy.termSignal = { term, signal: AbortSignal.any([term, this.stopping.signal]) };
+    }
+    return candidacy.termSignal.signal;
   }
 
   private candidacy(path: string): Candidacy {
@@ -156,12 +226,12 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
           id: this.connection.candidateId,
           onSuspended: this.connection.electionOnSuspended,
         });
-    const candidacy: Candidacy = { leading, joined, election: undefined };
+    const candidacy: Candidacy = { leading, joined, election: undefined, runs: new Set() };
     joined.then(
       (election) => {
         candidacy.election = election;
         election.leadership$.subscribe({
-          next: (value) => leading.next(value),
+          next: (value) => leading.next(value && !this.closed),
           complete: () => leading.next(false),
         });
       },

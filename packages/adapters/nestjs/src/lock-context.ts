@@ -12,8 +12,9 @@ export interface CurrentLock {
   readonly fencingToken: number;
   /**
    * Aborts when the lock is lost (reason: the LockLostError the call rejects with), when an
-   * enclosing @Locked method's lock is lost, or when the method has returned and the lock is
-   * released (reason: an `AbortError`).
+   * enclosing @Locked method's lock is lost, when the application begins to shut down (reason:
+   * ZkError `ClientClosed`: finish up, the lock is held until the method returns), or when the
+   * method has returned and the lock is released (reason: an `AbortError`).
    */
   readonly signal: AbortSignal;
 }

@@ -56,7 +56,9 @@ function ledgerService(path: string, log: IntervalLog) {
     @Locked(path)
     async sleepThrough(ms: number): Promise<string> {
       this.seen.push('sleeping');
+      const record = log.enter('sleeper');
       await sleep(ms);
+      log.exit(record);
       return 'woke';
     }
 
@@ -355,7 +357,7 @@ describe('@Locked', () => {
     expect(app.get(Ledger).seen).toEqual(['a aborted: LockLostError']);
   });
 
-  it('application shutdown releases its locks: the other application gets the lock at once', async () => {
+  it('application shutdown asks running methods to finish and releases each lock as its method returns', async () => {
     const path = lockPath();
     const log = new IntervalLog(1);
     const Ledger = ledgerService(path, log);
@@ -375,11 +377,56 @@ describe('@Locked', () => {
     await sleep(50);
     const closing = performance.now();
     await closeApp(a!);
-    expect(await holding).toBeInstanceOf(LockLostError);
+    // The signal said "shutting down" while the lock was still held: the method stopped itself.
+    expect(isZkError(await holding, ZkErrorCode.ClientClosed)).toBe(true);
+    expect(a!.get(Ledger).seen).toEqual(['a aborted: ZkError']);
     await waiting;
     expect(acquiredAt - closing).toBeLessThan(1_000);
     expect(log.violations).toEqual([]);
     expect(await childrenOf(clientOf(b!), path)).toEqual([]);
+  });
+
+  it('application shutdown waits for a method that ignores its signal: nobody else gets in before it returns', async () => {
+    const path = lockPath();
+    const log = new IntervalLog(1);
+    const Ledger = ledgerService(path, log);
+    const [a, b] = await startApps(2, { providers: [Ledger] });
+    const sleeping = a!.get(Ledger).sleepThrough(400);
+    await vi.waitUntil(() => log.holds.length === 1);
+    const waiting = b!.get(Ledger).post('b', 1);
+    await vi.waitUntil(async () => (await childrenOf(clientOf(b!), path)).length === 2);
+    await closeApp(a!);
+    await expect(sleeping).resolves.toBe('woke');
+    await waiting;
+    expect(log.holds.map((hold) => hold.who)).toEqual(['sleeper', 'b']);
+    expect(log.violations).toEqual([]);
+    // A call made once the shutdown began does not wait for the lock.
+    const late = await a!
+      .get(Ledger)
+      .post('late', 1)
+      .catch((caught: unknown) => caught);
+    expect(isZkError(late, ZkErrorCode.ClientClosed)).toBe(true);
+  });
+
+  it('application shutdown ends a running Observable method before its lock is released', async () => {
+    const path = lockPath();
+    const log = new IntervalLog(1);
+    const Ledger = ledgerService(path, log);
+    const [a, b] = await startApps(2, { providers: [Ledger] });
+    const errors = new Subject<unknown>();
+    const failed = firstValueFrom(errors);
+    a!
+      .get(Ledger)
+      .ticks('a', 1000, 20)
+      .subscribe({ error: (error: unknown) => errors.next(error) });
+    await vi.waitUntil(() => log.holds.length === 1);
+    const waiting = b!.get(Ledger).post('b', 1);
+    await vi.waitUntil(async () => (await childrenOf(clientOf(b!), path)).length === 2);
+    await closeApp(a!);
+    expect(isZkError(await failed, ZkErrorCode.ClientClosed)).toBe(true);
+    await waiting;
+    expect(log.holds.map((hold) => hold.who)).toEqual(['a', 'b']);
+    expect(log.violations).toEqual([]);
   });
 
   it('a call waiting for the lock when its application shuts down rejects ClientClosed, leaving no node', async () => {
@@ -402,7 +449,7 @@ describe('@Locked', () => {
     expect(await childrenOf(clientOf(a!), path)).toHaveLength(1);
     expect(log.holds.map((hold) => hold.who)).toEqual(['a']);
     await closeApp(a!);
-    expect(await holding).toBeInstanceOf(LockLostError);
+    expect(isZkError(await holding, ZkErrorCode.ClientClosed)).toBe(true);
   });
 
   it('a class Nest did not make says what is missing', async () => {

@@ -113,13 +113,23 @@ class LockReleasedError extends Error {
   }
 }
 
-/** The context a method runs in under `lease`: its signal also follows any enclosing lock. */
-function lockContext(lease: Lease, path: string, controller: AbortController): CurrentLock {
+/**
+ * The context a method runs in under `lease`: its signal also follows any enclosing lock and the
+ * application's shutdown.
+ */
+function lockContext(
+  lease: Lease,
+  path: string,
+  controller: AbortController,
+  shutdown: AbortSignal,
+): CurrentLock {
   const enclosing = currentLock()?.signal;
   return {
     path,
     fencingToken: lease.fencingToken,
-    signal: enclosing ? AbortSignal.any([controller.signal, enclosing]) : controller.signal,
+    signal: AbortSignal.any(
+      enclosing ? [controller.signal, enclosing, shutdown] : [controller.signal, shutdown],
+    ),
   };
 }
 
@@ -130,12 +140,13 @@ function lockContext(lease: Lease, path: string, controller: AbortController): C
 function runLeased(
   lease: Lease,
   path: string,
-  client: ZkClient,
+  connection: ZkConnection,
   call: () => unknown,
   where: string,
 ): Promise<unknown> {
+  const { client } = connection;
   const controller = new AbortController();
-  const context = lockContext(lease, path, controller);
+  const context = lockContext(lease, path, controller, connection.signal);
   return new Promise<unknown>((resolve, reject) => {
     let done = false;
     const onEnded = () => {
@@ -190,6 +201,9 @@ function runLeased(
  *   same async context runs at once under the held lock.
  * - Lock lost (session expired, connection suspended, node deleted, client closed): the
  *   method's {@link lockSignal} aborts and the call rejects (errors) with LockLostError at once.
+ * - Application shutdown: calls still waiting reject ZkError `ClientClosed`; a running method's
+ *   {@link lockSignal} aborts (same error) while it keeps the lock until it returns, and the
+ *   shutdown waits for it; an Observable method errors with it, unsubscribed before the release.
  * - `mode: 'skip'`: when the lock is taken, resolves `undefined` (completes) without running.
  * - The instance must be made by Nest in an application that has ZkModule (Nest injects the
  *   module's client into it); other decorators on the method (`@Cron`, `@Interval`, ...) keep
@@ -268,16 +282,19 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
 
     function lockedPromise(this: unknown, ...args: unknown[]): Promise<unknown> {
       return (async () => {
-        const { client } = connectionOf(this, where);
+        const connection = connectionOf(this, where);
         const lockPath = pathOf(this, args);
-        const lease = await acquireLease(client, lockPath);
+        const lease = await acquireLease(connection.client, lockPath, connection.signal);
         if (!lease) return undefined;
-        return runLeased(lease, lockPath, client, () => original.apply(this, args), where);
+        return connection.hold(
+          runLeased(lease, lockPath, connection, () => original.apply(this, args), where),
+        );
       })();
     }
 
     function lockedObservable(this: unknown, ...args: unknown[]): Observable<unknown> {
-      const { client } = connectionOf(this, where);
+      const connection = connectionOf(this, where);
+      const { client } = connection;
       const lockPath = pathOf(this, args);
       return new Observable<unknown>((subscriber) => {
         const acquiring = new AbortController();
@@ -291,14 +308,18 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
           controller.abort(error);
           subscriber.error(error);
         };
-        acquireLease(client, lockPath, acquiring.signal).then(
+        // Shutdown ends the stream: the work is unsubscribed, then the lock released.
+        const onShutdown = () => subscriber.error(connection.signal.reason);
+        acquireLease(client, lockPath, AbortSignal.any([acquiring.signal, connection.signal])).then(
           (held) => {
             if (!held) return subscriber.complete();
             if (subscriber.closed) return client.track(held.release());
             lease = held;
             held.signal.addEventListener('abort', onEnded, { once: true });
             if (held.signal.aborted) return onEnded();
-            const context = lockContext(held, lockPath, controller);
+            connection.signal.addEventListener('abort', onShutdown, { once: true });
+            if (connection.signal.aborted) return onShutdown();
+            const context = lockContext(held, lockPath, controller, connection.signal);
             held.run(() =>
               runWithLock(context, () => {
                 try {
@@ -316,6 +337,7 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
         return () => {
           ending = true;
           acquiring.abort();
+          connection.signal.removeEventListener('abort', onShutdown);
           work?.unsubscribe();
           if (lease) {
             lease.signal.removeEventListener('abort', onEnded);

@@ -24,6 +24,10 @@ function isClient(value: unknown): value is ZkClient {
 }
 
 export class ZkConnection {
+  private readonly stopping = new AbortController();
+  /** The @Locked promise runs holding a lock (settle-only): shutdown waits for them. */
+  private readonly runs = new Set<Promise<void>>();
+
   private constructor(
     /** The client every decorator and service of this application uses. */
     readonly client: ZkClient,
@@ -69,8 +73,33 @@ export class ZkConnection {
     return connection;
   }
 
-  /** Closes the client if the module made it (its session, leases and elections end with it). */
+  /**
+   * Aborts when the application begins to shut down (reason: ZkError `ClientClosed`): calls
+   * waiting for a lock give up, and methods holding one are asked to finish.
+   */
+  get signal(): AbortSignal {
+    return this.stopping.signal;
+  }
+
+  /** Keeps `run` (a @Locked method holding its lock) in view until it settles; returns it. */
+  hold<T>(run: Promise<T>): Promise<T> {
+    const settled = run.then(
+      () => {},
+      () => {},
+    );
+    this.runs.add(settled);
+    void settled.then(() => this.runs.delete(settled));
+    return run;
+  }
+
+  /**
+   * Shuts down: aborts `signal`, waits for the @Locked methods still holding a lock to return
+   * (each releases its lock as it does: nobody else gets in while one still runs), then closes
+   * the client if the module made it (its session, leases and elections end with it).
+   */
   async close(): Promise<void> {
+    this.stopping.abort(new ZkError(ZkErrorCode.ClientClosed, 'the application is shutting down'));
+    while (this.runs.size > 0) await Promise.all(this.runs);
     if (this.owned) await this.client.close();
   }
 }
