@@ -2,7 +2,7 @@
  * leaderOnly on real Express apps (5 and 4): two instances, each with its own session, one
  * election; exactly one lets requests through, and leadership moves when its client closes.
  */
-import { connectedClient, connectedClients, lockPath } from '@zkrx/test-support';
+import { childrenOf, connectedClient, connectedClients, lockPath, sleep } from '@zkrx/test-support';
 import type { RequestHandler } from 'express';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
@@ -65,6 +65,41 @@ describe.each(flavours)('leaderOnly on $name', (flavour) => {
     const fromA = await request(guardedApp(flavour, gateA, 'a')).post('/rebuild');
     expect(fromA.status).toBe(503);
     expect(fromA.headers['retry-after']).toBe('1');
+    await gateB.close();
+  });
+
+  it('close() waits for the requests it let through before handing leadership over', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath('election');
+    const gateA = leaderOnly({ client: a!, path, id: 'a' });
+    await vi.waitUntil(() => gateA.isLeader);
+    const gateB = leaderOnly({ client: b!, path, id: 'b' });
+    await vi.waitUntil(async () => (await childrenOf(a!, path)).length === 2);
+    let finish = () => {};
+    let signalSeen: AbortSignal | undefined;
+    const appA = flavour.create();
+    appA.post('/slow', gateA, (_request, response) => {
+      signalSeen = gateA.signal;
+      new Promise<void>((resolve) => {
+        finish = resolve;
+      }).then(() => response.json({ ranOn: 'a' }));
+    });
+    const slow = request(appA)
+      .post('/slow')
+      .then((response) => response);
+    await vi.waitUntil(() => signalSeen !== undefined);
+
+    const closing = gateA.close();
+    // Asked to finish, and nobody else leads while the request still runs.
+    expect(signalSeen!.aborted).toBe(true);
+    expect((await request(appA).post('/slow')).status).toBe(503);
+    await sleep(300);
+    expect(gateB.isLeader).toBe(false);
+
+    finish();
+    expect((await slow).body).toEqual({ ranOn: 'a' });
+    await closing;
+    await vi.waitUntil(() => gateB.isLeader, { timeout: 2_000 });
     await gateB.close();
   });
 

@@ -35,9 +35,16 @@ export interface LeaderOnlyHandler extends RequestHandler {
   readonly isLeader: boolean;
   /** Replays whether this instance leads, then every change; completes once it leaves. */
   readonly leadership$: Observable<boolean>;
-  /** Aborts when the current leadership ends (already aborted while not leading). */
+  /**
+   * Aborts when the current leadership ends or `close()` begins (already aborted while not
+   * leading).
+   */
   readonly signal: AbortSignal;
-  /** Leaves the election (the next instance leads within a round trip). Idempotent. */
+  /**
+   * Leaves the election: answers 503 from now on, aborts `signal`, waits for the requests this
+   * instance let through to end (`finish` or `close` of their response), then hands leadership
+   * over (the next instance leads within a round trip). Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -52,9 +59,10 @@ const rejoinDelayMs = 1_000;
  * The instance joins the election when the middleware is created (not at the first request),
  * so the leader is known before traffic arrives and failover needs no traffic. Leadership
  * moves when the leader's client closes, its session expires, or its connection is lost (the
- * latter two: at once, since its ownership is then uncertain); `close()` leaves the election,
- * and so does closing the client. If the candidacy fails (ZooKeeper unreachable at start), it
- * stands again every second until the client closes.
+ * latter two: at once, since its ownership is then uncertain); `close()` leaves the election
+ * once the requests it let through have ended (never two instances serving at once), and so
+ * does closing the client (at once). If the candidacy fails (ZooKeeper unreachable at start),
+ * it stands again every second until the client closes.
  *
  * ## Example
  * ```ts
@@ -86,6 +94,12 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
   notLeading.abort(new ZkError(ZkErrorCode.Aborted, `${where} ${path}: not the leader`));
   let election: Election | undefined;
   let closed = false;
+  /** Aborted when close() begins: the handlers still running are asked to finish. */
+  const closing = new AbortController();
+  /** The current term's signal joined with `closing`'s, made once per term. */
+  let termSignal: { readonly term: AbortSignal; readonly signal: AbortSignal } | undefined;
+  /** The requests let through whose response has not ended (settle when it does). */
+  const inFlight = new Set<Promise<void>>();
   let rejoin: ReturnType<typeof setTimeout> | undefined;
   let joining: Promise<void> | undefined;
 
@@ -131,6 +145,12 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
     next: NextFunction,
   ): void {
     if (leading.value) {
+      const ended = new Promise<void>((resolve) => {
+        response.once('finish', resolve);
+        response.once('close', resolve);
+      });
+      inFlight.add(ended);
+      void ended.then(() => inFlight.delete(ended));
       next();
       return;
     }
@@ -145,7 +165,14 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
     isLeader: { get: () => leading.value, enumerable: true },
     leadership$: { value: leading.pipe(distinctUntilChanged()), enumerable: true },
     signal: {
-      get: () => (leading.value && election ? election.signal : notLeading.signal),
+      get: (): AbortSignal => {
+        if (!leading.value || !election) return notLeading.signal;
+        const term = election.signal;
+        if (termSignal?.term !== term) {
+          termSignal = { term, signal: AbortSignal.any([term, closing.signal]) };
+        }
+        return termSignal.signal;
+      },
       enumerable: true,
     },
     close: {
@@ -154,6 +181,8 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
         const current = election;
         election = undefined;
         stop();
+        closing.abort(new ZkError(ZkErrorCode.ClientClosed, `${where} ${path}: closing`));
+        while (inFlight.size > 0) await Promise.all(inFlight);
         await Promise.all([current?.close(), joining]);
       },
       enumerable: true,
