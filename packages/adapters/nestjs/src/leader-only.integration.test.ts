@@ -2,12 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { Interval, ScheduleModule } from '@nestjs/schedule';
 import { isZkError, ZkErrorCode } from '@zkrx/core';
 import { leader$ } from '@zkrx/leader';
+import { acquire } from '@zkrx/lock';
 import { childrenOf, connectedClient, IntervalLog, lockPath, sleep } from '@zkrx/test-support';
 import { expireSession } from '@zkrx/testing';
 import { filter, firstValueFrom } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import { clientOf, closeApp, startApp, startApps } from '../test/nest-apps';
-import { LeaderOnly, LeaderService } from './index';
+import { LeaderOnly, LeaderService, Locked } from './index';
 
 /** A report job on a fast interval that only the leader runs, and a method to call by hand. */
 function reportJob(path: string, log: IntervalLog, everyMs = 40) {
@@ -127,6 +128,36 @@ describe('@LeaderOnly', () => {
     await vi.waitUntil(() => other.get(LeaderService).isLeader(path), { timeout: 2_000 });
     expect(await childrenOf(watcher, path)).toHaveLength(1);
     expect(leader.get(GatedJob).started).toBe(1);
+  });
+
+  it('shutdown does not wait on a leader-only run that waits for a lock held elsewhere', async () => {
+    const path = lockPath('election');
+    const guarded = lockPath();
+    @Injectable()
+    class LockingJob {
+      @LeaderOnly(path)
+      async run(): Promise<string> {
+        return this.underLock();
+      }
+
+      @Locked(guarded)
+      async underLock(): Promise<string> {
+        return 'ran';
+      }
+    }
+    const holder = await connectedClient();
+    const lease = await acquire(holder, guarded);
+    const app = await startApp({ providers: [LockingJob] });
+    await vi.waitUntil(() => app.get(LeaderService).isLeader(path));
+    const running = app
+      .get(LockingJob)
+      .run()
+      .catch((caught: unknown) => caught);
+    await vi.waitUntil(async () => (await childrenOf(holder, guarded)).length === 2);
+    await closeApp(app);
+    expect(isZkError(await running, ZkErrorCode.ClientClosed)).toBe(true);
+    expect(await childrenOf(holder, guarded)).toHaveLength(1);
+    await lease.release();
   });
 
   it('joins each election once per application, at boot, and leaves it on shutdown', async () => {

@@ -188,6 +188,9 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    */
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
+    // Calls waiting for a lock give up now: a leader-only run waiting on one must not hold the
+    // shutdown until another instance releases it.
+    this.connection.stop();
     this.stopping.abort(
       new ZkError(ZkErrorCode.ClientClosed, 'leadership ended: the application is shutting down'),
     );

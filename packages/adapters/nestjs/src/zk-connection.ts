@@ -81,6 +81,11 @@ export class ZkConnection {
     return this.stopping.signal;
   }
 
+  /** Aborts `signal` (idempotent): the first step of the application's shutdown. */
+  stop(): void {
+    this.stopping.abort(new ZkError(ZkErrorCode.ClientClosed, 'the application is shutting down'));
+  }
+
   /** Keeps `run` (a @Locked method holding its lock) in view until it settles; returns it. */
   hold<T>(run: Promise<T>): Promise<T> {
     const settled = run.then(
@@ -98,7 +103,7 @@ export class ZkConnection {
    * the client if the module made it (its session, leases and elections end with it).
    */
   async close(): Promise<void> {
-    this.stopping.abort(new ZkError(ZkErrorCode.ClientClosed, 'the application is shutting down'));
+    this.stop();
     while (this.runs.size > 0) await Promise.all(this.runs);
     if (this.owned) await this.client.close();
   }
