@@ -8,6 +8,7 @@ import { type Election, elect } from '@zkrx/leader';
 import { validateLockPath } from '@zkrx/lock';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { leaderOnlyPathsOf } from './leader-only-paths';
+import { Runs } from './runs';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
@@ -17,8 +18,8 @@ interface Candidacy {
   /** Resolves once queued; rejects if the candidacy could not be made. */
   readonly joined: Promise<Election>;
   election: Election | undefined;
-  /** The @LeaderOnly runs still going (settle-only promises): shutdown waits for them. */
-  readonly runs: Set<Promise<void>>;
+  /** The @LeaderOnly runs still going: shutdown waits for them. */
+  readonly runs: Runs;
   /** The current term's signal joined with the shutdown's, made once per term. */
   termSignal?: { readonly term: AbortSignal; readonly signal: AbortSignal };
 }
@@ -107,15 +108,7 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
   runIfLeader<T>(path: string, work: () => T): T | undefined {
     if (!this.isLeader(path)) return undefined;
     const result = work();
-    if (isThenable(result)) {
-      const { runs } = this.candidacy(path);
-      const settled = Promise.resolve(result).then(
-        () => {},
-        () => {},
-      );
-      runs.add(settled);
-      void settled.then(() => runs.delete(settled));
-    }
+    if (isThenable(result)) this.candidacy(path).runs.hold(result);
     return result;
   }
 
@@ -198,7 +191,7 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
     for (const { leading } of candidacies) if (!leading.hasError) leading.next(false);
     await Promise.all(
       candidacies.map(async (candidacy) => {
-        await Promise.all(candidacy.runs);
+        await candidacy.runs.settled();
         const election = await candidacy.joined.catch(() => undefined);
         await election?.close();
         candidacy.leading.complete();
@@ -229,7 +222,7 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
           id: this.connection.candidateId,
           onSuspended: this.connection.electionOnSuspended,
         });
-    const candidacy: Candidacy = { leading, joined, election: undefined, runs: new Set() };
+    const candidacy: Candidacy = { leading, joined, election: undefined, runs: new Runs() };
     joined.then(
       (election) => {
         candidacy.election = election;

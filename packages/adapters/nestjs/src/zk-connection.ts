@@ -11,6 +11,7 @@ import {
 } from '@zkrx/core';
 import type { SuspendedPolicy } from '@zkrx/lock';
 import type { ZkModuleOptions } from './module-definition';
+import { Runs } from './runs';
 
 /** A ZkClient by shape (another copy of @zkrx/core makes clients of another class). */
 function isClient(value: unknown): value is ZkClient {
@@ -25,8 +26,8 @@ function isClient(value: unknown): value is ZkClient {
 
 export class ZkConnection {
   private readonly stopping = new AbortController();
-  /** The @Locked promise runs holding a lock (settle-only): shutdown waits for them. */
-  private readonly runs = new Set<Promise<void>>();
+  /** The @Locked promise runs holding a lock: shutdown waits for them. */
+  private readonly runs = new Runs();
 
   private constructor(
     /** The client every decorator and service of this application uses. */
@@ -88,12 +89,7 @@ export class ZkConnection {
 
   /** Keeps `run` (a @Locked method holding its lock) in view until it settles; returns it. */
   hold<T>(run: Promise<T>): Promise<T> {
-    const settled = run.then(
-      () => {},
-      () => {},
-    );
-    this.runs.add(settled);
-    void settled.then(() => this.runs.delete(settled));
+    this.runs.hold(run);
     return run;
   }
 
@@ -104,7 +100,7 @@ export class ZkConnection {
    */
   async close(): Promise<void> {
     this.stop();
-    while (this.runs.size > 0) await Promise.all(this.runs);
+    await this.runs.settled();
     if (this.owned) await this.client.close();
   }
 }
