@@ -403,8 +403,7 @@ class QueueAttempt {
         onAbandon();
         reject(abortReason(signal));
       };
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
+      // Handled first, whatever happens next: abandoned work may still reject (client closed).
       work.then(
         (value) => {
           signal.removeEventListener('abort', onAbort);
@@ -415,6 +414,8 @@ class QueueAttempt {
           reject(error);
         },
       );
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 

@@ -181,6 +181,37 @@ describe('mutex under failures', () => {
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 
+  it('aborted and closed at once while its listing is in flight: rejects with the abort, nothing left unhandled', async () => {
+    // The abort came while the create's pipelined listing was still out, and the close failed
+    // that listing: the queue then listed again on the closed client after the abort, and that
+    // call's rejection went unhandled (it ends a Node process by default). Found by the NestJS
+    // adapter's shutdown (abort waiting calls, then close the client).
+    const [holder, client] = await connectedClients(2);
+    const path = lockPath();
+    const held = await acquire(holder!, path);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const controller = new AbortController();
+      const stop = new Error('stop');
+      const outcome = await acquire(client!, path, {
+        signal: controller.signal,
+        onQueued: () => {
+          controller.abort(stop);
+          void client!.close();
+        },
+      }).catch((caught: unknown) => caught);
+      expect(outcome).toBe(stop);
+      await sleep(50);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(await childrenOf(holder!, path)).toHaveLength(1);
+    await held.release();
+  });
+
   it('times out with LockTimeoutError and leaves no node', async () => {
     const [a, b] = await connectedClients(2);
     const path = lockPath();

@@ -57,8 +57,6 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
   private readonly pending = new Set<string>();
   private initialised = false;
   private closed = false;
-  /** Aborted when the application begins to shut down. */
-  private readonly stopping = new AbortController();
 
   constructor(@Inject(ZK_CONNECTION) private readonly connection: ZkConnection) {}
 
@@ -181,12 +179,9 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    */
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
-    // Calls waiting for a lock give up now: a leader-only run waiting on one must not hold the
-    // shutdown until another instance releases it.
+    // Aborts every signal(path), and calls waiting for a lock give up now: a leader-only run
+    // waiting on one must not hold the shutdown until another instance releases it.
     this.connection.stop();
-    this.stopping.abort(
-      new ZkError(ZkErrorCode.ClientClosed, 'leadership ended: the application is shutting down'),
-    );
     const candidacies = [...this.candidacies.values()];
     for (const { leading } of candidacies) if (!leading.hasError) leading.next(false);
     await Promise.all(
@@ -202,9 +197,10 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
   private termSignal(candidacy: Candidacy): AbortSignal {
     const term = candidacy.election?.signal;
     if (!term) return notLeading();
-    if (this.stopping.signal.aborted) return this.stopping.signal;
+    const shutdown = this.connection.signal;
+    if (shutdown.aborted) return shutdown;
     if (candidacy.termSignal?.term !== term) {
-      candidacy.termSignal = { term, signal: AbortSignal.any([term, this.stopping.signal]) };
+      candidacy.termSignal = { term, signal: AbortSignal.any([term, shutdown]) };
     }
     return candidacy.termSignal.signal;
   }
