@@ -2,6 +2,7 @@
  * The options of `createClient`, their defaults, and the checks that turn a bad option into a
  * clear ZkError `BadArguments` before anything connects.
  */
+import type { ConnectionOptions } from 'node:tls';
 import type { Acl } from './acl';
 import { ZkError, ZkErrorCode } from './errors';
 import type { Logger, LogLevel } from './logger';
@@ -12,6 +13,7 @@ import {
   noRetry,
   type RetryPolicy,
 } from './retry';
+import type { Transport } from './transport';
 
 /** Credentials added to every session (`addauth` in zkCli). */
 export interface ZkAuth {
@@ -40,6 +42,23 @@ export interface ZkClientOptions {
   defaultAcl?: readonly Acl[];
   /** How long `close()` waits for work in flight (lease releases) before closing. Default 5 s. */
   closeTimeoutMs?: number;
+  /**
+   * Connect over TLS (the servers' `secureClientPort`): `true` for Node's defaults (the system's
+   * CAs), or `tls.connect` options (`ca`, `cert`, `key`, `servername`, ...). Default transport only.
+   */
+  tls?: boolean | ConnectionOptions;
+  /** Accept a read-only server (one cut off from its quorum): reads work there, writes fail `NotReadOnly`. */
+  canBeReadOnly?: boolean;
+  /**
+   * Largest frame accepted from a server (a reply: data, children list...); a larger one drops
+   * the connection with `MarshallingError`. Default 4 MiB (the Java client's is 1 MiB - 1).
+   */
+  maxFrameBytes?: number;
+  /**
+   * How the client talks to ZooKeeper: the TypeScript implementation of the wire protocol by
+   * default, or `nativeTransport()` from `@zkrx/core/native` (Apache's C client).
+   */
+  transport?: Transport;
 }
 
 /** The options with every default filled in. */
@@ -53,7 +72,15 @@ export interface ResolvedClientOptions {
   readonly auth: readonly ZkAuth[];
   readonly defaultAcl: readonly Acl[] | undefined;
   readonly closeTimeoutMs: number;
+  readonly tls: ConnectionOptions | undefined;
+  readonly canBeReadOnly: boolean;
+  readonly maxFrameBytes: number;
+  /** Undefined: the default (TypeScript) transport. */
+  readonly transport: Transport | undefined;
 }
+
+/** The default of `maxFrameBytes`. */
+export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 const logLevels: readonly LogLevel[] = ['silent', 'error', 'warn', 'info', 'debug'];
 
@@ -159,6 +186,27 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
   ) {
     throw bad('defaultAcl must be a non-empty array of ACL entries');
   }
+  if (
+    options.tls !== undefined &&
+    typeof options.tls !== 'boolean' &&
+    (typeof options.tls !== 'object' || options.tls === null)
+  ) {
+    throw bad('tls must be true, false or tls.connect options');
+  }
+  if (options.canBeReadOnly !== undefined && typeof options.canBeReadOnly !== 'boolean') {
+    throw bad('canBeReadOnly must be a boolean');
+  }
+  const transport = options.transport;
+  if (
+    transport !== undefined &&
+    (typeof transport !== 'object' || transport === null || typeof transport.open !== 'function')
+  ) {
+    throw bad('transport must be a Transport (e.g. nativeTransport() from @zkrx/core/native)');
+  }
+  const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  if (!Number.isInteger(maxFrameBytes) || maxFrameBytes < 1024 || maxFrameBytes > 2 ** 31 - 1) {
+    throw bad(`maxFrameBytes must be an integer of at least 1024, got ${String(maxFrameBytes)}`);
+  }
   return {
     connect: validateConnectString(options.connect),
     sessionTimeoutMs: positiveMs('sessionTimeoutMs', options.sessionTimeoutMs, 10_000),
@@ -169,5 +217,9 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     auth: resolveAuth(options.auth),
     defaultAcl: options.defaultAcl,
     closeTimeoutMs: positiveMs('closeTimeoutMs', options.closeTimeoutMs, 5_000),
+    tls: options.tls === true ? {} : options.tls === false ? undefined : options.tls,
+    canBeReadOnly: options.canBeReadOnly ?? false,
+    maxFrameBytes,
+    transport,
   };
 }

@@ -1,61 +1,59 @@
 /**
  * ZkClient: one ZooKeeper session (renewed by itself after expiry), its state as `session$`,
- * its operations as cold observables and promises, and its watch streams.
+ * its operations as cold observables and promises, and its watch streams — over a transport.
  */
 import { BehaviorSubject, distinctUntilChanged, filter, map, Observable } from 'rxjs';
 import { type Acl, OPEN_ACL_UNSAFE } from './acl';
-import {
-  CreateFlags,
-  type HandleListener,
-  type NativeAcl,
-  NativeHandle,
-  type NativeSessionCredentials,
-  type NativeStat,
-  type NativeWatchEvent,
-  Rc,
-} from './binding';
 import {
   type ResolvedClientOptions,
   resolveClientOptions,
   type ZkClientOptions,
 } from './client-options';
-import { errorFromRc, ZkError, ZkErrorCode } from './errors';
-import { type Logger, leveledLogger, levelRank, nativeLineLevel } from './logger';
-import { MAX_DATA_BYTES, parentOf, toDataBuffer, validatePath, type ZkData } from './paths';
+import {
+  bad,
+  type CreateOptions,
+  type CreateRequest,
+  checkRequestSize,
+  createHeaderBytes,
+  type MkdirpOptions,
+  resolveCreate,
+  validateAcl,
+  validateVersion,
+} from './create-options';
+import { errorFromRc, Rc, ZkError, ZkErrorCode } from './errors';
+import { type Logger, leveledLogger } from './logger';
+import { parentOf, toDataBuffer, validatePath, type ZkData } from './paths';
+import { CreateFlag } from './protocol/records';
+import { protocolTransport } from './protocol/transport';
 import {
   isConnectedState,
   isTerminalState,
   type SessionEvent,
   type SessionState,
 } from './session-state';
-import { type Stat, toStat } from './stat';
-import { type NodeData, WatchRegistry } from './watch-registry';
+import type { Stat } from './stat';
+import {
+  resolveTransaction,
+  type TransactionOp,
+  type TransactionResult,
+  transactionOutcome,
+} from './transaction';
+import type {
+  ClientInfo,
+  Created,
+  NodeData,
+  SessionCredentials,
+  SessionHandle,
+  SessionListener,
+  Transport,
+  WatchEventType,
+} from './transport';
+import { WatchRegistry } from './watch-registry';
+import { type TreeEvent, TreeWatches } from './watch-tree';
 
-/** How a node lives: until deleted, until its session ends, or until its last child goes. */
-export type CreateMode = 'persistent' | 'ephemeral' | 'container';
-
-export interface CreateOptions {
-  /** Default `persistent`. */
-  mode?: CreateMode;
-  /** Let the server append a 10-digit sequence number to the name. */
-  sequential?: boolean;
-  /** Persistent nodes only: the server deletes the node once unchanged and childless this long. */
-  ttlMs?: number;
-  /** The node's ACL (default: the client's `defaultAcl`, else open). */
-  acl?: readonly Acl[];
-  /** Create missing parents first, as `persistent` or `container` nodes. */
-  parents?: 'persistent' | 'container';
-}
-
-export interface MkdirpOptions {
-  /** Mode of the nodes created. Default `persistent`. */
-  mode?: 'persistent' | 'container';
-  acl?: readonly Acl[];
-}
-
-/** What `create` returns: the node's actual path (sequence included) and its metadata. */
-export interface Created {
-  readonly path: string;
+/** A node's children names (sorted) and its metadata, as `childrenWithStat` returns them. */
+export interface ChildrenWithStat {
+  readonly children: string[];
   readonly stat: Stat;
 }
 
@@ -67,176 +65,29 @@ export interface ZkPromises {
   delete(path: string, version?: number): Promise<void>;
   exists(path: string): Promise<Stat | null>;
   children(path: string): Promise<string[]>;
+  childrenWithStat(path: string): Promise<ChildrenWithStat>;
   mkdirp(path: string, options?: MkdirpOptions): Promise<void>;
   sync(path: string): Promise<void>;
   getAcl(path: string): Promise<{ acl: Acl[]; stat: Stat }>;
   setAcl(path: string, acl: readonly Acl[], version?: number): Promise<void>;
+  multi(ops: readonly TransactionOp[]): Promise<TransactionResult[]>;
+  getAllChildrenNumber(path: string): Promise<number>;
+  getEphemerals(prefix?: string): Promise<string[]>;
+  whoAmI(): Promise<ClientInfo[]>;
+  getConfig(): Promise<NodeData>;
 }
 
-const MAX_TTL_MS = 0xff_ffff_ffff;
-const createModes: readonly CreateMode[] = ['persistent', 'ephemeral', 'container'];
+// Operations the native transport lacks: its Unimplemented names the default transport.
+const transportFeatures = new Set([
+  'multi',
+  'getAllChildrenNumber',
+  'getEphemerals',
+  'whoAmI',
+  'getConfig',
+]);
 
-/**
- * Rejects a request larger than the server's default `jute.maxbuffer` before it is sent: the
- * server answers one by dropping the connection, which the caller would see as ConnectionLoss
- * (and an idempotent `set` would retry into a reconnect loop). Sizes are jute's encoding:
- * `headerBytes` counts everything but the path and the data (each with its 4-byte length).
- */
-function checkRequestSize(
-  operation: string,
-  path: string,
-  serverPath: string,
-  data: Buffer,
-  headerBytes: number,
-): void {
-  const size = headerBytes + 4 + Buffer.byteLength(serverPath) + 4 + data.length;
-  if (size > MAX_DATA_BYTES) {
-    throw bad(
-      `${operation} ${path}: the request is ${size} bytes (${data.length} of data), more than ZooKeeper's limit of ${MAX_DATA_BYTES} (jute.maxbuffer)`,
-      path,
-    );
-  }
-}
-
-/** Jute size of a create's ACL list, flags and TTL (request header included). */
-function createHeaderBytes(acl: readonly Acl[], ttlMs: number): number {
-  let bytes = 8 + 4 + 4 + (ttlMs > 0 ? 8 : 0); // xid+type, ACL count, flags, TTL
-  for (const entry of acl) {
-    bytes += 4 + 4 + Buffer.byteLength(entry.scheme) + 4 + Buffer.byteLength(entry.id);
-  }
-  return bytes;
-}
-
-// Every live client that logs: the C client's log lines are process-wide, so each gets them.
-const nativeLogSinks = new Set<{ level: number; log: Required<Logger> }>();
-
-function nativeLogLevel(): number {
-  let level = 0;
-  for (const sink of nativeLogSinks) level = Math.max(level, sink.level);
-  return level;
-}
-
-function toNativeAcl(acl: readonly Acl[]): NativeAcl[] {
-  return acl.map((entry) => ({ perm: entry.permissions, scheme: entry.scheme, auth: entry.id }));
-}
-
-function fromNativeAcl(acl: readonly NativeAcl[]): Acl[] {
-  return acl.map((entry) => ({ permissions: entry.perm, scheme: entry.scheme, id: entry.auth }));
-}
-
-function validateAcl(acl: unknown, path: string): readonly Acl[] {
-  if (!Array.isArray(acl) || acl.length === 0) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `Invalid ACL for ${path}: expected a non-empty array`,
-      {
-        path,
-      },
-    );
-  }
-  for (const entry of acl as Acl[]) {
-    if (
-      typeof entry?.scheme !== 'string' ||
-      typeof entry.id !== 'string' ||
-      !Number.isInteger(entry.permissions) ||
-      entry.permissions < 0 ||
-      entry.permissions > 31
-    ) {
-      throw new ZkError(
-        ZkErrorCode.BadArguments,
-        `Invalid ACL entry for ${path}: ${JSON.stringify(entry)} (expected { permissions: 0..31, scheme, id })`,
-        { path },
-      );
-    }
-  }
-  return acl as Acl[];
-}
-
-function validateVersion(version: unknown, path: string): number {
-  if (version === undefined) return -1;
-  if (
-    typeof version !== 'number' ||
-    !Number.isInteger(version) ||
-    version < -1 ||
-    version > 2 ** 31 - 1
-  ) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `Invalid version for ${path}: expected an integer >= -1, got ${String(version)}`,
-      { path },
-    );
-  }
-  return version;
-}
-
-interface CreateRequest {
-  readonly path: string;
-  readonly data: Buffer;
-  readonly flags: number;
-  readonly ttlMs: number;
-  readonly acl: readonly Acl[] | undefined;
-  readonly parents: 'persistent' | 'container' | undefined;
-}
-
-function bad(message: string, path?: string): ZkError {
-  return new ZkError(ZkErrorCode.BadArguments, message, { path });
-}
-
-function resolveCreate(path: string, data: ZkData, options: CreateOptions = {}): CreateRequest {
-  if (typeof options !== 'object' || options === null)
-    throw bad(`create ${path}: options must be an object`, path);
-  const mode = options.mode ?? 'persistent';
-  if (!createModes.includes(mode)) {
-    throw bad(
-      `create ${path}: mode must be one of ${createModes.join(', ')}, got ${String(mode)}`,
-      path,
-    );
-  }
-  const sequential = options.sequential ?? false;
-  if (typeof sequential !== 'boolean')
-    throw bad(`create ${path}: sequential must be a boolean`, path);
-  validatePath(path, { sequential });
-  if (path === '/')
-    throw new ZkError(ZkErrorCode.InvalidPath, 'Invalid path "/": the root always exists', {
-      path,
-    });
-  if (mode === 'container' && sequential)
-    throw bad(`create ${path}: a container node cannot be sequential`, path);
-  const ttlMs = options.ttlMs;
-  if (ttlMs !== undefined) {
-    if (typeof ttlMs !== 'number' || !Number.isInteger(ttlMs) || ttlMs <= 0 || ttlMs > MAX_TTL_MS) {
-      throw bad(
-        `create ${path}: ttlMs must be a positive integer up to ${MAX_TTL_MS}, got ${String(ttlMs)}`,
-        path,
-      );
-    }
-    if (mode !== 'persistent')
-      throw bad(`create ${path}: ttlMs needs mode 'persistent', got '${mode}'`, path);
-  }
-  const parents = options.parents;
-  if (parents !== undefined && parents !== 'persistent' && parents !== 'container') {
-    throw bad(
-      `create ${path}: parents must be 'persistent' or 'container', got ${String(parents)}`,
-      path,
-    );
-  }
-  let flags: number;
-  if (ttlMs !== undefined)
-    flags = sequential ? CreateFlags.persistentSequentialWithTtl : CreateFlags.persistentWithTtl;
-  else if (mode === 'container') flags = CreateFlags.container;
-  else
-    flags =
-      (mode === 'ephemeral' ? CreateFlags.ephemeral : CreateFlags.persistent) |
-      (sequential ? CreateFlags.sequential : 0);
-  return {
-    path,
-    data: toDataBuffer(data, path),
-    flags,
-    ttlMs: ttlMs ?? -1,
-    acl: options.acl === undefined ? undefined : validateAcl(options.acl, path),
-    parents,
-  };
-}
+/** How many times `mkdirp` walks the path again after a parent vanished under it. */
+const MKDIRP_ATTEMPTS = 10;
 
 interface PendingCall {
   cancel(): void;
@@ -278,25 +129,26 @@ export class ZkClient {
   readonly promises: ZkPromises;
 
   private readonly options: ResolvedClientOptions;
+  private readonly transport: Transport;
   private readonly log: Required<Logger>;
-  private readonly logSink: { level: number; log: Required<Logger> } | undefined;
   private readonly sessionSubject: BehaviorSubject<SessionEvent>;
   private readonly watches: WatchRegistry;
+  private readonly trees: TreeWatches;
   private readonly pending = new Set<PendingCall>();
   private readonly tracked = new Set<Promise<unknown>>();
-  private handle: NativeHandle | undefined;
+  private handle: SessionHandle | undefined;
   private connectedOnHandle = false;
   private hadSession = false;
   private suspendTimer: ReturnType<typeof setTimeout> | undefined;
   private closedFlag = false;
   private closePromise: Promise<void> | undefined;
-  private warnedStockBinding = false;
-  private readonly listener: HandleListener;
+  private readonly listener: SessionListener;
   /** The connect string's chroot (`''` without one): the server sees it before every path. */
   private readonly chroot: string;
 
   constructor(options: ZkClientOptions) {
     this.options = resolveClientOptions(options);
+    this.transport = this.options.transport ?? protocolTransport();
     this.connectString = this.options.connect;
     const slash = this.connectString.indexOf('/');
     this.chroot =
@@ -304,40 +156,43 @@ export class ZkClient {
         ? ''
         : this.connectString.slice(slash);
     this.log = leveledLogger(this.options.logger, this.options.logLevel);
-    if (this.options.logger && this.options.logLevel !== 'silent') {
-      this.logSink = { level: levelRank(this.options.logLevel), log: this.log };
-      nativeLogSinks.add(this.logSink);
-    }
     this.sessionSubject = new BehaviorSubject<SessionEvent>({
       state: 'connecting',
       sessionId: undefined,
     });
     this.session$ = this.sessionSubject.asObservable();
-    this.watches = new WatchRegistry({
+    const host = {
       currentHandle: () => this.handle,
-      whenConnected: (callback) => this.whenConnected(callback),
+      whenConnected: (callback: () => void) => this.whenConnected(callback),
       isClosed: () => this.closedFlag,
-    });
+    };
+    this.watches = new WatchRegistry(host);
+    this.trees = new TreeWatches({ ...host, transportName: () => this.transport.name });
     this.listener = {
       onConnected: (handle) => this.onConnected(handle),
-      onConnecting: (handle) => this.onConnecting(handle),
-      onClosed: (handle, code) => this.onHandleClosed(handle, code),
-      onWatchEvent: (handle, event, path) => this.onWatchEvent(handle, event, path),
-      onLog: (lines) => this.onNativeLog(lines),
+      onDisconnected: (handle) => this.onDisconnected(handle),
+      onClosed: (handle, rc) => this.onHandleClosed(handle, rc),
+      onWatchEvent: (handle, type, path) => this.onWatchEvent(handle, type, path),
     };
     this.promises = {
-      create: (path, data, options) => this.create$(path, data, options),
-      get: (path) => this.get$(path),
-      set: (path, data, version) => this.set$(path, data, version),
-      delete: (path, version) => this.delete$(path, version),
-      exists: (path) => this.exists$(path),
-      children: (path) => this.children$(path),
-      mkdirp: (path, options) => this.mkdirp$(path, options),
-      sync: (path) => this.sync$(path),
-      getAcl: (path) => this.getAcl$(path),
-      setAcl: (path, acl, version) => this.setAcl$(path, acl, version),
+      create: (path, data, options) => this.runCreate(path, data, options),
+      get: (path) => this.runGet(path),
+      set: (path, data, version) => this.runSet(path, data, version),
+      delete: (path, version) => this.runDelete(path, version),
+      exists: (path) => this.runExists(path),
+      children: (path) => this.runChildren(path).then((listing) => listing.children),
+      childrenWithStat: (path) => this.runChildren(path),
+      mkdirp: (path, options) => this.runMkdirp(path, options),
+      sync: (path) => this.runSync(path),
+      getAcl: (path) => this.runGetAcl(path),
+      setAcl: (path, acl, version) => this.runSetAcl(path, acl, version),
+      multi: (ops) => this.runMulti(ops),
+      getAllChildrenNumber: (path) => this.runGetAllChildrenNumber(path),
+      getEphemerals: (prefix) => this.runGetEphemerals(prefix),
+      whoAmI: () => this.runWhoAmI(),
+      getConfig: () => this.runGetConfig(),
     };
-    this.openHandle();
+    this.openHandle(undefined);
   }
 
   /** The current session state. */
@@ -361,8 +216,18 @@ export class ZkClient {
     return negotiated > 0 ? negotiated : this.options.sessionTimeoutMs;
   }
 
+  /** True while connected to a read-only server (only with `canBeReadOnly`). */
+  get readOnly(): boolean {
+    return this.handle?.readOnly ?? false;
+  }
+
+  /** The transport's name: `typescript` (the default) or `native`. */
+  get transportName(): string {
+    return this.transport.name;
+  }
+
   /** The current session's id and password (hex), e.g. for `@zkrx/testing`'s `expireSession`. */
-  sessionCredentials(): NativeSessionCredentials | undefined {
+  sessionCredentials(): SessionCredentials | undefined {
     return isConnectedState(this.state) || this.state === 'suspended'
       ? this.handle?.credentials()
       : undefined;
@@ -381,95 +246,153 @@ export class ZkClient {
    * ```
    */
   connected(timeoutMs: number = this.options.connectTimeoutMs): Promise<void> {
-    const current = this.sessionSubject.value;
-    if (isConnectedState(current.state)) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      let done = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      // Declared before subscribing: a finished session$ (closed, auth-failed) calls `finish`
-      // synchronously inside `subscribe`, before the subscription could be assigned. A `const`
-      // there threw a ReferenceError out of rxjs (an uncaught exception) and left the promise
-      // pending forever.
-      let subscription: { unsubscribe(): void } | undefined;
-      const finish = (error?: ZkError) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        subscription?.unsubscribe();
-        if (error) reject(error);
-        else resolve();
-      };
-      timer = setTimeout(
-        () =>
-          finish(
-            new ZkError(
-              ZkErrorCode.ConnectTimeout,
-              `No connection to ZooKeeper at ${this.connectString} within ${timeoutMs} ms`,
-            ),
-          ),
-        timeoutMs,
-      );
-      subscription = this.sessionSubject.subscribe({
-        next: (event) => {
-          if (isConnectedState(event.state)) finish();
-          else if (event.state === 'auth-failed') {
-            finish(new ZkError(ZkErrorCode.AuthFailed, 'ZooKeeper refused the credentials'));
-          } else if (event.state === 'closed') finish(this.closedError('connected'));
-        },
-        complete: () => finish(this.closedError('connected')),
-      });
-      if (done) subscription.unsubscribe();
+      this.untilConnected(timeoutMs, 'connected', (error) => (error ? reject(error) : resolve()));
     });
+  }
+
+  /**
+   * Calls `done` once connected (no error), or with ConnectTimeout after `timeoutMs`,
+   * AuthFailed, or ClientClosed; returns a cancel function.
+   */
+  private untilConnected(
+    timeoutMs: number,
+    operation: string,
+    done: (error?: ZkError) => void,
+  ): () => void {
+    if (isConnectedState(this.sessionSubject.value.state)) {
+      done();
+      return () => {};
+    }
+    let finished = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // Declared before subscribing: a finished session$ (closed, auth-failed) calls `finish`
+    // synchronously inside `subscribe`, before the subscription could be assigned.
+    let subscription: { unsubscribe(): void } | undefined;
+    const finish = (error?: ZkError) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      subscription?.unsubscribe();
+      done(error);
+    };
+    timer = setTimeout(
+      () =>
+        finish(
+          new ZkError(
+            ZkErrorCode.ConnectTimeout,
+            `${operation}: no connection to ZooKeeper at ${this.connectString} within ${Math.round(timeoutMs)} ms`,
+          ),
+        ),
+      Math.max(0, timeoutMs),
+    );
+    subscription = this.sessionSubject.subscribe({
+      next: (event) => {
+        if (isConnectedState(event.state)) finish();
+        else if (event.state === 'auth-failed') {
+          finish(new ZkError(ZkErrorCode.AuthFailed, 'ZooKeeper refused the credentials'));
+        } else if (event.state === 'closed') finish(this.closedError(operation));
+      },
+      complete: () => finish(this.closedError(operation)),
+    });
+    if (finished) subscription.unsubscribe();
+    return () => {
+      finished = true;
+      clearTimeout(timer);
+      subscription?.unsubscribe();
+    };
   }
 
   /** Creates a node. */
   create(path: string, data?: ZkData, options?: CreateOptions): Observable<Created> {
-    return cold(() => this.create$(path, data, options));
+    return cold(() => this.runCreate(path, data, options));
   }
 
   /** Reads a node's data and metadata. */
   get(path: string): Observable<NodeData> {
-    return cold(() => this.get$(path));
+    return cold(() => this.runGet(path));
   }
 
   /** Writes a node's data (if `version` is given, only when the node is at that version). */
   set(path: string, data: ZkData, version?: number): Observable<Stat> {
-    return cold(() => this.set$(path, data, version));
+    return cold(() => this.runSet(path, data, version));
   }
 
   /** Deletes a node (if `version` is given, only when the node is at that version). */
   delete(path: string, version?: number): Observable<void> {
-    return cold(() => this.delete$(path, version));
+    return cold(() => this.runDelete(path, version));
   }
 
   /** A node's metadata, or `null` when it does not exist. */
   exists(path: string): Observable<Stat | null> {
-    return cold(() => this.exists$(path));
+    return cold(() => this.runExists(path));
   }
 
   /** A node's children names, sorted. */
   children(path: string): Observable<string[]> {
-    return cold(() => this.children$(path));
+    return cold(() => this.runChildren(path).then((listing) => listing.children));
+  }
+
+  /** A node's children names (sorted) and its Stat, in one round trip. */
+  childrenWithStat(path: string): Observable<ChildrenWithStat> {
+    return cold(() => this.runChildren(path));
   }
 
   /** Creates a path and every missing parent (existing nodes are fine). */
   mkdirp(path: string, options?: MkdirpOptions): Observable<void> {
-    return cold(() => this.mkdirp$(path, options));
+    return cold(() => this.runMkdirp(path, options));
   }
 
   /** Waits until the server this client talks to has caught up with the leader for `path`. */
   sync(path: string): Observable<void> {
-    return cold(() => this.sync$(path));
+    return cold(() => this.runSync(path));
   }
 
   /** A node's ACL and metadata (the observable twin of `promises.getAcl`). */
   getAcl(path: string): Observable<{ acl: Acl[]; stat: Stat }> {
-    return cold(() => this.getAcl$(path));
+    return cold(() => this.runGetAcl(path));
   }
 
   /** Replaces a node's ACL (if `version` is given, only when the ACL is at that version). */
   setAcl(path: string, acl: readonly Acl[], version?: number): Observable<void> {
-    return cold(() => this.setAcl$(path, acl, version));
+    return cold(() => this.runSetAcl(path, acl, version));
+  }
+
+  /**
+   * Runs ops as one transaction: all are applied, or none. Fails with the ZkError of the op
+   * that failed (its `code`, `path` and `opIndex`). Never retried (the ops are writes).
+   *
+   * ## Example
+   * ```ts
+   * const results = await firstValueFrom(
+   *   client.multi([op.create('/a', 'x'), op.set('/b', 'y', 2), op.delete('/c')]),
+   * );
+   * console.log(results.map((result) => result.type));
+   * // Output: [ 'create', 'set', 'delete' ]
+   * ```
+   */
+  multi(ops: readonly TransactionOp[]): Observable<TransactionResult[]> {
+    return cold(() => this.runMulti(ops));
+  }
+
+  /** The number of nodes under `path`, at every depth (ZooKeeper 3.6+). */
+  getAllChildrenNumber(path: string): Observable<number> {
+    return cold(() => this.runGetAllChildrenNumber(path));
+  }
+
+  /** The session's ephemeral nodes whose paths start with `prefix` (default `/`), sorted. */
+  getEphemerals(prefix?: string): Observable<string[]> {
+    return cold(() => this.runGetEphemerals(prefix));
+  }
+
+  /** Who the server takes this session for: one entry per authentication (ZooKeeper 3.9+). */
+  whoAmI(): Observable<ClientInfo[]> {
+    return cold(() => this.runWhoAmI());
+  }
+
+  /** The ensemble's configuration (`/zookeeper/config`): its data and Stat. */
+  getConfig(): Observable<NodeData> {
+    return cold(() => this.runGetConfig());
   }
 
   /**
@@ -503,6 +426,40 @@ export class ZkClient {
   }
 
   /**
+   * Every create, delete and data change of `path` and of every node under it, from one
+   * persistent recursive watch (ZooKeeper 3.6+, default transport) shared by all subscribers.
+   * Emits `{ type: 'resync', reason: 'started' }` once the watch is in place, and a `resync`
+   * after each reconnection or new session (changes made meanwhile were not reported: read what
+   * you need again).
+   *
+   * ## Example
+   * ```ts
+   * client.watchTree('/app').subscribe((event) => console.log(event.type, event.path));
+   * await client.promises.create('/app/a', 'x');
+   * await client.promises.set('/app/a', 'y');
+   * await client.promises.delete('/app/a');
+   * // Output: resync /app
+   * //         created /app/a
+   * //         changed /app/a
+   * //         deleted /app/a
+   * ```
+   *
+   * @param path The root of the tree to watch.
+   * @return A stream of the tree's changes.
+   */
+  watchTree(path: string): Observable<TreeEvent> {
+    return new Observable<TreeEvent>((subscriber) => {
+      try {
+        validatePath(path);
+      } catch (error) {
+        subscriber.error(error);
+        return;
+      }
+      return this.trees.watch(path).subscribe(subscriber);
+    });
+  }
+
+  /**
    * Keeps `close()` waiting for `work` (bounded by `closeTimeoutMs`): recipes track the lease
    * releases they start from synchronous teardowns this way.
    */
@@ -516,7 +473,8 @@ export class ZkClient {
   /**
    * Closes the session: waits for tracked work (at most `closeTimeoutMs`), closes the session
    * (its ephemeral nodes go with it), fails every pending call with ZkError `ClientClosed` and
-   * completes every stream. Safe to call twice; no call after it reaches the server.
+   * completes every stream. Safe to call twice; no call after it reaches the server. Never
+   * blocks the event loop: resolves when the server confirmed the close, or after a bound.
    */
   close(): Promise<void> {
     if (this.closePromise) return this.closePromise;
@@ -556,37 +514,33 @@ export class ZkClient {
     this.setState('closed', this.sessionId);
     const handle = this.handle;
     this.handle = undefined;
-    handle?.close();
-    // NativeHandle.close() runs the C client's close on the next turn of the event loop (never
-    // inside a binding callback). Wait for it (setImmediate callbacks run in order): without
-    // this, close() resolved before the closeSession went out, and the session's ephemeral
-    // nodes were still there for whoever looked next.
-    if (handle) await new Promise<void>((resolve) => setImmediate(resolve));
-    if (this.logSink) nativeLogSinks.delete(this.logSink);
+    // The session and its ephemeral nodes are gone once this resolves (when it was connected).
+    await handle?.close();
     this.watches.close();
+    this.trees.close();
     this.sessionSubject.complete();
   }
 
   // ---- session lifecycle ----
 
-  private openHandle(): void {
+  private openHandle(abandoned: SessionCredentials | undefined): void {
     if (this.closedFlag) return;
     this.connectedOnHandle = false;
-    const handle = new NativeHandle(
+    this.handle = this.transport.open(
       {
         connect: this.options.connect,
         sessionTimeoutMs: this.options.sessionTimeoutMs,
-        logLevel: nativeLogLevel(),
+        connectTimeoutMs: this.options.connectTimeoutMs,
+        auth: this.options.auth,
+        tls: this.options.tls,
+        canBeReadOnly: this.options.canBeReadOnly,
+        maxFrameBytes: this.options.maxFrameBytes,
+        log: this.log,
+        logLevel: this.options.logger ? this.options.logLevel : 'silent',
+        abandonedSession: abandoned,
       },
       this.listener,
     );
-    this.handle = handle;
-    for (const auth of this.options.auth) {
-      handle.addAuth(auth.scheme, auth.credentials, (rc) => {
-        if (rc !== Rc.ok && rc !== Rc.closing)
-          this.log.warn(`addAuth ${auth.scheme} failed`, { rc });
-      });
-    }
     if (this.state !== 'connecting') this.setState('connecting', undefined);
   }
 
@@ -597,7 +551,7 @@ export class ZkClient {
     this.sessionSubject.next({ state, sessionId });
   }
 
-  private onConnected(handle: NativeHandle): void {
+  private onConnected(handle: SessionHandle): void {
     if (handle !== this.handle || this.closedFlag) return;
     clearTimeout(this.suspendTimer);
     this.suspendTimer = undefined;
@@ -606,13 +560,17 @@ export class ZkClient {
       const renewed = this.hadSession;
       this.hadSession = true;
       this.setState('connected', handle.sessionId);
-      if (renewed) this.watches.resync();
+      if (renewed) {
+        this.watches.resync();
+        this.trees.onNewSession();
+      }
     } else {
       this.setState('reconnected', handle.sessionId);
+      this.trees.onReconnected();
     }
   }
 
-  private onConnecting(handle: NativeHandle): void {
+  private onDisconnected(handle: SessionHandle): void {
     if (handle !== this.handle || this.closedFlag) return;
     if (!this.connectedOnHandle || this.state === 'suspended') return;
     this.setState('suspended', handle.sessionId);
@@ -628,51 +586,51 @@ export class ZkClient {
         sessionId: handle.sessionId,
         timeoutMs: timeout,
       });
-      this.expire(handle);
+      this.expire(handle, true);
     }, timeout);
   }
 
-  private onHandleClosed(handle: NativeHandle, code: number): void {
+  private onHandleClosed(handle: SessionHandle, rc: number): void {
     if (handle !== this.handle || this.closedFlag) return;
-    if (code === Rc.authFailed || code === -113) {
+    if (rc === Rc.authFailed || rc === Rc.invalidCallback) {
       this.handle = undefined;
       this.setState('auth-failed', this.sessionId);
       this.log.error('ZooKeeper refused the credentials: the client is closed');
       void this.close();
       return;
     }
-    this.expire(handle);
+    this.expire(handle, false);
   }
 
-  private expire(handle: NativeHandle): void {
+  /**
+   * The session is gone (the server said so), or presumed gone (`presumed`: a whole timeout
+   * without a connection). A presumed-expired session may still live on the server with its
+   * ephemeral nodes — its server may have heard our pings while we heard nothing, or lost its
+   * quorum and restarted the session's clock — so the next session starts by closing it.
+   */
+  private expire(handle: SessionHandle, presumed: boolean): void {
     // The session's id as session$ last reported it: when the server said "expired", the
-    // handle is already dead and its own `sessionId` reads '0' (the expired event carried '0').
+    // handle's own id may already read '0'.
     const sessionId = this.sessionId;
+    const abandoned = presumed ? handle.credentials() : undefined;
     this.handle = undefined;
     clearTimeout(this.suspendTimer);
     this.suspendTimer = undefined;
-    handle.close();
+    void handle.close();
     this.setState('expired', sessionId);
-    this.openHandle();
+    this.openHandle(abandoned);
   }
 
-  private onWatchEvent(handle: NativeHandle, event: NativeWatchEvent, path: string): void {
+  private onWatchEvent(handle: SessionHandle, type: WatchEventType, path: string): void {
     if (handle !== this.handle) return;
-    this.watches.onEvent(event, path);
-  }
-
-  private onNativeLog(lines: readonly string[]): void {
-    for (const line of lines) {
-      const level = nativeLineLevel(line);
-      const text = line.trim();
-      for (const sink of nativeLogSinks) sink.log[level](text, { source: 'zookeeper-c-client' });
-    }
+    this.watches.onEvent(type, path);
+    this.trees.onEvent(type, path);
   }
 
   private whenConnected(callback: () => void): () => void {
     let cancelled = false;
     if (isConnectedState(this.state)) {
-      // Connected, yet the call failed: give the C client a moment rather than spin.
+      // Connected, yet the call failed: give the transport a moment rather than spin.
       const timer = setTimeout(() => {
         if (!cancelled) callback();
       }, 20);
@@ -720,32 +678,61 @@ export class ZkClient {
     });
   }
 
-  private errorOf(rc: number, operation: string, path: string | undefined): ZkError {
+  private errorOf(
+    rc: number,
+    operation: string,
+    path: string | undefined,
+    cause: unknown,
+  ): ZkError {
+    if (rc === TRANSACTION_FAILED && cause instanceof ZkError) return cause;
+    const where = path === undefined ? '' : ` ${path}`;
     if (rc === Rc.closing || rc === Rc.invalidState) {
       if (this.closedFlag) return this.closedError(operation, path);
-      const where = path === undefined ? '' : ` ${path}`;
       return new ZkError(
         ZkErrorCode.SessionExpired,
         `${operation}${where}: the session ended mid-call`,
-        {
-          path,
-          rc,
-        },
+        { path, rc },
       );
     }
-    return errorFromRc(rc, operation, path);
+    if (rc === Rc.unimplemented && transportFeatures.has(operation)) {
+      if (this.transport.name !== 'typescript') {
+        return new ZkError(
+          ZkErrorCode.Unimplemented,
+          `${operation}${where}: the ${this.transport.name} transport cannot do this; use the default (TypeScript) transport`,
+          { path, rc },
+        );
+      }
+      return new ZkError(
+        ZkErrorCode.Unimplemented,
+        `${operation}${where}: the server does not know this operation (an older ZooKeeper)`,
+        { path, rc },
+      );
+    }
+    const error = errorFromRc(rc, operation, path);
+    if (cause === undefined) return error;
+    return new ZkError(error.code, `${error.message}: ${(cause as Error).message}`, {
+      path,
+      rc,
+      cause,
+    });
   }
 
   /**
    * Runs one call on the current handle. Idempotent calls are retried under the retry policy
-   * after ConnectionLoss (and on the new session after expiry); others fail at once.
-   * The first attempt is issued synchronously, so calls made back to back are pipelined.
+   * after ConnectionLoss (and on the new session after expiry); others fail at once. While the
+   * client has never been connected, calls wait for the first session (at most
+   * `connectTimeoutMs`, then `ConnectTimeout`). Otherwise the first attempt is issued
+   * synchronously, so calls made back to back are pipelined.
    */
   private execute<T>(
     operation: string,
     path: string | undefined,
     idempotent: boolean,
-    attempt: (handle: NativeHandle, settle: (rc: number, value?: T) => void, retry: number) => void,
+    attempt: (
+      handle: SessionHandle,
+      settle: (rc: number, value?: T, cause?: unknown) => void,
+      retry: number,
+    ) => void,
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closedFlag) {
@@ -755,28 +742,43 @@ export class ZkClient {
       const started = performance.now();
       let retries = 0;
       let timer: ReturnType<typeof setTimeout> | undefined;
+      let cancelWait: (() => void) | undefined;
       const call: PendingCall = {
         cancel: () => {
           clearTimeout(timer);
+          cancelWait?.();
           reject(this.closedError(operation, path));
         },
       };
+      const fail = (error: ZkError) => {
+        this.pending.delete(call);
+        reject(error);
+      };
       const run = (): void => {
         timer = undefined;
-        if (this.closedFlag) {
-          this.pending.delete(call);
-          reject(this.closedError(operation, path));
+        if (this.closedFlag) return fail(this.closedError(operation, path));
+        if (!this.hadSession) {
+          // Never connected: "ZooKeeper unreachable" must not look like a slow server.
+          const remaining = this.options.connectTimeoutMs - (performance.now() - started);
+          cancelWait = this.untilConnected(remaining, operation, (error) => {
+            cancelWait = undefined;
+            if (!this.pending.has(call)) return;
+            if (!error) return run();
+            fail(
+              error.code === ZkErrorCode.ClientClosed ? this.closedError(operation, path) : error,
+            );
+          });
           return;
         }
         const handle = this.handle;
-        const settle = (rc: number, value?: T): void => {
+        const settle = (rc: number, value?: T, cause?: unknown): void => {
           if (!this.pending.has(call)) return;
           if (rc === Rc.ok) {
             this.pending.delete(call);
             resolve(value as T);
             return;
           }
-          const error = this.errorOf(rc, operation, path);
+          const error = this.errorOf(rc, operation, path, cause);
           if (
             idempotent &&
             !this.closedFlag &&
@@ -793,8 +795,7 @@ export class ZkClient {
               return;
             }
           }
-          this.pending.delete(call);
-          reject(error);
+          fail(error);
         };
         if (!handle) {
           settle(Rc.closing);
@@ -807,12 +808,7 @@ export class ZkClient {
     });
   }
 
-  private stat(stat: NativeStat | null): Stat {
-    if (!stat) throw new ZkError(ZkErrorCode.SystemError, 'ZooKeeper returned no stat');
-    return toStat(stat);
-  }
-
-  private create$(path: string, data?: ZkData, options?: CreateOptions): Promise<Created> {
+  private runCreate(path: string, data?: ZkData, options?: CreateOptions): Promise<Created> {
     let request: CreateRequest;
     try {
       request = resolveCreate(path, data, options);
@@ -834,7 +830,7 @@ export class ZkClient {
       // A container parent can vanish again before our create lands: try a few times.
       let lastError: unknown = error;
       for (let tries = 0; tries < 5; tries++) {
-        await this.mkdirp$(parentOf(request.path), { mode, acl: request.acl });
+        await this.runMkdirp(parentOf(request.path), { mode, acl: request.acl });
         try {
           return await this.createOnce(request);
         } catch (retryError) {
@@ -849,72 +845,21 @@ export class ZkClient {
 
   private createOnce(request: CreateRequest): Promise<Created> {
     const acl = request.acl ?? this.options.defaultAcl;
-    const firstHandle = this.handle;
-    if (
-      firstHandle &&
-      !firstHandle.createsWithStat &&
-      acl !== undefined &&
-      acl !== OPEN_ACL_UNSAFE
-    ) {
-      return Promise.reject(
-        new ZkError(
-          ZkErrorCode.BadArguments,
-          `create ${request.path}: ACLs on create need the zookeeper binding with zkrx's patch (see @zkrx/core's README)`,
-          { path: request.path },
-        ),
-      );
-    }
-    const nativeAcl = acl === undefined ? null : toNativeAcl(acl);
-    return this.execute<Created | string>('create', request.path, false, (handle, settle) => {
-      handle.create(
-        request.path,
-        request.data,
-        request.flags,
-        request.ttlMs,
-        nativeAcl,
-        (rc, created, stat) => {
-          if (rc !== Rc.ok) return settle(rc);
-          if (stat) return settle(rc, { path: created, stat: toStat(stat) });
-          settle(rc, created);
-        },
-      );
-    }).then((result) => {
-      if (typeof result !== 'string') return result;
-      this.warnStockBinding();
-      // Stock binding: no Stat from create, read it (one more round trip).
-      return this.exists$(result).then((stat) => {
-        if (!stat)
-          throw new ZkError(ZkErrorCode.NoNode, `create ${result}: the node vanished at once`, {
-            path: result,
-          });
-        return { path: result, stat };
-      });
+    return this.execute<Created>('create', request.path, false, (handle, settle) => {
+      handle.create(request.path, request.data, request.flags, request.ttlMs, acl, settle);
     });
   }
 
-  private warnStockBinding(): void {
-    if (this.warnedStockBinding) return;
-    this.warnedStockBinding = true;
-    this.log.warn(
-      "the zookeeper binding lacks zkrx's a_create2 patch: each create costs one more round trip for its Stat",
-    );
-  }
-
-  private get$(path: string): Promise<NodeData> {
+  private runGet(path: string): Promise<NodeData> {
     try {
       validatePath(path);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.execute('get', path, true, (handle, settle) => {
-      handle.get(path, false, (rc, stat, data) => {
-        if (rc !== Rc.ok) return settle(rc);
-        settle(rc, { data: data ?? Buffer.alloc(0), stat: this.stat(stat) });
-      });
-    });
+    return this.execute('get', path, true, (handle, settle) => handle.get(path, false, settle));
   }
 
-  private set$(path: string, data: ZkData, version?: number): Promise<Stat> {
+  private runSet(path: string, data: ZkData, version?: number): Promise<Stat> {
     let bytes: Buffer;
     let expected: number;
     try {
@@ -926,15 +871,12 @@ export class ZkClient {
       return Promise.reject(error);
     }
     // Writing without a version is idempotent; with one, a retry could report BadVersion wrongly.
-    return this.execute('set', path, expected === -1, (handle, settle) => {
-      handle.set(path, bytes, expected, (rc, stat) => {
-        if (rc !== Rc.ok) return settle(rc);
-        settle(rc, this.stat(stat));
-      });
-    });
+    return this.execute('set', path, expected === -1, (handle, settle) =>
+      handle.set(path, bytes, expected, settle),
+    );
   }
 
-  private delete$(path: string, version?: number): Promise<void> {
+  private runDelete(path: string, version?: number): Promise<void> {
     let expected: number;
     try {
       validatePath(path);
@@ -948,45 +890,44 @@ export class ZkClient {
     }
     let lostConnection = false;
     return this.execute('delete', path, true, (handle, settle) => {
-      handle.delete(path, expected, (rc) => {
+      handle.delete(path, expected, (rc, _value, cause) => {
         // After a lost connection, NoNode means our earlier attempt (or someone) deleted it: gone.
         if (rc === Rc.noNode && lostConnection) return settle(Rc.ok);
         if (rc === Rc.connectionLoss || rc === Rc.operationTimeout) lostConnection = true;
-        settle(rc);
+        settle(rc, undefined, cause);
       });
     });
   }
 
-  private exists$(path: string): Promise<Stat | null> {
+  private runExists(path: string): Promise<Stat | null> {
     try {
       validatePath(path);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.execute('exists', path, true, (handle, settle) => {
-      handle.exists(path, false, (rc, stat) => {
+    return this.execute<Stat | null>('exists', path, true, (handle, settle) => {
+      handle.exists(path, false, (rc, stat, cause) => {
         if (rc === Rc.noNode) return settle(Rc.ok, null);
-        if (rc !== Rc.ok) return settle(rc);
-        settle(rc, this.stat(stat));
+        settle(rc, stat, cause);
       });
     });
   }
 
-  private children$(path: string): Promise<string[]> {
+  private runChildren(path: string): Promise<ChildrenWithStat> {
     try {
       validatePath(path);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.execute('children', path, true, (handle, settle) => {
-      handle.children(path, false, (rc, children) => {
-        if (rc !== Rc.ok) return settle(rc);
-        settle(rc, [...children].sort());
+    return this.execute<ChildrenWithStat>('children', path, true, (handle, settle) => {
+      handle.children(path, false, (rc, listing, cause) => {
+        if (rc !== Rc.ok || !listing) return settle(rc, undefined, cause);
+        settle(rc, { children: listing.children.sort(), stat: listing.stat });
       });
     });
   }
 
-  private async mkdirp$(path: string, options: MkdirpOptions = {}): Promise<void> {
+  private async runMkdirp(path: string, options: MkdirpOptions = {}): Promise<void> {
     validatePath(path);
     const mode = options.mode ?? 'persistent';
     if (mode !== 'persistent' && mode !== 'container') {
@@ -997,12 +938,31 @@ export class ZkClient {
     }
     if (path === '/') return;
     const acl = options.acl === undefined ? undefined : validateAcl(options.acl, path);
-    // Fast path: most of the time only the last segments are missing.
     const segments = path.split('/').slice(1);
+    // ZooKeeper deletes an empty container once it has had a child: a parent found (or made)
+    // here can vanish before its child is created. The child's create then fails NoNode, and
+    // the walk starts again from the top.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.mkdirpWalk(segments, mode, acl);
+        return;
+      } catch (error) {
+        if (!(error instanceof ZkError) || error.code !== ZkErrorCode.NoNode) throw error;
+        if (attempt >= MKDIRP_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  private async mkdirpWalk(
+    segments: readonly string[],
+    mode: 'persistent' | 'container',
+    acl: readonly Acl[] | undefined,
+  ): Promise<void> {
+    // Fast path: most of the time only the last segments are missing.
     let missingFrom = segments.length;
     while (missingFrom > 0) {
       const prefix = `/${segments.slice(0, missingFrom).join('/')}`;
-      if (await this.exists$(prefix)) break;
+      if (await this.runExists(prefix)) break;
       missingFrom -= 1;
     }
     for (let index = missingFrom; index < segments.length; index++) {
@@ -1021,69 +981,118 @@ export class ZkClient {
     path: string,
     mode: 'persistent' | 'container',
     acl: readonly Acl[] | undefined,
-  ) {
-    const request: CreateRequest = {
-      path,
-      data: Buffer.alloc(0),
-      flags: mode === 'container' ? CreateFlags.container : CreateFlags.persistent,
-      ttlMs: -1,
-      acl,
-      parents: undefined,
-    };
-    const nativeAcl =
-      (acl ?? this.options.defaultAcl) === undefined
-        ? null
-        : toNativeAcl(acl ?? this.options.defaultAcl ?? []);
+  ): Promise<void> {
+    const flags = mode === 'container' ? CreateFlag.container : CreateFlag.persistent;
+    const nodeAcl = acl ?? this.options.defaultAcl;
+    const empty = Buffer.alloc(0);
     let lostConnection = false;
     return this.execute<void>('create', path, true, (handle, settle) => {
-      handle.create(request.path, request.data, request.flags, -1, nativeAcl, (rc) => {
+      handle.create(path, empty, flags, -1, nodeAcl, (rc, _created, cause) => {
         if (rc === Rc.nodeExists && lostConnection) return settle(Rc.ok);
         if (rc === Rc.connectionLoss || rc === Rc.operationTimeout) lostConnection = true;
-        settle(rc);
+        settle(rc, undefined, cause);
       });
     });
   }
 
-  private sync$(path: string): Promise<void> {
+  private runSync(path: string): Promise<void> {
     try {
       validatePath(path);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.execute('sync', path, true, (handle, settle) =>
-      handle.sync(path, (rc) => settle(rc)),
-    );
+    return this.execute('sync', path, true, (handle, settle) => handle.sync(path, settle));
   }
 
-  private getAcl$(path: string): Promise<{ acl: Acl[]; stat: Stat }> {
+  private runGetAcl(path: string): Promise<{ acl: Acl[]; stat: Stat }> {
     try {
       validatePath(path);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.execute('getAcl', path, true, (handle, settle) => {
-      handle.getAcl(path, (rc, acl, stat) => {
-        if (rc !== Rc.ok) return settle(rc);
-        settle(rc, { acl: fromNativeAcl(acl), stat: this.stat(stat) });
-      });
-    });
+    return this.execute('getAcl', path, true, (handle, settle) => handle.getAcl(path, settle));
   }
 
-  private setAcl$(path: string, acl: readonly Acl[], version?: number): Promise<void> {
+  private runSetAcl(path: string, acl: readonly Acl[], version?: number): Promise<void> {
     let expected: number;
-    let nativeAcl: NativeAcl[];
+    let checked: readonly Acl[];
     try {
       validatePath(path);
-      nativeAcl = toNativeAcl(validateAcl(acl, path));
+      checked = validateAcl(acl, path);
       expected = validateVersion(version, path);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.execute('setAcl', path, expected === -1, (handle, settle) =>
-      handle.setAcl(path, expected, nativeAcl, (rc) => settle(rc)),
+    return this.execute<void>('setAcl', path, expected === -1, (handle, settle) =>
+      handle.setAcl(path, expected, checked, (rc, _stat, cause) => settle(rc, undefined, cause)),
+    );
+  }
+
+  private runMulti(ops: readonly TransactionOp[]): Promise<TransactionResult[]> {
+    let resolved: ReturnType<typeof resolveTransaction>;
+    try {
+      resolved = resolveTransaction(ops, this.chroot, this.options.defaultAcl);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (resolved.length === 0) return Promise.resolve([]);
+    return this.execute<TransactionResult[]>('multi', undefined, false, (handle, settle) =>
+      handle.multi(resolved, (rc, results, cause) => {
+        if (rc !== Rc.ok || !results) return settle(rc, undefined, cause);
+        const outcome = transactionOutcome(resolved, results);
+        if (outcome instanceof ZkError) {
+          // Not a return code of the call: reject with the failed op's error as it is.
+          this.rejectWith(settle, outcome);
+          return;
+        }
+        settle(Rc.ok, outcome);
+      }),
+    );
+  }
+
+  /** Settles a call with a ready ZkError (a failed transaction op). */
+  private rejectWith(
+    settle: (rc: number, value?: never, cause?: unknown) => void,
+    error: ZkError,
+  ): void {
+    settle(TRANSACTION_FAILED, undefined, error);
+  }
+
+  private runGetAllChildrenNumber(path: string): Promise<number> {
+    try {
+      validatePath(path);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.execute('getAllChildrenNumber', path, true, (handle, settle) =>
+      handle.getAllChildrenNumber(path, settle),
+    );
+  }
+
+  private runGetEphemerals(prefix = '/'): Promise<string[]> {
+    try {
+      validatePath(prefix);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.execute<string[]>('getEphemerals', prefix, true, (handle, settle) =>
+      handle.getEphemerals(prefix, (rc, paths, cause) => settle(rc, paths?.sort(), cause)),
+    );
+  }
+
+  private runWhoAmI(): Promise<ClientInfo[]> {
+    return this.execute('whoAmI', undefined, true, (handle, settle) => handle.whoAmI(settle));
+  }
+
+  private runGetConfig(): Promise<NodeData> {
+    return this.execute('getConfig', undefined, true, (handle, settle) =>
+      handle.getConfig(false, settle),
     );
   }
 }
+
+/** Not a ZooKeeper code: a transaction op failed, the cause is the op's ZkError. */
+const TRANSACTION_FAILED = 1;
 
 /**
  * Creates a ZooKeeper client and starts connecting. Options are checked first: a bad one

@@ -43,6 +43,26 @@ export const ZkErrorCode = {
   ConnectTimeout: 'ConnectTimeout',
   /** The caller aborted the call (an AbortSignal fired). */
   Aborted: 'Aborted',
+  /** A transaction (`multi`) op after the one that failed: it was not applied. */
+  RuntimeInconsistency: 'RuntimeInconsistency',
+  /** The server found its data inconsistent. */
+  DataInconsistency: 'DataInconsistency',
+  /** A frame or record could not be encoded or decoded (a malformed or oversized frame). */
+  MarshallingError: 'MarshallingError',
+  /** A write reached a read-only server (`canBeReadOnly`). */
+  NotReadOnly: 'NotReadOnly',
+  /** `removeWatches` found no such watch. */
+  NoWatcher: 'NoWatcher',
+  /** An ephemeral node on a local session (servers with local sessions). */
+  EphemeralOnLocalSession: 'EphemeralOnLocalSession',
+  /** The server gave up on the request within its own limit. */
+  RequestTimeout: 'RequestTimeout',
+  /** A quota set on the path was exceeded (servers enforcing quotas). */
+  QuotaExceeded: 'QuotaExceeded',
+  /** Reconfiguration is disabled on the server. */
+  ReconfigDisabled: 'ReconfigDisabled',
+  /** The server closed the session: it requires SASL authentication this client lacks. */
+  SessionClosedRequireAuth: 'SessionClosedRequireAuth',
   /** Any other error the server or the C client reported; `rc` tells which. */
   SystemError: 'SystemError',
 } as const;
@@ -56,29 +76,88 @@ const retryableCodes: ReadonlySet<ZkErrorCode> = new Set<ZkErrorCode>([
   ZkErrorCode.Throttled,
 ]);
 
-// The C client's return codes (zookeeper.h) mapped to zkrx codes.
+/**
+ * Return codes: ZooKeeper's KeeperException codes, which the server sends in every reply header
+ * and which Apache's C client returns with the same numbers (plus a few of its own, marked).
+ * Both transports speak them; {@link errorFromRc} turns one into a ZkError.
+ */
+export const Rc = {
+  ok: 0,
+  systemError: -1,
+  runtimeInconsistency: -2,
+  dataInconsistency: -3,
+  connectionLoss: -4,
+  marshallingError: -5,
+  unimplemented: -6,
+  operationTimeout: -7,
+  badArguments: -8,
+  /** C client only: the handle is in no state to take the call. */
+  invalidState: -9,
+  newConfigNoQuorum: -13,
+  reconfigInProgress: -14,
+  noNode: -101,
+  noAuth: -102,
+  badVersion: -103,
+  noChildrenForEphemerals: -108,
+  nodeExists: -110,
+  notEmpty: -111,
+  sessionExpired: -112,
+  invalidCallback: -113,
+  invalidAcl: -114,
+  authFailed: -115,
+  /** C client only (and the TypeScript transport): the handle is closing or closed. */
+  closing: -116,
+  sessionMoved: -118,
+  notReadOnly: -119,
+  ephemeralOnLocalSession: -120,
+  noWatcher: -121,
+  requestTimeout: -122,
+  reconfigDisabled: -123,
+  sessionClosedRequireSaslAuth: -124,
+  quotaExceeded: -125,
+  throttled: -127,
+} as const;
+
+// The one table from return codes to zkrx codes, for both transports.
 const codeOfRc: ReadonlyMap<number, ZkErrorCode> = new Map<number, ZkErrorCode>([
-  [-4, ZkErrorCode.ConnectionLoss],
-  [-7, ZkErrorCode.OperationTimeout],
-  [-8, ZkErrorCode.BadArguments],
-  [-6, ZkErrorCode.Unimplemented],
-  [-101, ZkErrorCode.NoNode],
-  [-102, ZkErrorCode.NoAuth],
-  [-103, ZkErrorCode.BadVersion],
-  [-108, ZkErrorCode.NoChildrenForEphemerals],
-  [-110, ZkErrorCode.NodeExists],
-  [-111, ZkErrorCode.NotEmpty],
-  [-112, ZkErrorCode.SessionExpired],
-  [-114, ZkErrorCode.InvalidAcl],
-  [-115, ZkErrorCode.AuthFailed],
-  [-118, ZkErrorCode.SessionMoved],
-  [-127, ZkErrorCode.Throttled],
+  [Rc.runtimeInconsistency, ZkErrorCode.RuntimeInconsistency],
+  [Rc.dataInconsistency, ZkErrorCode.DataInconsistency],
+  [Rc.connectionLoss, ZkErrorCode.ConnectionLoss],
+  [Rc.marshallingError, ZkErrorCode.MarshallingError],
+  [Rc.unimplemented, ZkErrorCode.Unimplemented],
+  [Rc.operationTimeout, ZkErrorCode.OperationTimeout],
+  [Rc.badArguments, ZkErrorCode.BadArguments],
+  [Rc.noNode, ZkErrorCode.NoNode],
+  [Rc.noAuth, ZkErrorCode.NoAuth],
+  [Rc.badVersion, ZkErrorCode.BadVersion],
+  [Rc.noChildrenForEphemerals, ZkErrorCode.NoChildrenForEphemerals],
+  [Rc.nodeExists, ZkErrorCode.NodeExists],
+  [Rc.notEmpty, ZkErrorCode.NotEmpty],
+  [Rc.sessionExpired, ZkErrorCode.SessionExpired],
+  [Rc.invalidAcl, ZkErrorCode.InvalidAcl],
+  [Rc.authFailed, ZkErrorCode.AuthFailed],
+  [Rc.sessionMoved, ZkErrorCode.SessionMoved],
+  [Rc.notReadOnly, ZkErrorCode.NotReadOnly],
+  [Rc.ephemeralOnLocalSession, ZkErrorCode.EphemeralOnLocalSession],
+  [Rc.noWatcher, ZkErrorCode.NoWatcher],
+  [Rc.requestTimeout, ZkErrorCode.RequestTimeout],
+  [Rc.reconfigDisabled, ZkErrorCode.ReconfigDisabled],
+  [Rc.sessionClosedRequireSaslAuth, ZkErrorCode.SessionClosedRequireAuth],
+  [Rc.quotaExceeded, ZkErrorCode.QuotaExceeded],
+  [Rc.throttled, ZkErrorCode.Throttled],
 ]);
+
+/** The zkrx code of a return code (`SystemError` for one zkrx does not know). */
+export function codeOfReturnCode(rc: number): ZkErrorCode {
+  return codeOfRc.get(rc) ?? ZkErrorCode.SystemError;
+}
 
 export interface ZkErrorOptions {
   path?: string;
   rc?: number;
   cause?: unknown;
+  /** For a transaction: the index of the op that failed. */
+  opIndex?: number;
 }
 
 /**
@@ -99,14 +178,17 @@ export class ZkError extends Error {
   override readonly name: string = 'ZkError';
   readonly code: ZkErrorCode;
   readonly path: string | undefined;
-  /** The C client's return code, when the error came from it. */
+  /** The return code (ZooKeeper's KeeperException code) the error came from, if any. */
   readonly rc: number | undefined;
+  /** For a failed transaction (`multi`): the index of the op that failed (none was applied). */
+  readonly opIndex: number | undefined;
 
   constructor(code: ZkErrorCode, message: string, options: ZkErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.path = options.path;
     this.rc = options.rc;
+    this.opIndex = options.opIndex;
   }
 
   /** True when the same call may succeed if tried again (the connection was lost, not the session). */
@@ -115,9 +197,9 @@ export class ZkError extends Error {
   }
 }
 
-/** The ZkError for a C client return code. */
+/** The ZkError for a return code (the server's, or the C client's). */
 export function errorFromRc(rc: number, operation: string, path?: string): ZkError {
-  const code = codeOfRc.get(rc) ?? ZkErrorCode.SystemError;
+  const code = codeOfReturnCode(rc);
   const where = path === undefined ? '' : ` ${path}`;
   return new ZkError(code, `${operation}${where}: ${code} (rc ${rc})`, { path, rc });
 }

@@ -4,18 +4,37 @@
 
 export type { Acl } from './acl';
 export { CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, Permission, READ_ACL_UNSAFE } from './acl';
-export type { Created, CreateMode, CreateOptions, MkdirpOptions, ZkPromises } from './client';
+export type { ChildrenWithStat, ZkPromises } from './client';
 export { createClient, ZkClient } from './client';
 export type { ZkAuth, ZkClientOptions } from './client-options';
 export { resolveClientOptions, validateConnectString } from './client-options';
+export type { CreateMode, CreateOptions, MkdirpOptions } from './create-options';
 export type { ZkErrorOptions } from './errors';
 export { isZkError, ZkError, ZkErrorCode } from './errors';
 export type { Logger, LogLevel } from './logger';
 export type { ZkData } from './paths';
 export { joinPath, MAX_DATA_BYTES, nameOf, parentOf, toDataBuffer, validatePath } from './paths';
+export { protocolTransport } from './protocol/transport';
 export type { ExponentialBackoffOptions, RetryPolicy } from './retry';
 export { exponentialBackoff, noRetry } from './retry';
 export type { SessionEvent, SessionState } from './session-state';
 export { isConnectedState, isTerminalState } from './session-state';
 export type { Stat } from './stat';
-export type { NodeData } from './watch-registry';
+export type { TransactionOp, TransactionResult } from './transaction';
+export { op } from './transaction';
+export type {
+  ClientInfo,
+  Created,
+  NodeData,
+  PersistentWatchMode,
+  Reply,
+  SessionCredentials,
+  SessionHandle,
+  SessionListener,
+  SessionOptions,
+  Transport,
+  TransportOp,
+  TransportOpResult,
+  WatchEventType,
+} from './transport';
+export type { TreeEvent } from './watch-tree';

@@ -17,8 +17,8 @@ import {
   testRoot,
   waitFor,
 } from '../test/support';
-import { NativeHandle } from './binding';
 import { MAX_DATA_BYTES, OPEN_ACL_UNSAFE, Permission, READ_ACL_UNSAFE, ZkError } from './index';
+import { ProtocolSession } from './protocol/session';
 
 const SEQUENCE = /^\d{10}$/;
 
@@ -430,7 +430,7 @@ describe('across a lost connection', () => {
     await client.promises.create(`${root}/list/a`);
     await client.promises.create(`${root}/gone`);
     const session = record(client.session$);
-    const gets = vi.spyOn(NativeHandle.prototype, 'get');
+    const gets = vi.spyOn(ProtocolSession.prototype, 'get');
     try {
       // Requests are held by the paused proxy, then the connection is cut under them.
       proxy.pause();
@@ -479,7 +479,7 @@ describe('across a lost connection', () => {
     const client = await connectedClient({ connect: proxy.connectString });
     const root = await testRoot();
     await client.promises.create(`${root}/versioned`, 'v0');
-    const creates = vi.spyOn(NativeHandle.prototype, 'create');
+    const creates = vi.spyOn(ProtocolSession.prototype, 'create');
     try {
       proxy.pause();
       const create = client.promises.create(`${root}/new`, 'x');

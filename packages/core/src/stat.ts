@@ -1,8 +1,6 @@
 /**
  * A znode's metadata (ZooKeeper's Stat) in JavaScript types.
  */
-import type { NativeStat } from './binding';
-
 /** A znode's metadata. Zxids are numbers: exact while the epoch stays below 2^21. */
 export interface Stat {
   /** Zxid of the transaction that created the node: strictly increasing across creations. */
@@ -25,25 +23,4 @@ export interface Stat {
   readonly ephemeralOwner: string;
   readonly dataLength: number;
   readonly numChildren: number;
-}
-
-function toMillis(value: Date | number): number {
-  return typeof value === 'number' ? value : value.getTime();
-}
-
-/** Copies the binding's Stat into a plain object. */
-export function toStat(stat: NativeStat): Stat {
-  return {
-    czxid: stat.czxid,
-    mzxid: stat.mzxid,
-    pzxid: stat.pzxid,
-    ctime: toMillis(stat.ctime),
-    mtime: toMillis(stat.mtime),
-    version: stat.version,
-    cversion: stat.cversion,
-    aversion: stat.aversion,
-    ephemeralOwner: stat.ephemeralOwner,
-    dataLength: stat.dataLength,
-    numChildren: stat.numChildren,
-  };
 }

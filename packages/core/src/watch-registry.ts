@@ -3,15 +3,9 @@
  * the read that observes each change, kept across reconnects and re-read after session expiry.
  */
 import { Observable, type Subscriber } from 'rxjs';
-import { type NativeHandle, type NativeStat, type NativeWatchEvent, Rc } from './binding';
-import { errorFromRc, ZkError, ZkErrorCode } from './errors';
-import { type Stat, toStat } from './stat';
-
-/** A node's data and metadata, as `get` and `watchData` report them. */
-export interface NodeData {
-  readonly data: Buffer;
-  readonly stat: Stat;
-}
+import { errorFromRc, Rc, ZkError, ZkErrorCode } from './errors';
+import type { Stat } from './stat';
+import type { NodeData, SessionHandle, WatchEventType } from './transport';
 
 export type WatchKind = 'data' | 'exists' | 'children';
 
@@ -24,7 +18,7 @@ type ValueOf<K extends WatchKind> = K extends 'data'
 /** What the registry needs from its client. */
 export interface WatchHost {
   /** The live handle, if any. */
-  currentHandle(): NativeHandle | undefined;
+  currentHandle(): SessionHandle | undefined;
   /** Calls back once calls can reach the server again; returns a cancel function. */
   whenConnected(callback: () => void): () => void;
   isClosed(): boolean;
@@ -42,10 +36,8 @@ interface Entry {
   cancelWait: (() => void) | undefined;
 }
 
-const EMPTY = Buffer.alloc(0);
-
-// Which entry kinds a ZooKeeper event concerns: the C client clears the matching registrations.
-const kindsOfEvent: Record<NativeWatchEvent, readonly WatchKind[]> = {
+// Which entry kinds a ZooKeeper event concerns: the server clears the matching registrations.
+const kindsOfEvent: Record<WatchEventType, readonly WatchKind[]> = {
   created: ['data', 'exists', 'children'],
   deleted: ['data', 'exists', 'children'],
   changed: ['data', 'exists'],
@@ -78,7 +70,8 @@ function isTransient(rc: number): boolean {
     rc === Rc.operationTimeout ||
     rc === Rc.closing ||
     rc === Rc.sessionExpired ||
-    rc === -118 // session moved
+    rc === Rc.sessionMoved ||
+    rc === Rc.marshallingError
   );
 }
 
@@ -131,7 +124,7 @@ export class WatchRegistry {
   }
 
   /** A watch event from the client's handle. */
-  onEvent(event: NativeWatchEvent, path: string): void {
+  onEvent(event: WatchEventType, path: string): void {
     for (const kind of kindsOfEvent[event]) {
       const entry = this.entries.get(`${kind}:${path}`);
       if (!entry) continue;
@@ -208,10 +201,9 @@ export class WatchRegistry {
     if (knownAbsent) return this.armExistence(entry, handle);
     switch (entry.kind) {
       case 'data':
-        handle.get(path, true, (rc, stat, data) => {
+        handle.get(path, true, (rc, node) => {
           entry.reading = false;
-          if (rc === Rc.ok && stat)
-            return this.emit(entry, { data: data ?? EMPTY, stat: toStat(stat) });
+          if (rc === Rc.ok && node) return this.emit(entry, node);
           if (rc === Rc.noNode) return this.absent(entry, handle, null);
           this.fail(entry, rc);
         });
@@ -219,15 +211,15 @@ export class WatchRegistry {
       case 'exists':
         handle.exists(path, true, (rc, stat) => {
           entry.reading = false;
-          if (rc === Rc.ok && stat) return this.emit(entry, toStat(stat));
+          if (rc === Rc.ok && stat) return this.emit(entry, stat);
           if (rc === Rc.noNode) return this.emit(entry, null);
           this.fail(entry, rc);
         });
         return;
       case 'children':
-        handle.children(path, true, (rc, children) => {
+        handle.children(path, true, (rc, listing) => {
           entry.reading = false;
-          if (rc === Rc.ok) return this.emit(entry, [...children].sort());
+          if (rc === Rc.ok && listing) return this.emit(entry, listing.children.sort());
           if (rc === Rc.noNode) return this.absent(entry, handle, []);
           this.fail(entry, rc);
         });
@@ -236,19 +228,19 @@ export class WatchRegistry {
   }
 
   // The node is absent: report it, then (if anyone still listens) watch for its creation.
-  private absent(entry: Entry, handle: NativeHandle, value: unknown): void {
+  private absent(entry: Entry, handle: SessionHandle, value: unknown): void {
     this.emit(entry, value);
     if (entry.dead || entry.subscribers.size === 0) return;
     entry.reading = true;
     this.armExistence(entry, handle);
   }
 
-  private armExistence(entry: Entry, handle: NativeHandle): void {
-    handle.exists(entry.path, true, (rc, stat: NativeStat | null) => {
+  private armExistence(entry: Entry, handle: SessionHandle): void {
+    handle.exists(entry.path, true, (rc, stat) => {
       entry.reading = false;
       if (rc === Rc.ok && stat) {
         // Created meanwhile: read the real value (this also arms the proper watch).
-        if (entry.kind === 'exists') return this.emit(entry, toStat(stat));
+        if (entry.kind === 'exists') return this.emit(entry, stat);
         return this.read(entry, false);
       }
       if (rc === Rc.noNode) {

@@ -15,8 +15,8 @@ import {
   waitFor,
   watchedPaths,
 } from '../test/support';
-import { NativeHandle } from './binding';
 import type { NodeData, Stat } from './index';
+import { ProtocolSession } from './protocol/session';
 
 const textOf = (node: NodeData | null | undefined) => node?.data.toString() ?? null;
 
@@ -73,7 +73,7 @@ describe('watchData', () => {
     const root = await testRoot();
     const path = `${root}/shared`;
     await writer.promises.create(path, 'a');
-    const gets = vi.spyOn(NativeHandle.prototype, 'get');
+    const gets = vi.spyOn(ProtocolSession.prototype, 'get');
     const watchedGets = () => gets.mock.calls.filter(([p, watch]) => p === path && watch).length;
     try {
       const first = record(client.watchData(path));

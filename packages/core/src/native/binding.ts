@@ -4,6 +4,7 @@
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { Rc } from '../errors';
 
 /** A znode's metadata as the binding reports it. */
 export interface NativeStat {
@@ -37,8 +38,8 @@ interface NativeAclRead {
   auth: string;
 }
 
-type Rc = number;
-type VoidCallback = (rc: Rc, error: string) => void;
+type Code = number;
+type VoidCallback = (rc: Code, error: string) => void;
 
 interface NativeZooKeeper {
   emit: (event: string, self: unknown, arg?: unknown) => void;
@@ -48,57 +49,61 @@ interface NativeZooKeeper {
     path: string,
     data: Buffer,
     flags: number,
-    cb: (rc: Rc, e: string, p: string) => void,
-  ): Rc;
+    cb: (rc: Code, e: string, p: string) => void,
+  ): Code;
   a_create_ttl(
     path: string,
     data: Buffer,
     flags: number,
     ttl: number,
-    cb: (rc: Rc, e: string, p: string) => void,
-  ): Rc;
+    cb: (rc: Code, e: string, p: string) => void,
+  ): Code;
   a_create2?: (
     path: string,
     data: Buffer | null,
     flags: number,
     ttl: number,
     acl: NativeAcl[] | null,
-    cb: (rc: Rc, e: string, p: string, stat: NativeStat | null) => void,
-  ) => Rc;
+    cb: (rc: Code, e: string, p: string, stat: NativeStat | null) => void,
+  ) => Code;
   a_exists(
     path: string,
     watch: boolean,
-    cb: (rc: Rc, e: string, stat: NativeStat | null) => void,
-  ): Rc;
+    cb: (rc: Code, e: string, stat: NativeStat | null) => void,
+  ): Code;
   a_get(
     path: string,
     watch: boolean,
-    cb: (rc: Rc, e: string, stat: NativeStat | null, data: Buffer | null) => void,
-  ): Rc;
+    cb: (rc: Code, e: string, stat: NativeStat | null, data: Buffer | null) => void,
+  ): Code;
   a_get_children(
     path: string,
     watch: boolean,
-    cb: (rc: Rc, e: string, children: string[]) => void,
-  ): Rc;
+    cb: (rc: Code, e: string, children: string[]) => void,
+  ): Code;
   a_get_children2(
     path: string,
     watch: boolean,
-    cb: (rc: Rc, e: string, children: string[], stat: NativeStat | null) => void,
-  ): Rc;
+    cb: (rc: Code, e: string, children: string[], stat: NativeStat | null) => void,
+  ): Code;
   a_set(
     path: string,
     data: Buffer,
     version: number,
-    cb: (rc: Rc, e: string, stat: NativeStat | null) => void,
-  ): Rc;
-  a_delete_(path: string, version: number, cb: VoidCallback): Rc;
-  a_sync(path: string, cb: (rc: Rc, e: string, value: string) => void): Rc;
+    cb: (rc: Code, e: string, stat: NativeStat | null) => void,
+  ): Code;
+  a_delete_(path: string, version: number, cb: VoidCallback): Code;
+  a_sync(path: string, cb: (rc: Code, e: string, value: string) => void): Code;
   a_get_acl(
     path: string,
-    cb: (rc: Rc, e: string, acl: NativeAclRead[], stat: NativeStat) => void,
-  ): Rc;
-  a_set_acl(path: string, version: number, acl: NativeAcl[], cb: VoidCallback): Rc;
-  add_auth(scheme: string, auth: string, cb: VoidCallback): Rc;
+    cb: (rc: Code, e: string, acl: NativeAclRead[], stat: NativeStat) => void,
+  ): Code;
+  a_set_acl(path: string, version: number, acl: NativeAcl[], cb: VoidCallback): Code;
+  a_getconfig?: (
+    watch: boolean,
+    cb: (rc: Code, e: string, stat: NativeStat | null, data: Buffer | null) => void,
+  ) => Code;
+  add_auth(scheme: string, auth: string, cb: VoidCallback): Code;
   take_log?: () => string[];
   readonly state: number;
   readonly client_id: string;
@@ -121,7 +126,8 @@ type NativeConstructor = new () => NativeZooKeeper;
 
 let nativeConstructor: NativeConstructor | undefined;
 
-function loadNative(): NativeConstructor {
+/** Loads the binding's addon (once); throws when `zookeeper` is not installed or not built. */
+export function loadNative(): NativeConstructor {
   if (nativeConstructor) return nativeConstructor;
   const here = createRequire(typeof __filename === 'string' ? __filename : import.meta.url);
   const packageJson = here.resolve('zookeeper/package.json');
@@ -133,19 +139,6 @@ function loadNative(): NativeConstructor {
   return nativeConstructor;
 }
 
-/** Return codes of the C client (zookeeper.h `ZOO_ERRORS`). */
-export const Rc = {
-  ok: 0,
-  connectionLoss: -4,
-  operationTimeout: -7,
-  invalidState: -9,
-  noNode: -101,
-  nodeExists: -110,
-  sessionExpired: -112,
-  authFailed: -115,
-  closing: -116,
-} as const;
-
 /**
  * How many wake-ups in a row without a complete response the binding tolerates before closing
  * the handle as expired (its default is 10). Moving 1 MiB nodes takes up to ~15 here; a poll
@@ -155,16 +148,6 @@ const NO_RESPONSE_LIMIT = 10_000;
 
 /** zookeeper.h `ZOO_CONNECTED_STATE`, as the binding's `state` reports it. */
 const ZOO_CONNECTED_STATE = 3;
-
-/** Creation flags (zookeeper.h `ZOO_PERSISTENT` ...). */
-export const CreateFlags = {
-  persistent: 0,
-  ephemeral: 1,
-  sequential: 2,
-  container: 4,
-  persistentWithTtl: 5,
-  persistentSequentialWithTtl: 6,
-} as const;
 
 /** C client log levels (zookeeper.h `ZooLogLevel`). 0 silences it. */
 export const NativeLogLevel = { silent: 0, error: 1, warn: 2, info: 3, debug: 4 } as const;
@@ -281,7 +264,7 @@ export class NativeHandle {
     flags: number,
     ttlMs: number,
     acl: NativeAcl[] | null,
-    cb: (rc: Rc, path: string, stat: NativeStat | null) => void,
+    cb: (rc: Code, path: string, stat: NativeStat | null) => void,
   ): void {
     const done = once3(cb);
     const native = this.native;
@@ -295,7 +278,7 @@ export class NativeHandle {
     }
     // Stock binding: no Stat from create, no ACL (always OPEN_ACL_UNSAFE).
     const bytes = data ?? Buffer.alloc(0);
-    const onCreated = (rc: Rc, _e: string, p: string) => done(rc, p, null);
+    const onCreated = (rc: Code, _e: string, p: string) => done(rc, p, null);
     this.check(
       ttlMs > 0
         ? native.a_create_ttl(path, bytes, flags, ttlMs, onCreated)
@@ -304,7 +287,7 @@ export class NativeHandle {
     );
   }
 
-  exists(path: string, watch: boolean, cb: (rc: Rc, stat: NativeStat | null) => void): void {
+  exists(path: string, watch: boolean, cb: (rc: Code, stat: NativeStat | null) => void): void {
     const done = once2(cb);
     if (this.dead) return done(Rc.closing, null);
     this.check(
@@ -316,7 +299,7 @@ export class NativeHandle {
   get(
     path: string,
     watch: boolean,
-    cb: (rc: Rc, stat: NativeStat | null, data: Buffer | null) => void,
+    cb: (rc: Code, stat: NativeStat | null, data: Buffer | null) => void,
   ): void {
     const done = once3(cb);
     if (this.dead) return done(Rc.closing, null, null);
@@ -329,7 +312,7 @@ export class NativeHandle {
   children(
     path: string,
     watch: boolean,
-    cb: (rc: Rc, children: string[], stat: NativeStat | null) => void,
+    cb: (rc: Code, children: string[], stat: NativeStat | null) => void,
   ): void {
     const done = once3(cb);
     if (this.dead) return done(Rc.closing, [], null);
@@ -345,7 +328,7 @@ export class NativeHandle {
     path: string,
     data: Buffer,
     version: number,
-    cb: (rc: Rc, stat: NativeStat | null) => void,
+    cb: (rc: Code, stat: NativeStat | null) => void,
   ): void {
     const done = once2(cb);
     if (this.dead) return done(Rc.closing, null);
@@ -355,7 +338,7 @@ export class NativeHandle {
     );
   }
 
-  delete(path: string, version: number, cb: (rc: Rc) => void): void {
+  delete(path: string, version: number, cb: (rc: Code) => void): void {
     const done = once1(cb);
     if (this.dead) return done(Rc.closing);
     this.check(
@@ -364,7 +347,7 @@ export class NativeHandle {
     );
   }
 
-  sync(path: string, cb: (rc: Rc) => void): void {
+  sync(path: string, cb: (rc: Code) => void): void {
     const done = once1(cb);
     if (this.dead) return done(Rc.closing);
     this.check(
@@ -382,7 +365,7 @@ export class NativeHandle {
    * a failure within the round trip of `a_get_acl` itself, and answers NoAuth to a session with
    * ADMIN but not READ on the node.
    */
-  getAcl(path: string, cb: (rc: Rc, acl: NativeAcl[], stat: NativeStat | null) => void): void {
+  getAcl(path: string, cb: (rc: Code, acl: NativeAcl[], stat: NativeStat | null) => void): void {
     const done = once3(cb);
     if (this.dead) return done(Rc.closing, [], null);
     const read = () =>
@@ -417,7 +400,7 @@ export class NativeHandle {
     );
   }
 
-  setAcl(path: string, version: number, acl: NativeAcl[], cb: (rc: Rc) => void): void {
+  setAcl(path: string, version: number, acl: NativeAcl[], cb: (rc: Code) => void): void {
     const done = once1(cb);
     if (this.dead) return done(Rc.closing);
     this.check(
@@ -426,7 +409,22 @@ export class NativeHandle {
     );
   }
 
-  addAuth(scheme: string, credentials: string, cb: (rc: Rc) => void): void {
+  /** Reads the ensemble's configuration node; `Rc.unimplemented` without `a_getconfig`. */
+  getConfig(watch: boolean, cb: (rc: Code, stat: NativeStat | null, data: Buffer | null) => void) {
+    const done = once3(cb);
+    if (this.dead) return done(Rc.closing, null, null);
+    const getconfig = this.native.a_getconfig;
+    if (typeof getconfig !== 'function') {
+      queueMicrotask(() => done(Rc.unimplemented, null, null));
+      return;
+    }
+    this.check(
+      getconfig.call(this.native, watch, (rc, _e, stat, data) => done(rc, stat, data)),
+      done,
+    );
+  }
+
+  addAuth(scheme: string, credentials: string, cb: (rc: Code) => void): void {
     const done = once1(cb);
     if (this.dead) return done(Rc.closing);
     this.check(
@@ -441,10 +439,10 @@ export class NativeHandle {
   }
 
   /** A call the C client refused synchronously never runs its completion: report it now. */
-  private check(rc: Rc, done: (rc: Rc, ...rest: never[]) => void): void {
+  private check(rc: Code, done: (rc: Code, ...rest: never[]) => void): void {
     if (rc !== Rc.ok) {
       const code = this.dead ? Rc.closing : rc;
-      queueMicrotask(() => (done as (rc: Rc) => void)(code));
+      queueMicrotask(() => (done as (rc: Code) => void)(code));
     }
     this.noticeSilentDisconnect();
   }
@@ -510,7 +508,7 @@ export class NativeHandle {
 }
 
 // A completion runs at most once: the C client may both refuse a call and, rarely, complete it.
-function once1(cb: (rc: Rc) => void): (rc: Rc) => void {
+function once1(cb: (rc: Code) => void): (rc: Code) => void {
   let called = false;
   return (rc) => {
     if (called) return;
@@ -519,7 +517,7 @@ function once1(cb: (rc: Rc) => void): (rc: Rc) => void {
   };
 }
 
-function once2<A>(cb: (rc: Rc, a: A) => void): (rc: Rc, a?: A) => void {
+function once2<A>(cb: (rc: Code, a: A) => void): (rc: Code, a?: A) => void {
   let called = false;
   return (rc, a) => {
     if (called) return;
@@ -528,7 +526,7 @@ function once2<A>(cb: (rc: Rc, a: A) => void): (rc: Rc, a?: A) => void {
   };
 }
 
-function once3<A, B>(cb: (rc: Rc, a: A, b: B) => void): (rc: Rc, a?: A, b?: B) => void {
+function once3<A, B>(cb: (rc: Code, a: A, b: B) => void): (rc: Code, a?: A, b?: B) => void {
   let called = false;
   return (rc, a, b) => {
     if (called) return;

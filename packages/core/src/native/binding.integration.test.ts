@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readlinkSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { connectedClient, onCleanup, proxyTo, record, statesOf, waitFor } from '../test/support';
+import { connectedClient, onCleanup, proxyTo, record, statesOf, waitFor } from '../../test/support';
 
 describe('binding: known issues', () => {
   // The C client opens its sockets without SOCK_CLOEXEC: a child process spawned while a client

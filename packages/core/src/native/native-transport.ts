@@ -1,0 +1,363 @@
+/**
+ * The opt-in native transport: Apache's C client through the `zookeeper` npm binding (an
+ * optional peer dependency), behind the same SessionHandle as the TypeScript transport.
+ */
+import type { Acl } from '../acl';
+import { OPEN_ACL_UNSAFE } from '../acl';
+import { Rc, ZkError, ZkErrorCode } from '../errors';
+import { type Logger, levelRank, nativeLineLevel } from '../logger';
+import { closeAbandonedSession } from '../protocol/session';
+import type { Stat } from '../stat';
+import type {
+  ClientInfo,
+  Created,
+  NodeData,
+  PersistentWatchMode,
+  Reply,
+  SessionCredentials,
+  SessionHandle,
+  SessionListener,
+  SessionOptions,
+  Transport,
+  TransportOp,
+  TransportOpResult,
+} from '../transport';
+import { loadNative, type NativeAcl, NativeHandle, type NativeStat } from './binding';
+
+// Every live native session that logs: the C client's log lines are process-wide.
+const logSinks = new Set<{ level: number; log: Required<Logger> }>();
+
+function nativeLogLevel(): number {
+  let level = 0;
+  for (const sink of logSinks) level = Math.max(level, sink.level);
+  return level;
+}
+
+function routeLog(lines: readonly string[]): void {
+  for (const line of lines) {
+    const level = nativeLineLevel(line);
+    const text = line.trim();
+    for (const sink of logSinks) sink.log[level](text, { source: 'zookeeper-c-client' });
+  }
+}
+
+function toMillis(value: Date | number): number {
+  return typeof value === 'number' ? value : value.getTime();
+}
+
+/** Copies the binding's Stat into a plain object. */
+function toStat(stat: NativeStat): Stat {
+  return {
+    czxid: stat.czxid,
+    mzxid: stat.mzxid,
+    pzxid: stat.pzxid,
+    ctime: toMillis(stat.ctime),
+    mtime: toMillis(stat.mtime),
+    version: stat.version,
+    cversion: stat.cversion,
+    aversion: stat.aversion,
+    ephemeralOwner: stat.ephemeralOwner,
+    dataLength: stat.dataLength,
+    numChildren: stat.numChildren,
+  };
+}
+
+function toNativeAcl(acl: readonly Acl[]): NativeAcl[] {
+  return acl.map((entry) => ({ perm: entry.permissions, scheme: entry.scheme, auth: entry.id }));
+}
+
+function fromNativeAcl(acl: readonly NativeAcl[]): Acl[] {
+  return acl.map((entry) => ({ permissions: entry.perm, scheme: entry.scheme, id: entry.auth }));
+}
+
+function unimplemented<T>(reply: Reply<T>): void {
+  queueMicrotask(() => reply(Rc.unimplemented));
+}
+
+const noStat = (): ZkError =>
+  new ZkError(ZkErrorCode.SystemError, 'the zookeeper binding returned no Stat');
+
+/** One session of the C client, as a SessionHandle. */
+class NativeSession implements SessionHandle {
+  private readonly handle: NativeHandle;
+  private readonly sink: { level: number; log: Required<Logger> } | undefined;
+  private warnedStock = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly options: SessionOptions,
+    listener: SessionListener,
+  ) {
+    if (options.logLevel !== 'silent') {
+      this.sink = { level: levelRank(options.logLevel), log: options.log };
+      logSinks.add(this.sink);
+    }
+    this.handle = new NativeHandle(
+      {
+        connect: options.connect,
+        sessionTimeoutMs: options.sessionTimeoutMs,
+        logLevel: nativeLogLevel(),
+      },
+      {
+        onConnected: () => listener.onConnected(this),
+        onConnecting: () => listener.onDisconnected(this, undefined),
+        onClosed: (_handle, code) => {
+          this.dropSink();
+          listener.onClosed(this, code);
+        },
+        onWatchEvent: (_handle, event, path) => listener.onWatchEvent(this, event, path),
+        onLog: routeLog,
+      },
+    );
+    for (const auth of options.auth) {
+      this.handle.addAuth(auth.scheme, auth.credentials, (rc) => {
+        if (rc !== Rc.ok && rc !== Rc.closing)
+          options.log.warn(`addAuth ${auth.scheme} failed`, { rc });
+      });
+    }
+    const abandoned = options.abandonedSession;
+    if (abandoned) {
+      // The C client has no hook before it connects: close the old session beside it.
+      closeAbandonedSession(options.connect, abandoned, {
+        tls: undefined,
+        sessionTimeoutMs: options.sessionTimeoutMs,
+        timeoutMs: options.sessionTimeoutMs,
+      }).then(
+        (outcome) =>
+          options.log.info(`session 0x${abandoned.sessionId}, given up as expired: ${outcome}`),
+        (error: unknown) =>
+          options.log.warn(`could not close session 0x${abandoned.sessionId}`, {
+            error: (error as Error).message,
+          }),
+      );
+    }
+  }
+
+  get sessionId(): string {
+    return this.handle.sessionId;
+  }
+
+  get negotiatedTimeoutMs(): number {
+    return this.handle.negotiatedTimeoutMs;
+  }
+
+  get readOnly(): boolean {
+    return false;
+  }
+
+  get isDead(): boolean {
+    return this.handle.isDead;
+  }
+
+  credentials(): SessionCredentials | undefined {
+    return this.handle.credentials();
+  }
+
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.handle.close();
+    // NativeHandle.close() runs the C client's close on the next turn of the event loop (never
+    // inside a binding callback); setImmediate callbacks run in order, so this one runs after
+    // it: the session and its ephemeral nodes are gone then. The C client's close blocks the
+    // event loop until the server answers (1.5 s at most): a limit of this transport.
+    this.closing = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.dropSink();
+        resolve();
+      }),
+    );
+    return this.closing;
+  }
+
+  private dropSink(): void {
+    if (this.sink) logSinks.delete(this.sink);
+  }
+
+  create(
+    path: string,
+    data: Buffer,
+    flags: number,
+    ttlMs: number,
+    acl: readonly Acl[] | undefined,
+    reply: Reply<Created>,
+  ): void {
+    if (!this.handle.createsWithStat && acl !== undefined && acl !== OPEN_ACL_UNSAFE) {
+      queueMicrotask(() =>
+        reply(
+          Rc.badArguments,
+          undefined,
+          new Error(
+            'the stock zookeeper binding always creates with the open ACL: use the default (TypeScript) transport, or setAcl after create',
+          ),
+        ),
+      );
+      return;
+    }
+    this.handle.create(
+      path,
+      data,
+      flags,
+      ttlMs,
+      acl === undefined ? null : toNativeAcl(acl),
+      (rc, created, stat) => {
+        if (rc !== Rc.ok) return reply(rc);
+        if (stat) return reply(rc, { path: created, stat: toStat(stat) });
+        this.warnStock();
+        // The stock binding has no create2: read the Stat (one more round trip).
+        this.handle.exists(created, false, (existsRc, existing) => {
+          if (existsRc === Rc.noNode) {
+            return reply(
+              Rc.noNode,
+              undefined,
+              new Error(`${created} vanished right after its create`),
+            );
+          }
+          if (existsRc !== Rc.ok) return reply(existsRc);
+          if (!existing) return reply(Rc.systemError, undefined, noStat());
+          reply(Rc.ok, { path: created, stat: toStat(existing) });
+        });
+      },
+    );
+  }
+
+  private warnStock(): void {
+    if (this.warnedStock) return;
+    this.warnedStock = true;
+    this.options.log.warn(
+      'the stock zookeeper binding returns no Stat from create: each create costs one more round trip (the default TypeScript transport does not)',
+    );
+  }
+
+  get(path: string, watch: boolean, reply: Reply<NodeData>): void {
+    this.handle.get(path, watch, (rc, stat, data) => {
+      if (rc !== Rc.ok) return reply(rc);
+      if (!stat) return reply(Rc.systemError, undefined, noStat());
+      reply(rc, { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
+    });
+  }
+
+  exists(path: string, watch: boolean, reply: Reply<Stat>): void {
+    this.handle.exists(path, watch, (rc, stat) => {
+      if (rc !== Rc.ok) return reply(rc);
+      if (!stat) return reply(Rc.systemError, undefined, noStat());
+      reply(rc, toStat(stat));
+    });
+  }
+
+  children(path: string, watch: boolean, reply: Reply<{ children: string[]; stat: Stat }>): void {
+    this.handle.children(path, watch, (rc, children, stat) => {
+      if (rc !== Rc.ok) return reply(rc);
+      if (!stat) return reply(Rc.systemError, undefined, noStat());
+      reply(rc, { children: [...children], stat: toStat(stat) });
+    });
+  }
+
+  set(path: string, data: Buffer, version: number, reply: Reply<Stat>): void {
+    this.handle.set(path, data, version, (rc, stat) => {
+      if (rc !== Rc.ok) return reply(rc);
+      if (!stat) return reply(Rc.systemError, undefined, noStat());
+      reply(rc, toStat(stat));
+    });
+  }
+
+  delete(path: string, version: number, reply: Reply<void>): void {
+    this.handle.delete(path, version, (rc) => reply(rc));
+  }
+
+  sync(path: string, reply: Reply<void>): void {
+    this.handle.sync(path, (rc) => reply(rc));
+  }
+
+  getAcl(path: string, reply: Reply<{ acl: Acl[]; stat: Stat }>): void {
+    this.handle.getAcl(path, (rc, acl, stat) => {
+      if (rc !== Rc.ok) return reply(rc);
+      if (!stat) return reply(Rc.systemError, undefined, noStat());
+      reply(rc, { acl: fromNativeAcl(acl), stat: toStat(stat) });
+    });
+  }
+
+  setAcl(path: string, version: number, acl: readonly Acl[], reply: Reply<Stat | undefined>) {
+    this.handle.setAcl(path, version, toNativeAcl(acl), (rc) => reply(rc));
+  }
+
+  getConfig(watch: boolean, reply: Reply<NodeData>): void {
+    this.handle.getConfig(watch, (rc, stat, data) => {
+      if (rc !== Rc.ok) return reply(rc);
+      if (!stat) return reply(Rc.systemError, undefined, noStat());
+      reply(rc, { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
+    });
+  }
+
+  // What the binding lacks: the client's error names the default transport.
+
+  multi(_ops: readonly TransportOp[], reply: Reply<TransportOpResult[]>): void {
+    unimplemented(reply);
+  }
+
+  getAllChildrenNumber(_path: string, reply: Reply<number>): void {
+    unimplemented(reply);
+  }
+
+  getEphemerals(_prefix: string, reply: Reply<string[]>): void {
+    unimplemented(reply);
+  }
+
+  whoAmI(reply: Reply<ClientInfo[]>): void {
+    unimplemented(reply);
+  }
+
+  addWatch(_path: string, _mode: PersistentWatchMode, reply: Reply<void>): void {
+    unimplemented(reply);
+  }
+
+  removeWatches(_path: string, _type: number, reply: Reply<void>): void {
+    unimplemented(reply);
+  }
+}
+
+/**
+ * The native transport: Apache's C client through the `zookeeper` npm binding, which must be
+ * installed beside `@zkrx/core` (it compiles the C client at install). No TLS, no read-only
+ * mode, no transactions, persistent watches, `getEphemerals`, `getAllChildrenNumber` or
+ * `whoAmI` (those reject with `Unimplemented`); `close()` blocks the event loop until the
+ * server answers (1.5 s at most).
+ *
+ * ## Example
+ * ```ts
+ * import { createClient } from '@zkrx/core';
+ * import { nativeTransport } from '@zkrx/core/native';
+ *
+ * const client = createClient({ connect: '127.0.0.1:2181', transport: nativeTransport() });
+ * ```
+ *
+ * @return A transport whose sessions are C client handles.
+ */
+export function nativeTransport(): Transport {
+  try {
+    loadNative();
+  } catch (error) {
+    throw new ZkError(
+      ZkErrorCode.SystemError,
+      `nativeTransport(): cannot load the zookeeper binding (install it: npm install zookeeper): ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  return {
+    name: 'native',
+    open(options, listener) {
+      if (options.tls) {
+        throw new ZkError(
+          ZkErrorCode.BadArguments,
+          'createClient: tls needs the default (TypeScript) transport; the native transport has no TLS',
+        );
+      }
+      if (options.canBeReadOnly) {
+        throw new ZkError(
+          ZkErrorCode.BadArguments,
+          'createClient: canBeReadOnly needs the default (TypeScript) transport',
+        );
+      }
+      return new NativeSession(options, listener);
+    },
+  };
+}

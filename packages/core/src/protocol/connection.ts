@@ -1,0 +1,295 @@
+/**
+ * One TCP (or TLS) connection to a ZooKeeper server and its framing: 4-byte length-prefixed
+ * frames in, batched writes out, a receive buffer bounded by the largest frame accepted.
+ */
+import { connect as connectTcp, type Socket } from 'node:net';
+import { type ConnectionOptions, connect as connectTls } from 'node:tls';
+import { ZkError, ZkErrorCode } from '../errors';
+import { ProtocolError } from './jute';
+
+/**
+ * The smallest frame a server sends: a ReplyHeader (xid, zxid, err) is 16 bytes, and a
+ * ConnectResponse at least 20.
+ */
+const MIN_FRAME_BYTES = 16;
+
+/**
+ * Splits a byte stream into frames. A frame that fits in one chunk is handed out as a view of
+ * it (no copy); one that spans chunks is assembled once, in a buffer of its announced size. A
+ * length below {@link MIN_FRAME_BYTES} or above `maxFrameBytes` throws ProtocolError before
+ * anything is allocated, so memory never exceeds one frame plus one chunk.
+ *
+ * ## Example
+ * ```ts
+ * const frames = new FrameReader(1 << 20);
+ * socket.on('data', (chunk) => frames.push(chunk, (frame) => handle(frame)));
+ * ```
+ */
+export class FrameReader {
+  private readonly header = Buffer.alloc(4);
+  private headerBytes = 0;
+  private partial: Buffer | undefined;
+  private partialBytes = 0;
+
+  constructor(private readonly maxFrameBytes: number) {}
+
+  /** Bytes held for a frame not complete yet. */
+  get buffered(): number {
+    return this.headerBytes + this.partialBytes;
+  }
+
+  /**
+   * Adds a chunk; calls `onFrame` for each frame it completes, in order. Stops early when
+   * `onFrame` returns `false` (the connection was dropped from inside it).
+   */
+  push(chunk: Buffer, onFrame: (frame: Buffer) => boolean | undefined): void {
+    let offset = 0;
+    const end = chunk.length;
+    while (offset < end) {
+      if (this.partial) {
+        const take = Math.min(this.partial.length - this.partialBytes, end - offset);
+        chunk.copy(this.partial, this.partialBytes, offset, offset + take);
+        this.partialBytes += take;
+        offset += take;
+        if (this.partialBytes < this.partial.length) return;
+        const frame = this.partial;
+        this.partial = undefined;
+        this.partialBytes = 0;
+        if (onFrame(frame) === false) return;
+        continue;
+      }
+      let length: number;
+      if (this.headerBytes === 0 && end - offset >= 4) {
+        length = chunk.readInt32BE(offset);
+        offset += 4;
+      } else {
+        const take = Math.min(4 - this.headerBytes, end - offset);
+        chunk.copy(this.header, this.headerBytes, offset, offset + take);
+        this.headerBytes += take;
+        offset += take;
+        if (this.headerBytes < 4) return;
+        this.headerBytes = 0;
+        length = this.header.readInt32BE(0);
+      }
+      this.checkLength(length);
+      if (end - offset >= length) {
+        const frame = chunk.subarray(offset, offset + length);
+        offset += length;
+        if (onFrame(frame) === false) return;
+        continue;
+      }
+      this.partial = Buffer.allocUnsafe(length);
+      this.partialBytes = 0;
+    }
+  }
+
+  private checkLength(length: number): void {
+    if (length < MIN_FRAME_BYTES || length > this.maxFrameBytes) {
+      throw new ProtocolError(
+        `frame length ${length} outside [${MIN_FRAME_BYTES}, ${this.maxFrameBytes}] bytes`,
+      );
+    }
+  }
+}
+
+/** Where and how to connect. */
+export interface Endpoint {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** What a connection tells its owner. */
+export interface ConnectionHandlers {
+  /** One complete frame (the bytes after the length). Throwing ProtocolError drops the connection. */
+  onFrame(frame: Buffer): void;
+  /** The connection is gone (once): why, as a ZkError (`ConnectionLoss`, `MarshallingError`). */
+  onClose(reason: ZkError): void;
+}
+
+/**
+ * One socket to one server. Frames are written in batches: everything `send` is given in one
+ * turn of the event loop goes out in one write (writev), on the next `setImmediate`.
+ */
+export class Connection {
+  private readonly frames: FrameReader;
+  private outgoing: Buffer[] = [];
+  private flushScheduled = false;
+  private closed = false;
+  private handlers: ConnectionHandlers | undefined;
+  /** performance.now() of the last bytes received and sent. */
+  lastReceived = performance.now();
+  lastSent = performance.now();
+
+  constructor(
+    private readonly socket: Socket,
+    readonly endpoint: Endpoint,
+    maxFrameBytes: number,
+  ) {
+    this.frames = new FrameReader(maxFrameBytes);
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('error', (error) =>
+      this.drop(lost(`connection to ${this.describe()} failed`, error)),
+    );
+    socket.on('close', () => this.drop(lost(`connection to ${this.describe()} closed`)));
+    socket.on('end', () => this.drop(lost(`${this.describe()} closed the connection`)));
+  }
+
+  /** `host:port` of the server. */
+  describe(): string {
+    return formatEndpoint(this.endpoint);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Starts delivering frames to `handlers` (and the close, once). */
+  attach(handlers: ConnectionHandlers): void {
+    this.handlers = handlers;
+  }
+
+  /** Queues a frame; it goes out with the others of this turn of the event loop. */
+  send(frame: Buffer): void {
+    if (this.closed) return;
+    this.outgoing.push(frame);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flush);
+    }
+  }
+
+  /** Writes what is queued now (one writev). */
+  readonly flush = (): void => {
+    this.flushScheduled = false;
+    if (this.closed || this.outgoing.length === 0) return;
+    const frames = this.outgoing;
+    this.outgoing = [];
+    this.lastSent = performance.now();
+    if (frames.length === 1) {
+      this.socket.write(frames[0]!);
+      return;
+    }
+    this.socket.cork();
+    for (const frame of frames) this.socket.write(frame);
+    this.socket.uncork();
+  };
+
+  /** Drops the connection (at once: nothing queued is written). */
+  destroy(reason: ZkError = lost(`connection to ${this.describe()} closed by the client`)): void {
+    this.drop(reason);
+  }
+
+  /** Flushes what is queued, then closes the socket gracefully after it. */
+  end(): void {
+    if (this.closed) return;
+    this.flush();
+    this.socket.end();
+  }
+
+  private receive(chunk: Buffer): void {
+    if (this.closed) return;
+    this.lastReceived = performance.now();
+    try {
+      this.frames.push(chunk, this.deliver);
+    } catch (error) {
+      if (error instanceof ProtocolError) {
+        this.drop(
+          new ZkError(
+            ZkErrorCode.MarshallingError,
+            `malformed data from ${this.describe()}: ${error.message}`,
+            { cause: error },
+          ),
+        );
+        return;
+      }
+      throw error;
+    }
+  }
+
+  private readonly deliver = (frame: Buffer): boolean => {
+    if (this.closed) return false;
+    this.handlers?.onFrame(frame);
+    return !this.closed;
+  };
+
+  private drop(reason: ZkError): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.outgoing = [];
+    this.socket.destroy();
+    this.handlers?.onClose(reason);
+  }
+}
+
+function lost(message: string, cause?: unknown): ZkError {
+  return new ZkError(ZkErrorCode.ConnectionLoss, message, { cause });
+}
+
+/** `host:port`, with brackets around an IPv6 address. */
+export function formatEndpoint(endpoint: Endpoint): string {
+  return endpoint.host.includes(':')
+    ? `[${endpoint.host}]:${endpoint.port}`
+    : `${endpoint.host}:${endpoint.port}`;
+}
+
+/**
+ * Opens a socket (TLS when `tls` is given) and resolves once it is connected (and the TLS
+ * handshake done); rejects with ZkError `ConnectionLoss` on failure or after `timeoutMs`.
+ */
+export function openConnection(
+  endpoint: Endpoint,
+  options: { tls: ConnectionOptions | undefined; timeoutMs: number; maxFrameBytes: number },
+): { promise: Promise<Connection>; cancel(): void } {
+  let socket: Socket;
+  const where = formatEndpoint(endpoint);
+  if (options.tls) {
+    socket = connectTls({
+      ...options.tls,
+      host: endpoint.host,
+      port: endpoint.port,
+      servername:
+        options.tls.servername ?? (isIpAddress(endpoint.host) ? undefined : endpoint.host),
+    });
+  } else {
+    socket = connectTcp({ host: endpoint.host, port: endpoint.port });
+  }
+  let settle: ((error?: unknown) => void) | undefined;
+  const promise = new Promise<Connection>((resolve, reject) => {
+    const timer = setTimeout(
+      () => settle?.(new Error(`no connection within ${options.timeoutMs} ms`)),
+      options.timeoutMs,
+    );
+    const connectedEvent = options.tls ? 'secureConnect' : 'connect';
+    const onConnected = () => settle?.();
+    const onError = (error: unknown) => settle?.(error ?? new Error('closed'));
+    const onClose = () => settle?.(new Error('closed before connecting'));
+    settle = (error?: unknown) => {
+      settle = undefined;
+      clearTimeout(timer);
+      socket.off(connectedEvent, onConnected);
+      socket.off('error', onError);
+      socket.off('close', onClose);
+      if (error === undefined) {
+        resolve(new Connection(socket, endpoint, options.maxFrameBytes));
+        return;
+      }
+      socket.on('error', () => {});
+      socket.destroy();
+      reject(
+        lost(`cannot connect to ${where}: ${(error as Error).message ?? String(error)}`, error),
+      );
+    };
+    socket.once(connectedEvent, onConnected);
+    socket.once('error', onError);
+    socket.once('close', onClose);
+  });
+  return {
+    promise,
+    cancel: () => settle?.(new Error('cancelled')),
+  };
+}
+
+function isIpAddress(host: string): boolean {
+  return /^[\d.]+$/.test(host) || host.includes(':');
+}

@@ -1,0 +1,757 @@
+/**
+ * The session state machine of the TypeScript transport: connect (and re-attach) to the servers
+ * of a connect string in turn, keep the connection alive with pings, notice a silent server,
+ * reconnect on the same session, and die when the session expires, credentials are refused or
+ * the client closes it. Why a connection was dropped or a session ended is decided here.
+ */
+import type { Acl } from '../acl';
+import { OPEN_ACL_UNSAFE } from '../acl';
+import { Rc, ZkError, ZkErrorCode } from '../errors';
+import type { Stat } from '../stat';
+import type {
+  ClientInfo,
+  Created,
+  NodeData,
+  PersistentWatchMode,
+  Reply,
+  SessionCredentials,
+  SessionHandle,
+  SessionListener,
+  SessionOptions,
+  TransportOp,
+  TransportOpResult,
+  WatchEventType,
+} from '../transport';
+import { type Connection, type Endpoint, formatEndpoint, openConnection } from './connection';
+import { HostList, parseConnectString } from './hosts';
+import { JuteReader } from './jute';
+import { PendingRequest, RequestPipeline, WatchKind } from './pipeline';
+import {
+  AddWatchMode,
+  type ConnectResponse,
+  decodeConnectResponse,
+  EventType,
+  encodeAuth,
+  encodeConnectRequest,
+  encodeCreate,
+  encodeHeaderOnly,
+  encodeMulti,
+  encodePath,
+  encodePathInt,
+  encodePathWatch,
+  encodeSetAcl,
+  encodeSetData,
+  type MultiOp,
+  OpCode,
+  readAcl,
+  readClientInfos,
+  readMultiResults,
+  readStat,
+  sessionIdHex,
+  type WatcherEvent,
+} from './records';
+
+/** The node holding the ensemble's configuration (never under a chroot). */
+const CONFIG_NODE = '/zookeeper/config';
+
+/** How long `close()` waits for the server to answer closeSession, at most. */
+const CLOSE_BOUND_MS = 2_000;
+
+/** The shortest time a connection attempt (TCP, TLS, ConnectResponse) is given. */
+const MIN_ATTEMPT_MS = 1_000;
+
+const NO_PASSWORD = Buffer.alloc(16);
+
+type State = 'connecting' | 'connected' | 'closing' | 'dead';
+
+const eventTypes: Record<number, WatchEventType | undefined> = {
+  [EventType.nodeCreated]: 'created',
+  [EventType.nodeDeleted]: 'deleted',
+  [EventType.nodeDataChanged]: 'changed',
+  [EventType.nodeChildrenChanged]: 'child',
+};
+
+const readNodeData = (reader: JuteReader): NodeData => {
+  const data = reader.buffer();
+  return { data, stat: readStat(reader) };
+};
+
+const readChildren = (reader: JuteReader): { children: string[]; stat: Stat } => {
+  const children = reader.strings();
+  return { children, stat: readStat(reader) };
+};
+
+const readInt = (reader: JuteReader): number => reader.int();
+
+function parseSessionId(hex: string): bigint {
+  return BigInt.asIntN(64, BigInt(`0x${hex}`));
+}
+
+function failLater<T>(reply: Reply<T>, rc: number): void {
+  queueMicrotask(() => reply(rc));
+}
+
+/**
+ * One ZooKeeper session over the wire protocol. Requests go through a {@link RequestPipeline};
+ * connections come and go underneath while the session lives.
+ */
+export class ProtocolSession implements SessionHandle {
+  private state: State = 'connecting';
+  private sessionIdValue = 0n;
+  private sessionHex = '0';
+  private password: Buffer = NO_PASSWORD;
+  private timeoutMs = -1;
+  private readOnlyFlag = false;
+  private readonly pipeline: RequestPipeline;
+  private readonly hosts: HostList;
+  private readonly chroot: string;
+  private readonly authFrames: Buffer[];
+  /** The connection being set up or in use (any other one's events are stale). */
+  private connection: Connection | undefined;
+  private cancelAttempt: (() => void) | undefined;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private attemptTimer: ReturnType<typeof setTimeout> | undefined;
+  private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
+  private abandoned: SessionCredentials | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly options: SessionOptions,
+    private readonly listener: SessionListener,
+  ) {
+    const parsed = parseConnectString(options.connect);
+    this.chroot = parsed.chroot;
+    this.hosts = new HostList(parsed.endpoints);
+    this.abandoned = options.abandonedSession;
+    this.authFrames = options.auth.map((auth) =>
+      encodeAuth(auth.scheme, Buffer.from(auth.credentials, 'utf8')),
+    );
+    this.pipeline = new RequestPipeline({
+      onNotification: (event) => this.onNotification(event),
+      onAuthReply: (rc) => this.onAuthReply(rc),
+    });
+    this.connectNext();
+  }
+
+  get sessionId(): string {
+    return this.sessionHex;
+  }
+
+  get negotiatedTimeoutMs(): number {
+    return this.timeoutMs;
+  }
+
+  get readOnly(): boolean {
+    return this.readOnlyFlag;
+  }
+
+  get isDead(): boolean {
+    return this.state === 'dead' || this.state === 'closing';
+  }
+
+  credentials(): SessionCredentials | undefined {
+    if (this.isDead || this.sessionIdValue === 0n) return undefined;
+    return { sessionId: this.sessionHex, password: this.password.toString('hex') };
+  }
+
+  // ---- connecting ----
+
+  private sessionTimeout(): number {
+    return this.timeoutMs > 0 ? this.timeoutMs : this.options.sessionTimeoutMs;
+  }
+
+  private attemptTimeoutMs(): number {
+    return Math.max(MIN_ATTEMPT_MS, Math.floor(this.sessionTimeout() / this.hosts.size));
+  }
+
+  private connectNext(): void {
+    if (this.state !== 'connecting') return;
+    const { endpoint, delayMs } = this.hosts.next();
+    if (delayMs === 0) {
+      this.tryConnect(endpoint);
+      return;
+    }
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.tryConnect(endpoint);
+    }, delayMs);
+  }
+
+  private tryConnect(endpoint: Endpoint): void {
+    if (this.state !== 'connecting') return;
+    const timeoutMs = this.attemptTimeoutMs();
+    const attempt = openConnection(endpoint, {
+      tls: this.options.tls,
+      timeoutMs,
+      maxFrameBytes: this.options.maxFrameBytes,
+    });
+    this.cancelAttempt = attempt.cancel;
+    attempt.promise.then(
+      (connection) => {
+        this.cancelAttempt = undefined;
+        if (this.state !== 'connecting') {
+          connection.destroy();
+          return;
+        }
+        this.handshake(connection, timeoutMs);
+      },
+      (error: unknown) => {
+        this.cancelAttempt = undefined;
+        if (this.state !== 'connecting') return;
+        this.options.log.debug(`connecting to ${formatEndpoint(endpoint)} failed`, {
+          error: (error as Error).message,
+        });
+        this.attemptFailed();
+      },
+    );
+  }
+
+  /** A connection attempt failed before a session was established on it. */
+  private attemptFailed(reason?: Error): void {
+    this.hosts.failed();
+    // Requests made meanwhile fail as the Java client fails them: the caller's retry decides.
+    this.pipeline.detach(Rc.connectionLoss, reason);
+    this.connectNext();
+  }
+
+  private handshake(connection: Connection, timeoutMs: number): void {
+    this.connection = connection;
+    this.attemptTimer = setTimeout(() => {
+      this.attemptTimer = undefined;
+      connection.destroy(
+        new ZkError(
+          ZkErrorCode.ConnectionLoss,
+          `no session from ${connection.describe()} within ${timeoutMs} ms`,
+        ),
+      );
+    }, timeoutMs);
+    if (this.abandoned) {
+      this.closeAbandoned(connection, this.abandoned);
+      return;
+    }
+    connection.attach({
+      onFrame: (frame) => this.onConnectResponse(connection, frame),
+      onClose: (reason) => this.onConnectionClosed(connection, reason),
+    });
+    connection.send(
+      encodeConnectRequest({
+        lastZxidSeen: this.pipeline.lastZxid,
+        timeOut: this.options.sessionTimeoutMs,
+        sessionId: this.sessionIdValue,
+        password: this.password,
+        readOnly: this.options.canBeReadOnly,
+      }),
+    );
+  }
+
+  /**
+   * Re-attaches to a session the client gave up as expired and closes it, so its ephemeral
+   * nodes (locks) go now rather than when the server times it out; then connects anew.
+   */
+  private closeAbandoned(connection: Connection, abandoned: SessionCredentials): void {
+    closeSessionOn(connection, abandoned, this.options.sessionTimeoutMs).then(
+      (outcome) => {
+        if (this.connection !== connection) return;
+        this.abandoned = undefined;
+        this.options.log.info(`session 0x${abandoned.sessionId}, given up as expired: ${outcome}`);
+        clearTimeout(this.attemptTimer);
+        this.attemptTimer = undefined;
+        this.connection = undefined;
+        connection.destroy();
+        this.tryConnect(connection.endpoint);
+      },
+      (reason: ZkError) => this.onConnectionClosed(connection, reason),
+    );
+  }
+
+  private onConnectResponse(connection: Connection, frame: Buffer): void {
+    if (this.connection !== connection || this.state !== 'connecting') return;
+    const response = decodeConnectResponse(new JuteReader(frame));
+    clearTimeout(this.attemptTimer);
+    this.attemptTimer = undefined;
+    if (response.timeOut <= 0) {
+      if (this.sessionIdValue !== 0n) {
+        this.options.log.info(`session 0x${this.sessionHex} expired`, {
+          server: connection.describe(),
+        });
+        this.die(Rc.sessionExpired);
+        return;
+      }
+      connection.destroy(
+        new ZkError(ZkErrorCode.SystemError, `${connection.describe()} refused a new session`),
+      );
+      return;
+    }
+    this.established(connection, response);
+  }
+
+  private established(connection: Connection, response: ConnectResponse): void {
+    const renewed = this.sessionIdValue !== 0n;
+    this.sessionIdValue = response.sessionId;
+    this.sessionHex = sessionIdHex(response.sessionId);
+    this.password = response.password;
+    this.timeoutMs = response.timeOut;
+    this.readOnlyFlag = response.readOnly;
+    this.state = 'connected';
+    this.hosts.succeeded();
+    connection.attach({
+      onFrame: (frame) => this.pipeline.receive(frame),
+      onClose: (reason) => this.onConnectionClosed(connection, reason),
+    });
+    this.options.log.info(
+      `session ${renewed ? 're-established' : 'establishment complete'} on server ${connection.describe()}, sessionId=0x${this.sessionHex}, negotiated timeout=${response.timeOut}${response.readOnly ? ' (read-only)' : ''}`,
+    );
+    this.pipeline.attach(connection, this.authFrames);
+    this.heartbeat(connection);
+    this.listener.onConnected(this);
+  }
+
+  /**
+   * Pings when nothing was sent for a third of the session timeout; drops the connection when
+   * nothing was received for two thirds of it (ClientCnxn's read timeout).
+   */
+  private heartbeat(connection: Connection): void {
+    const timeout = this.sessionTimeout();
+    const readTimeout = (timeout * 2) / 3;
+    const pingInterval = timeout / 3;
+    const tick = () => {
+      this.heartbeatTimer = undefined;
+      if (this.connection !== connection || connection.isClosed) return;
+      const now = performance.now();
+      const silentMs = now - connection.lastReceived;
+      if (silentMs >= readTimeout) {
+        connection.destroy(
+          new ZkError(
+            ZkErrorCode.ConnectionLoss,
+            `no answer from ${connection.describe()} for ${Math.round(silentMs)} ms`,
+          ),
+        );
+        return;
+      }
+      let idleMs = now - connection.lastSent;
+      if (idleMs >= pingInterval) {
+        connection.send(encodeHeaderOnly(-2, OpCode.ping));
+        connection.lastSent = now;
+        idleMs = 0;
+      }
+      const next = Math.min(readTimeout - silentMs, pingInterval - idleMs);
+      this.heartbeatTimer = setTimeout(tick, Math.max(1, Math.ceil(next)));
+    };
+    this.heartbeatTimer = setTimeout(tick, Math.ceil(pingInterval));
+  }
+
+  private onConnectionClosed(connection: Connection, reason: ZkError): void {
+    if (this.connection !== connection) return;
+    this.connection = undefined;
+    clearTimeout(this.attemptTimer);
+    this.attemptTimer = undefined;
+    clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
+    if (this.state === 'closing' || this.state === 'dead') {
+      this.pipeline.detach(Rc.closing);
+      return;
+    }
+    if (reason.code === ZkErrorCode.MarshallingError) {
+      this.options.log.warn(`dropped the connection: ${reason.message}`, {
+        sessionId: this.sessionHex,
+      });
+    }
+    if (this.state === 'connected') {
+      this.state = 'connecting';
+      this.options.log.info(`connection lost: ${reason.message}`, { sessionId: this.sessionHex });
+      this.pipeline.detach(Rc.connectionLoss, reason);
+      this.listener.onDisconnected(this, reason);
+      this.connectNext();
+      return;
+    }
+    this.options.log.debug(`connection attempt failed: ${reason.message}`);
+    this.attemptFailed(reason);
+  }
+
+  private onNotification(event: WatcherEvent): void {
+    const type = eventTypes[event.type];
+    if (!type || this.state !== 'connected') return;
+    const path = this.fromServer(event.path);
+    if (path === undefined) return;
+    this.listener.onWatchEvent(this, type, path);
+  }
+
+  private onAuthReply(rc: number): void {
+    if (rc === Rc.ok) return;
+    if (rc === Rc.authFailed) {
+      this.options.log.error('ZooKeeper refused the credentials', { sessionId: this.sessionHex });
+      this.die(Rc.authFailed);
+      return;
+    }
+    this.options.log.warn('an auth packet failed', { rc, sessionId: this.sessionHex });
+  }
+
+  /** The handle is dead for good: everything outstanding fails with `rc`, the owner hears it. */
+  private die(rc: number): void {
+    if (this.state === 'dead') return;
+    this.state = 'dead';
+    this.stopConnecting();
+    const connection = this.connection;
+    this.connection = undefined;
+    connection?.destroy();
+    this.pipeline.failAll(rc);
+    this.pipeline.watches.clear();
+    this.listener.onClosed(this, rc);
+  }
+
+  private stopConnecting(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    clearTimeout(this.attemptTimer);
+    this.attemptTimer = undefined;
+    clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
+    this.cancelAttempt?.();
+    this.cancelAttempt = undefined;
+  }
+
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    const connection = this.state === 'connected' ? this.connection : undefined;
+    this.stopConnecting();
+    if (!connection) {
+      this.state = 'dead';
+      const pending = this.connection;
+      this.connection = undefined;
+      pending?.destroy();
+      this.pipeline.failAll(Rc.closing);
+      this.closing = Promise.resolve();
+      return this.closing;
+    }
+    this.state = 'closing';
+    this.closing = new Promise<void>((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const finish = () => {
+        clearTimeout(timer);
+        this.state = 'dead';
+        if (this.connection === connection) this.connection = undefined;
+        connection.destroy();
+        this.pipeline.failAll(Rc.closing);
+        resolve();
+      };
+      timer = setTimeout(finish, Math.min(CLOSE_BOUND_MS, this.sessionTimeout()));
+      const xid = this.pipeline.xid();
+      this.pipeline.submit(
+        xid,
+        encodeHeaderOnly(xid, OpCode.closeSession),
+        new PendingRequest(undefined, finish),
+      );
+    });
+    return this.closing;
+  }
+
+  // ---- paths ----
+
+  private toServer(path: string): string {
+    if (this.chroot === '') return path;
+    return path === '/' ? this.chroot : this.chroot + path;
+  }
+
+  /** The client's path of a server path; undefined for one outside the chroot. */
+  private fromServer(path: string): string | undefined {
+    const chroot = this.chroot;
+    if (chroot === '') return path;
+    if (path === chroot) return '/';
+    if (path.startsWith(chroot) && path.charCodeAt(chroot.length) === 47) {
+      return path.slice(chroot.length);
+    }
+    return undefined;
+  }
+
+  private readonly readCreated = (reader: JuteReader): Created => {
+    const path = reader.ustring();
+    return { path: this.fromServer(path) ?? path, stat: readStat(reader) };
+  };
+
+  // ---- calls ----
+
+  private send(
+    reply: Reply<never>,
+    encode: (xid: number) => Buffer,
+    decode: ((reader: JuteReader) => unknown) | undefined,
+    watchKind: number = WatchKind.none,
+    watchPath = '',
+    removes = 0,
+  ): void {
+    if (this.isDead) return failLater(reply, Rc.closing);
+    const xid = this.pipeline.xid();
+    const frame = encode(xid);
+    this.pipeline.submit(
+      xid,
+      frame,
+      new PendingRequest(decode, reply as Reply<unknown>, watchKind, watchPath, removes),
+    );
+  }
+
+  create(
+    path: string,
+    data: Buffer,
+    flags: number,
+    ttlMs: number,
+    acl: readonly Acl[] | undefined,
+    reply: Reply<Created>,
+  ): void {
+    const serverPath = this.toServer(path);
+    this.send(
+      reply,
+      (xid) => encodeCreate(xid, serverPath, data, acl ?? OPEN_ACL_UNSAFE, flags, ttlMs),
+      this.readCreated,
+    );
+  }
+
+  get(path: string, watch: boolean, reply: Reply<NodeData>): void {
+    const serverPath = this.toServer(path);
+    this.send(
+      reply,
+      (xid) => encodePathWatch(xid, OpCode.getData, serverPath, watch),
+      readNodeData,
+      watch ? WatchKind.data : WatchKind.none,
+      serverPath,
+    );
+  }
+
+  exists(path: string, watch: boolean, reply: Reply<Stat>): void {
+    const serverPath = this.toServer(path);
+    this.send(
+      reply,
+      (xid) => encodePathWatch(xid, OpCode.exists, serverPath, watch),
+      readStat,
+      watch ? WatchKind.exists : WatchKind.none,
+      serverPath,
+    );
+  }
+
+  children(path: string, watch: boolean, reply: Reply<{ children: string[]; stat: Stat }>): void {
+    const serverPath = this.toServer(path);
+    this.send(
+      reply,
+      (xid) => encodePathWatch(xid, OpCode.getChildren2, serverPath, watch),
+      readChildren,
+      watch ? WatchKind.child : WatchKind.none,
+      serverPath,
+    );
+  }
+
+  set(path: string, data: Buffer, version: number, reply: Reply<Stat>): void {
+    const serverPath = this.toServer(path);
+    this.send(reply, (xid) => encodeSetData(xid, serverPath, data, version), readStat);
+  }
+
+  delete(path: string, version: number, reply: Reply<void>): void {
+    const serverPath = this.toServer(path);
+    this.send(reply, (xid) => encodePathInt(xid, OpCode.delete, serverPath, version), undefined);
+  }
+
+  sync(path: string, reply: Reply<void>): void {
+    const serverPath = this.toServer(path);
+    this.send(reply, (xid) => encodePath(xid, OpCode.sync, serverPath), undefined);
+  }
+
+  getAcl(path: string, reply: Reply<{ acl: Acl[]; stat: Stat }>): void {
+    const serverPath = this.toServer(path);
+    this.send(
+      reply,
+      (xid) => encodePath(xid, OpCode.getACL, serverPath),
+      (reader) => {
+        const acl = readAcl(reader);
+        return { acl, stat: readStat(reader) };
+      },
+    );
+  }
+
+  setAcl(path: string, version: number, acl: readonly Acl[], reply: Reply<Stat | undefined>): void {
+    const serverPath = this.toServer(path);
+    this.send(reply, (xid) => encodeSetAcl(xid, serverPath, acl, version), readStat);
+  }
+
+  multi(ops: readonly TransportOp[], reply: Reply<TransportOpResult[]>): void {
+    const serverOps: MultiOp[] = ops.map((op) => {
+      const path = this.toServer(op.path);
+      switch (op.type) {
+        case 'create':
+          return {
+            type: 'create',
+            path,
+            data: op.data,
+            acl: op.acl ?? OPEN_ACL_UNSAFE,
+            flags: op.flags,
+            ttlMs: op.ttlMs,
+          };
+        case 'set':
+          return { type: 'set', path, data: op.data, version: op.version };
+        default:
+          return { type: op.type, path, version: op.version };
+      }
+    });
+    this.send(
+      reply,
+      (xid) => encodeMulti(xid, serverOps),
+      (reader) =>
+        readMultiResults(reader).map((result) =>
+          result.type === 'create'
+            ? { ...result, path: this.fromServer(result.path) ?? result.path }
+            : result,
+        ),
+    );
+  }
+
+  getAllChildrenNumber(path: string, reply: Reply<number>): void {
+    const serverPath = this.toServer(path);
+    this.send(reply, (xid) => encodePath(xid, OpCode.getAllChildrenNumber, serverPath), readInt);
+  }
+
+  getEphemerals(prefix: string, reply: Reply<string[]>): void {
+    const serverPrefix = this.toServer(prefix);
+    this.send(
+      reply,
+      (xid) => encodePath(xid, OpCode.getEphemerals, serverPrefix),
+      (reader) => {
+        const paths: string[] = [];
+        for (const path of reader.strings()) {
+          const own = this.fromServer(path);
+          if (own !== undefined) paths.push(own);
+        }
+        return paths;
+      },
+    );
+  }
+
+  whoAmI(reply: Reply<ClientInfo[]>): void {
+    this.send(reply, (xid) => encodeHeaderOnly(xid, OpCode.whoAmI), readClientInfos);
+  }
+
+  getConfig(watch: boolean, reply: Reply<NodeData>): void {
+    this.send(
+      reply,
+      (xid) => encodePathWatch(xid, OpCode.getData, CONFIG_NODE, watch),
+      readNodeData,
+      watch ? WatchKind.data : WatchKind.none,
+      CONFIG_NODE,
+    );
+  }
+
+  addWatch(path: string, mode: PersistentWatchMode, reply: Reply<void>): void {
+    const serverPath = this.toServer(path);
+    const recursive = mode === 'persistent-recursive';
+    this.send(
+      reply,
+      (xid) =>
+        encodePathInt(
+          xid,
+          OpCode.addWatch,
+          serverPath,
+          recursive ? AddWatchMode.persistentRecursive : AddWatchMode.persistent,
+        ),
+      undefined,
+      recursive ? WatchKind.persistentRecursive : WatchKind.persistent,
+      serverPath,
+    );
+  }
+
+  removeWatches(path: string, type: number, reply: Reply<void>): void {
+    const serverPath = this.toServer(path);
+    this.send(
+      reply,
+      (xid) => encodePathInt(xid, OpCode.removeWatches, serverPath, type),
+      undefined,
+      WatchKind.remove,
+      serverPath,
+      type,
+    );
+  }
+}
+
+/**
+ * Re-attaches `connection` to a session (ConnectRequest with its id and password) and closes it
+ * (closeSession): its ephemeral nodes go at once. Resolves with what happened; rejects with a
+ * ZkError when the connection fails first. The connection is left to the caller.
+ */
+export function closeSessionOn(
+  connection: Connection,
+  credentials: SessionCredentials,
+  sessionTimeoutMs: number,
+): Promise<'closed on the server' | 'already gone on the server'> {
+  return new Promise((resolve, reject) => {
+    let phase: 'connect' | 'close' | 'done' = 'connect';
+    connection.attach({
+      onFrame: (frame) => {
+        const reader = new JuteReader(frame);
+        if (phase === 'connect') {
+          const response = decodeConnectResponse(reader);
+          if (response.timeOut <= 0) {
+            phase = 'done';
+            resolve('already gone on the server');
+            return;
+          }
+          phase = 'close';
+          connection.send(encodeHeaderOnly(1, OpCode.closeSession));
+          return;
+        }
+        if (phase === 'close' && reader.int() === 1) {
+          phase = 'done';
+          resolve('closed on the server');
+        }
+      },
+      onClose: (reason) => {
+        if (phase !== 'done') reject(reason);
+      },
+    });
+    connection.send(
+      encodeConnectRequest({
+        lastZxidSeen: 0,
+        timeOut: sessionTimeoutMs,
+        sessionId: parseSessionId(credentials.sessionId),
+        password: Buffer.from(credentials.password, 'hex'),
+        readOnly: false,
+      }),
+    );
+  });
+}
+
+/**
+ * Closes a session on the servers of `connect` from a connection of its own (each server in
+ * turn until one answers), e.g. one a client gave up as expired while the server may hold it.
+ *
+ * @return What happened, or rejects with the last server's failure.
+ */
+export async function closeAbandonedSession(
+  connect: string,
+  credentials: SessionCredentials,
+  options: { tls: SessionOptions['tls']; sessionTimeoutMs: number; timeoutMs: number },
+): Promise<string> {
+  const { endpoints } = parseConnectString(connect);
+  let lastError: unknown;
+  for (const endpoint of endpoints) {
+    let connection: Connection | undefined;
+    try {
+      connection = await openConnection(endpoint, {
+        tls: options.tls,
+        timeoutMs: options.timeoutMs,
+        maxFrameBytes: 64 * 1024,
+      }).promise;
+      const pending = connection;
+      const timer = setTimeout(
+        () =>
+          pending.destroy(
+            new ZkError(ZkErrorCode.ConnectionLoss, `no answer from ${pending.describe()}`),
+          ),
+        options.timeoutMs,
+      );
+      try {
+        return await closeSessionOn(connection, credentials, options.sessionTimeoutMs);
+      } finally {
+        clearTimeout(timer);
+      }
+    } catch (error) {
+      lastError = error;
+    } finally {
+      connection?.destroy();
+    }
+  }
+  throw lastError;
+}

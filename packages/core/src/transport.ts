@@ -1,0 +1,155 @@
+/**
+ * What a transport is to the client: it opens sessions, each a handle taking ZooKeeper calls.
+ * The default speaks the wire protocol in TypeScript; `@zkrx/core/native` wraps the C client.
+ */
+import type { ConnectionOptions } from 'node:tls';
+import type { Acl } from './acl';
+import type { Logger, LogLevel } from './logger';
+import type { Stat } from './stat';
+
+/** A session's id and password (hex), e.g. for `@zkrx/testing`'s `expireSession`. */
+export interface SessionCredentials {
+  sessionId: string;
+  password: string;
+}
+
+/** A node's data and metadata, as `get` and `watchData` report them. */
+export interface NodeData {
+  readonly data: Buffer;
+  readonly stat: Stat;
+}
+
+/** What `create` returns: the node's actual path (sequence included) and its metadata. */
+export interface Created {
+  readonly path: string;
+  readonly stat: Stat;
+}
+
+/** Who the server thinks the session is (`whoAmI`): one entry per authentication. */
+export interface ClientInfo {
+  readonly authScheme: string;
+  readonly user: string;
+}
+
+/** The watch events a transport reports (for paths the client sees, chroot removed). */
+export type WatchEventType = 'created' | 'deleted' | 'changed' | 'child' | 'notwatching';
+
+/** One op of a transaction as a transport takes it (validated, data as bytes). */
+export type TransportOp =
+  | {
+      readonly type: 'create';
+      readonly path: string;
+      readonly data: Buffer;
+      readonly flags: number;
+      readonly ttlMs: number;
+      readonly acl: readonly Acl[] | undefined;
+    }
+  | { readonly type: 'delete'; readonly path: string; readonly version: number }
+  | { readonly type: 'set'; readonly path: string; readonly data: Buffer; readonly version: number }
+  | { readonly type: 'check'; readonly path: string; readonly version: number };
+
+/** One result of a transaction; `error` carries the op's return code (0 for ops rolled back). */
+export type TransportOpResult =
+  | { readonly type: 'create'; readonly path: string; readonly stat: Stat | undefined }
+  | { readonly type: 'delete' }
+  | { readonly type: 'set'; readonly stat: Stat }
+  | { readonly type: 'check' }
+  | { readonly type: 'error'; readonly rc: number };
+
+/**
+ * A completion: a return code (0, or a KeeperException code), the value when 0, and for a lost
+ * connection why it was lost (e.g. a ZkError `MarshallingError` for a malformed frame).
+ */
+export type Reply<T> = (rc: number, value?: T, cause?: Error) => void;
+
+/** `addWatch` modes. */
+export type PersistentWatchMode = 'persistent' | 'persistent-recursive';
+
+/**
+ * One session at most: it connects, reconnects on the same session while it lives, and dies when
+ * the session expires, credentials are refused, or `close()` is called. A dead handle fails
+ * every call with `Rc.closing` at once. Paths are the client's (the handle applies the chroot).
+ */
+export interface SessionHandle {
+  /** The session id (hex), `'0'` before the first connection. */
+  readonly sessionId: string;
+  /** The negotiated session timeout, or -1 before the first connection. */
+  readonly negotiatedTimeoutMs: number;
+  /** Connected to a read-only server (`canBeReadOnly`). */
+  readonly readOnly: boolean;
+  readonly isDead: boolean;
+  credentials(): SessionCredentials | undefined;
+  /**
+   * Ends the session: sends closeSession when connected and resolves on its answer or after a
+   * bound; the handle is dead at once. Never blocks the event loop.
+   */
+  close(): Promise<void>;
+
+  create(
+    path: string,
+    data: Buffer,
+    flags: number,
+    ttlMs: number,
+    acl: readonly Acl[] | undefined,
+    reply: Reply<Created>,
+  ): void;
+  get(path: string, watch: boolean, reply: Reply<NodeData>): void;
+  exists(path: string, watch: boolean, reply: Reply<Stat>): void;
+  children(path: string, watch: boolean, reply: Reply<{ children: string[]; stat: Stat }>): void;
+  set(path: string, data: Buffer, version: number, reply: Reply<Stat>): void;
+  delete(path: string, version: number, reply: Reply<void>): void;
+  sync(path: string, reply: Reply<void>): void;
+  getAcl(path: string, reply: Reply<{ acl: Acl[]; stat: Stat }>): void;
+  setAcl(path: string, version: number, acl: readonly Acl[], reply: Reply<Stat | undefined>): void;
+  multi(ops: readonly TransportOp[], reply: Reply<TransportOpResult[]>): void;
+  getAllChildrenNumber(path: string, reply: Reply<number>): void;
+  getEphemerals(prefix: string, reply: Reply<string[]>): void;
+  whoAmI(reply: Reply<ClientInfo[]>): void;
+  getConfig(watch: boolean, reply: Reply<NodeData>): void;
+  addWatch(path: string, mode: PersistentWatchMode, reply: Reply<void>): void;
+  /** `type`: ZooKeeper's WatcherType (1 children, 2 data, 3 any, 4 persistent, 5 recursive). */
+  removeWatches(path: string, type: number, reply: Reply<void>): void;
+}
+
+/** What a handle tells the client. */
+export interface SessionListener {
+  /** A connection is established on the handle's session (the first, or a reconnection). */
+  onConnected(handle: SessionHandle): void;
+  /** The connection was lost; the handle reconnects by itself while the session may live. */
+  onDisconnected(handle: SessionHandle, reason: Error | undefined): void;
+  /** The handle is dead: `rc` 0 (closed by us), -112 (expired), -115 (auth failed)... */
+  onClosed(handle: SessionHandle, rc: number): void;
+  onWatchEvent(handle: SessionHandle, type: WatchEventType, path: string): void;
+}
+
+/** What a transport needs to open a session. */
+export interface SessionOptions {
+  /** `host:port[,host:port...][/chroot]`. */
+  readonly connect: string;
+  readonly sessionTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly auth: readonly { readonly scheme: string; readonly credentials: string }[];
+  readonly tls: ConnectionOptions | undefined;
+  readonly canBeReadOnly: boolean;
+  /** Largest frame accepted from a server; a larger one drops the connection. */
+  readonly maxFrameBytes: number;
+  /** Where the transport logs (already filtered at `logLevel`). */
+  readonly log: Required<Logger>;
+  readonly logLevel: LogLevel;
+  /**
+   * A session this client gave up as expired while the server may still hold it: re-attach to
+   * it and close it on the first connection, so its ephemeral nodes go at once.
+   */
+  readonly abandonedSession: SessionCredentials | undefined;
+}
+
+/**
+ * Opens ZooKeeper sessions for a client. `@zkrx/core`'s default is {@link protocolTransport}
+ * (TypeScript); `nativeTransport()` from `@zkrx/core/native` uses the `zookeeper` binding.
+ */
+export interface Transport {
+  /** A short name for messages: `typescript`, `native`. */
+  readonly name: string;
+  /** Starts a session (connecting at once). */
+  open(options: SessionOptions, listener: SessionListener): SessionHandle;
+}
