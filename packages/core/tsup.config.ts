@@ -1,3 +1,8 @@
 import { defineZkrxPackageBuild } from '../../tsup.shared.ts';
 
-export default defineZkrxPackageBuild({ entry: ['src/index.ts'] });
+// One shared chunk for both entries (ESM and CommonJS alike): `@zkrx/core/native` uses the very
+// ZkError and client of `@zkrx/core`, not copies.
+export default defineZkrxPackageBuild({
+  entry: ['src/index.ts', 'src/native/index.ts'],
+  splitting: true,
+});

@@ -8,17 +8,19 @@ import { firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   connectedClient,
+  createWithAcl,
   listTree,
   proxyTo,
   record,
   rejectionOf,
+  sessionPrototype,
   sleep,
   statesOf,
   testRoot,
+  transportName,
   waitFor,
 } from '../test/support';
 import { MAX_DATA_BYTES, OPEN_ACL_UNSAFE, Permission, READ_ACL_UNSAFE, ZkError } from './index';
-import { ProtocolSession } from './protocol/session';
 
 const SEQUENCE = /^\d{10}$/;
 
@@ -100,6 +102,16 @@ describe('create', () => {
   it('creates a node with the given ACL', async () => {
     const client = await connectedClient();
     const root = await testRoot();
+    if (transportName === 'native') {
+      // The stock binding always creates with the open ACL: refused, nothing created.
+      const refused = await rejectionOf(
+        client.promises.create(`${root}/read-only`, 'x', { acl: READ_ACL_UNSAFE }),
+      );
+      expect(refused.code).toBe('BadArguments');
+      expect(refused.message).toContain('default (TypeScript) transport');
+      expect(await client.promises.children(root)).toEqual([]);
+      return;
+    }
     const created = await client.promises.create(`${root}/read-only`, 'x', {
       acl: READ_ACL_UNSAFE,
     });
@@ -364,9 +376,9 @@ describe('ACLs', () => {
     const root = await testRoot();
     const missing = await rejectionOf(client.promises.getAcl(`${root}/missing`));
     expect(missing).toMatchObject({ code: 'NoNode', path: `${root}/missing` });
-    await client.promises.create(`${root}/write-only`, 'x', {
-      acl: [{ permissions: Permission.Write, scheme: 'world', id: 'anyone' }],
-    });
+    await createWithAcl(client, `${root}/write-only`, 'x', [
+      { permissions: Permission.Write, scheme: 'world', id: 'anyone' },
+    ]);
     const noAuth = await rejectionOf(firstValueFrom(client.getAcl(`${root}/write-only`)));
     expect(noAuth.code).toBe('NoAuth');
     // The process is still alive and the client still works.
@@ -382,7 +394,7 @@ describe('ACLs', () => {
     const stranger = await connectedClient();
     const root = await testRoot();
     const path = `${root}/alice`;
-    await alice.promises.create(path, 'private', { acl });
+    await createWithAcl(alice, path, 'private', acl);
     expect((await alice.promises.get(path)).data.toString()).toBe('private');
     expect((await alice.promises.getAcl(path)).acl).toEqual(acl);
     expect((await rejectionOf(stranger.promises.get(path))).code).toBe('NoAuth');
@@ -430,7 +442,7 @@ describe('across a lost connection', () => {
     await client.promises.create(`${root}/list/a`);
     await client.promises.create(`${root}/gone`);
     const session = record(client.session$);
-    const gets = vi.spyOn(ProtocolSession.prototype, 'get');
+    const gets = vi.spyOn(sessionPrototype(), 'get');
     try {
       // Requests are held by the paused proxy, then the connection is cut under them.
       proxy.pause();
@@ -479,7 +491,7 @@ describe('across a lost connection', () => {
     const client = await connectedClient({ connect: proxy.connectString });
     const root = await testRoot();
     await client.promises.create(`${root}/versioned`, 'v0');
-    const creates = vi.spyOn(ProtocolSession.prototype, 'create');
+    const creates = vi.spyOn(sessionPrototype(), 'create');
     try {
       proxy.pause();
       const create = client.promises.create(`${root}/new`, 'x');

@@ -6,9 +6,11 @@ import { expireSession, testZooKeeper } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
 import {
   connectedClient,
+  createWithAcl,
   observableErrorOf,
   proxyTo,
   record,
+  sessionPrototype,
   sleep,
   statesOf,
   testRoot,
@@ -16,7 +18,6 @@ import {
   watchedPaths,
 } from '../test/support';
 import type { NodeData, Stat } from './index';
-import { ProtocolSession } from './protocol/session';
 
 const textOf = (node: NodeData | null | undefined) => node?.data.toString() ?? null;
 
@@ -73,7 +74,7 @@ describe('watchData', () => {
     const root = await testRoot();
     const path = `${root}/shared`;
     await writer.promises.create(path, 'a');
-    const gets = vi.spyOn(ProtocolSession.prototype, 'get');
+    const gets = vi.spyOn(sessionPrototype(), 'get');
     const watchedGets = () => gets.mock.calls.filter(([p, watch]) => p === path && watch).length;
     try {
       const first = record(client.watchData(path));
@@ -272,9 +273,7 @@ describe('watch errors', () => {
     const client = await connectedClient();
     const root = await testRoot();
     const path = `${root}/secret`;
-    await client.promises.create(path, 'x', {
-      acl: [{ permissions: 2, scheme: 'world', id: 'anyone' }], // write only
-    });
+    await createWithAcl(client, path, 'x', [{ permissions: 2, scheme: 'world', id: 'anyone' }]); // write only
     const error = await observableErrorOf(client.watchData(path));
     expect(error).toMatchObject({ code: 'NoAuth', path });
     // Not every kind needs READ: exists does not.

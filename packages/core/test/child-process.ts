@@ -3,7 +3,7 @@
  * bundled by esbuild (tsup's own) into a temporary CommonJS file, so no build is needed.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -14,14 +14,22 @@ interface EsbuildLike {
   build(options: Record<string, unknown>): Promise<unknown>;
 }
 
-/** A CommonJS bundle of `src/index.ts` in a temporary directory, and how to remove it. */
+/**
+ * A CommonJS bundle of `src/index.ts` and `nativeTransport` in a temporary directory, and how to
+ * remove it.
+ */
 export async function bundleCore(): Promise<{ file: string; remove(): void }> {
   const fromPackage = createRequire(join(packageDir, 'package.json'));
   const esbuild = createRequire(fromPackage.resolve('tsup'))('esbuild') as EsbuildLike;
   const dir = mkdtempSync(join(tmpdir(), 'zkrx-core-child-'));
   const file = join(dir, 'core.cjs');
+  const entry = join(dir, 'entry.ts');
+  writeFileSync(
+    entry,
+    `export * from ${JSON.stringify(join(packageDir, 'src/index.ts'))};\nexport { nativeTransport } from ${JSON.stringify(join(packageDir, 'src/native/index.ts'))};\n`,
+  );
   await esbuild.build({
-    entryPoints: [join(packageDir, 'src/index.ts')],
+    entryPoints: [entry],
     outfile: file,
     bundle: true,
     platform: 'node',

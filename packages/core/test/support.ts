@@ -13,13 +13,37 @@ import {
 import type { Observable, Subscription } from 'rxjs';
 import { afterAll, afterEach, expect, vi } from 'vitest';
 import {
+  type Acl,
   createClient,
   type SessionEvent,
+  type SessionHandle,
   type SessionState,
+  type Transport,
   type ZkClient,
   type ZkClientOptions,
   ZkError,
 } from '../src/index';
+import { NativeSession, nativeTransport } from '../src/native/native-transport';
+import { ProtocolSession } from '../src/protocol/session';
+
+/**
+ * The transport the conformance suite runs on: the default (TypeScript) one, or the native one
+ * when `ZKRX_TRANSPORT=native` (core's `integration-native` vitest project).
+ */
+export const transportName: 'typescript' | 'native' =
+  process.env.ZKRX_TRANSPORT === 'native' ? 'native' : 'typescript';
+
+/** The transport of clients made by {@link openClient}. */
+export function testTransport(): Transport | undefined {
+  return transportName === 'native' ? nativeTransport() : undefined;
+}
+
+/** The session class of the transport under test, to spy on its calls. */
+export function sessionPrototype(): SessionHandle {
+  return (
+    transportName === 'native' ? NativeSession.prototype : ProtocolSession.prototype
+  ) as SessionHandle;
+}
 
 const clients = new Set<ZkClient>();
 const proxies = new Set<TcpProxy>();
@@ -79,7 +103,12 @@ export function onCleanup(cleanup: () => unknown): void {
 /** A client (not yet connected) closed after the test; on the run's ZooKeeper by default. */
 export async function openClient(options: Partial<ZkClientOptions> = {}): Promise<ZkClient> {
   const connect = options.connect ?? (await testZooKeeper()).connectString;
-  const client = createClient({ sessionTimeoutMs: 4_000, ...options, connect });
+  const client = createClient({
+    sessionTimeoutMs: 4_000,
+    transport: testTransport(),
+    ...options,
+    connect,
+  });
   clients.add(client);
   return client;
 }
@@ -115,6 +144,24 @@ export async function proxyTo(target?: string): Promise<TcpProxy> {
   proxies.add(proxy);
   onCleanup(() => proxy.close());
   return proxy;
+}
+
+/**
+ * Creates a node with an ACL: in the create itself, or — on the native transport, whose stock
+ * binding always creates with the open ACL — by a setAcl right after it.
+ */
+export async function createWithAcl(
+  client: ZkClient,
+  path: string,
+  data: string,
+  acl: readonly Acl[],
+): Promise<void> {
+  if (transportName === 'native') {
+    await client.promises.create(path, data);
+    await client.promises.setAcl(path, acl);
+    return;
+  }
+  await client.promises.create(path, data, { acl });
 }
 
 /** Deletes a node and everything under it (nodes vanishing meanwhile are fine). */

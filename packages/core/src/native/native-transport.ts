@@ -78,7 +78,7 @@ const noStat = (): ZkError =>
   new ZkError(ZkErrorCode.SystemError, 'the zookeeper binding returned no Stat');
 
 /** One session of the C client, as a SessionHandle. */
-class NativeSession implements SessionHandle {
+export class NativeSession implements SessionHandle {
   private readonly handle: NativeHandle;
   private readonly sink: { level: number; log: Required<Logger> } | undefined;
   private warnedStock = false;

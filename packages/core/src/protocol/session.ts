@@ -114,6 +114,7 @@ export class ProtocolSession implements SessionHandle {
   private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
   private abandoned: SessionCredentials | undefined;
   private closing: Promise<void> | undefined;
+  private attemptFailureLogged = false;
 
   constructor(
     private readonly options: SessionOptions,
@@ -198,12 +199,17 @@ export class ProtocolSession implements SessionHandle {
       (error: unknown) => {
         this.cancelAttempt = undefined;
         if (this.state !== 'connecting') return;
-        this.options.log.debug(`connecting to ${formatEndpoint(endpoint)} failed`, {
-          error: (error as Error).message,
-        });
-        this.attemptFailed();
+        this.logAttemptFailure((error as Error).message);
+        this.attemptFailed(error as Error);
       },
     );
+  }
+
+  /** The first failed attempt of a series at `warn`, the others at `debug` (no flood). */
+  private logAttemptFailure(message: string): void {
+    const level = this.attemptFailureLogged ? 'debug' : 'warn';
+    this.attemptFailureLogged = true;
+    this.options.log[level](message, { sessionId: this.sessionHex });
   }
 
   /** A connection attempt failed before a session was established on it. */
@@ -294,12 +300,14 @@ export class ProtocolSession implements SessionHandle {
     this.readOnlyFlag = response.readOnly;
     this.state = 'connected';
     this.hosts.succeeded();
+    this.attemptFailureLogged = false;
     connection.attach({
       onFrame: (frame) => this.pipeline.receive(frame),
       onClose: (reason) => this.onConnectionClosed(connection, reason),
     });
     this.options.log.info(
       `session ${renewed ? 're-established' : 'establishment complete'} on server ${connection.describe()}, sessionId=0x${this.sessionHex}, negotiated timeout=${response.timeOut}${response.readOnly ? ' (read-only)' : ''}`,
+      { sessionId: this.sessionHex, server: connection.describe() },
     );
     this.pipeline.attach(connection, this.authFrames);
     this.heartbeat(connection);
@@ -364,7 +372,7 @@ export class ProtocolSession implements SessionHandle {
       this.connectNext();
       return;
     }
-    this.options.log.debug(`connection attempt failed: ${reason.message}`);
+    this.logAttemptFailure(reason.message);
     this.attemptFailed(reason);
   }
 
