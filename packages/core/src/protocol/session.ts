@@ -22,7 +22,7 @@ import type {
   TransportOpResult,
   WatchEventType,
 } from '../transport';
-import { type Connection, type Endpoint, formatEndpoint, openConnection } from './connection';
+import { type Connection, type Endpoint, openConnection } from './connection';
 import { HostList, parseConnectString } from './hosts';
 import { JuteReader } from './jute';
 import { PendingRequest, RequestPipeline, WatchKind } from './pipeline';
