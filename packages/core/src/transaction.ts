@@ -33,9 +33,12 @@ export type TransactionOp =
     }
   | { readonly type: 'check'; readonly path: string; readonly version?: number };
 
-/** What each op of a committed transaction did, in the order of the ops. */
+/**
+ * What each op of a committed transaction did, in the order of the ops. A create's `stat` comes
+ * from servers that return it in a transaction (ZooKeeper 3.9+); 3.8 and older give the path only.
+ */
 export type TransactionResult =
-  | { readonly type: 'create'; readonly path: string; readonly stat: Stat }
+  | { readonly type: 'create'; readonly path: string; readonly stat: Stat | undefined }
   | { readonly type: 'delete' }
   | { readonly type: 'set'; readonly stat: Stat }
   | { readonly type: 'check' };
@@ -188,8 +191,8 @@ export function transactionOutcome(
   }
   const committed: TransactionResult[] = [];
   for (const result of results) {
-    if (result.type === 'error' || (result.type === 'create' && !result.stat)) break;
-    committed.push(result.type === 'create' ? { ...result, stat: result.stat! } : result);
+    if (result.type === 'error') break;
+    committed.push(result);
   }
   if (committed.length !== ops.length || results.length !== ops.length) {
     return new ZkError(

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { FrameReader } from './connection';
+import { ProtocolError } from './jute';
+
+function framed(...bodies: Buffer[]): Buffer {
+  return Buffer.concat(
+    bodies.flatMap((body) => {
+      const length = Buffer.alloc(4);
+      length.writeInt32BE(body.length);
+      return [length, body];
+    }),
+  );
+}
+
+const body = (size: number, fill: number) => Buffer.alloc(size, fill);
+
+describe('FrameReader', () => {
+  it('splits frames wherever the chunks are cut, the length prefix included', () => {
+    const bodies = [body(16, 1), body(40, 2), body(17, 3)];
+    const stream = framed(...bodies);
+    for (let first = 0; first <= stream.length; first++) {
+      for (const second of [first, Math.min(stream.length, first + 3), stream.length]) {
+        const frames: Buffer[] = [];
+        const reader = new FrameReader(1_024);
+        for (const chunk of [
+          stream.subarray(0, first),
+          stream.subarray(first, second),
+          stream.subarray(second),
+        ]) {
+          reader.push(chunk, (frame) => {
+            frames.push(Buffer.from(frame));
+            return true;
+          });
+        }
+        expect(frames).toEqual(bodies);
+        expect(reader.buffered).toBe(0);
+      }
+    }
+  });
+
+  it('hands out a frame that fits in one chunk as a view of it, without a copy', () => {
+    const chunk = framed(body(20, 7));
+    let seen: Buffer | undefined;
+    new FrameReader(1_024).push(chunk, (frame) => {
+      seen = frame;
+      return true;
+    });
+    expect(seen?.buffer).toBe(chunk.buffer);
+  });
+
+  it('stops when the handler says the connection is gone', () => {
+    const frames: Buffer[] = [];
+    new FrameReader(1_024).push(framed(body(16, 1), body(16, 2)), (frame) => {
+      frames.push(frame);
+      return false;
+    });
+    expect(frames).toHaveLength(1);
+  });
+
+  it.each([
+    ['larger than the limit', 1_025],
+    ['smaller than a reply header', 15],
+    ['negative', -1],
+  ])('refuses a frame length %s before buffering it', (_name, length) => {
+    const header = Buffer.alloc(4);
+    header.writeInt32BE(length);
+    const reader = new FrameReader(1_024);
+    expect(() => reader.push(header, () => true)).toThrow(ProtocolError);
+    expect(reader.buffered).toBe(0);
+  });
+
+  it('holds at most one frame, however the bytes arrive', () => {
+    const reader = new FrameReader(100);
+    const stream = framed(body(100, 1), body(100, 2), body(100, 3));
+    let most = 0;
+    for (let offset = 0; offset < stream.length; offset += 7) {
+      reader.push(stream.subarray(offset, offset + 7), () => true);
+      most = Math.max(most, reader.buffered);
+    }
+    expect(most).toBeLessThanOrEqual(100);
+  });
+});
