@@ -90,7 +90,7 @@ describe('RequestPipeline', () => {
     );
     expect(() => requests.receive(reply(xid, 0, 0, Buffer.alloc(3)))).toThrow(ProtocolError);
     expect(call.calls[0]?.rc).toBe(Rc.connectionLoss);
-    expect((call.calls[0]?.cause as ZkError).code).toBe('MarshallingError');
+    expect((call.calls[0]!.cause as ZkError).code).toBe('MarshallingError');
   });
 
   it('fails everything in flight and waiting when the connection goes', () => {
