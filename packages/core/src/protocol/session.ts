@@ -49,6 +49,7 @@ import {
   readStat,
   sessionIdHex,
   type WatcherEvent,
+  WatcherType,
 } from './records';
 
 /** The node holding the ensemble's configuration (never under a chroot). */
@@ -663,6 +664,29 @@ export class ProtocolSession implements SessionHandle {
 
   removeWatches(path: string, type: number, reply: Reply<void>): void {
     const serverPath = this.toServer(path);
+    const persistent = type === WatcherType.persistent || type === WatcherType.persistentRecursive;
+    const done: Reply<void> = !persistent
+      ? reply
+      : (rc, value, cause) => {
+          // ZooKeeper 3.8 and older know no persistent watcher type here (MarshallingError) and
+          // remove a persistent watch only as part of "any" (every watch of the session on the
+          // path): done so when the session has no other watch there.
+          const watches = this.pipeline.watches;
+          const alone =
+            !watches.data.has(serverPath) &&
+            !watches.exist.has(serverPath) &&
+            !watches.child.has(serverPath) &&
+            (type === WatcherType.persistent
+              ? !watches.persistentRecursive.has(serverPath)
+              : !watches.persistent.has(serverPath));
+          const refused = rc === Rc.noWatcher || rc === Rc.marshallingError;
+          if (!refused || !alone || this.isDead) return reply(rc, value, cause);
+          this.sendRemoveWatches(serverPath, WatcherType.any, reply);
+        };
+    this.sendRemoveWatches(serverPath, type, done);
+  }
+
+  private sendRemoveWatches(serverPath: string, type: number, reply: Reply<void>): void {
     this.send(
       reply,
       (xid) => encodePathInt(xid, OpCode.removeWatches, serverPath, type),
