@@ -20,7 +20,14 @@ import {
   transportName,
   waitFor,
 } from '../test/support';
-import { MAX_DATA_BYTES, OPEN_ACL_UNSAFE, Permission, READ_ACL_UNSAFE, ZkError } from './index';
+import {
+  MAX_DATA_BYTES,
+  OPEN_ACL_UNSAFE,
+  Permission,
+  READ_ACL_UNSAFE,
+  type SessionHandle,
+  ZkError,
+} from './index';
 
 const SEQUENCE = /^\d{10}$/;
 
@@ -292,6 +299,35 @@ describe('versions', () => {
 });
 
 describe('reads, mkdirp and sync', () => {
+  it('mkdirp walks again when a parent vanishes under it, as a reaped container does', async () => {
+    const client = await connectedClient();
+    const other = await connectedClient();
+    const root = await testRoot();
+    await client.promises.mkdirp(`${root}/a`);
+    const prototype = sessionPrototype();
+    const create = prototype.create;
+    let removed = false;
+    const creates = vi.spyOn(prototype, 'create').mockImplementation(function (
+      this: SessionHandle,
+      ...args: Parameters<typeof create>
+    ) {
+      if (!removed && args[0] === `${root}/a/b`) {
+        removed = true;
+        // The parent goes between the walk's exists and its create.
+        void other.promises.delete(`${root}/a`).then(() => create.apply(this, args));
+        return;
+      }
+      create.apply(this, args);
+    });
+    try {
+      await client.promises.mkdirp(`${root}/a/b/c`);
+    } finally {
+      creates.mockRestore();
+    }
+    expect(removed).toBe(true);
+    expect(await listTree(client, root)).toEqual(['/a', '/a/b', '/a/b/c']);
+  });
+
   it('reports null for an absent node from exists', async () => {
     const client = await connectedClient();
     const root = await testRoot();

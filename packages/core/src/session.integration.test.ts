@@ -15,6 +15,7 @@ import {
   sleep,
   statesOf,
   testRoot,
+  transportName,
   waitFor,
 } from '../test/support';
 import { ZkError } from './index';
@@ -266,4 +267,64 @@ describe('session states', () => {
     expect(['AuthFailed', 'ClientClosed']).toContain(error.code);
     expect((await rejectionOf(client.promises.get('/'))).code).toBe('ClientClosed');
   });
+
+  it('fails calls made before any connection with ConnectTimeout after connectTimeoutMs', async () => {
+    // "ZooKeeper unreachable" must not look like "busy": the call does not wait forever.
+    const port = await deadPort();
+    const client = await openClient({ connect: `127.0.0.1:${port}`, connectTimeoutMs: 500 });
+    const errors = await Promise.all([
+      rejectionOf(client.promises.get('/')),
+      rejectionOf(client.promises.create('/never', 'x')),
+      rejectionOf(firstValueFrom(client.children('/'))),
+    ]);
+    for (const error of errors) {
+      expect(error.code).toBe('ConnectTimeout');
+      expect(error.message).toContain(`127.0.0.1:${port}`);
+    }
+    expect(errors[1]?.message).toMatch(/^create: /);
+    expect(client.state).toBe('connecting');
+
+    // A call made before the first connection runs once the connection comes.
+    const proxy = await proxyTo();
+    proxy.refuse(true);
+    const later = await openClient({ connect: proxy.connectString, connectTimeoutMs: 20_000 });
+    const pending = later.promises.exists('/');
+    await sleep(100);
+    proxy.refuse(false);
+    expect(await pending).not.toBeNull();
+  });
+
+  // The native transport closes the old session beside the new one (the C client has no hook
+  // before it connects), so there the old node goes soon after, not before: no gate to test.
+  it.runIf(transportName === 'typescript')(
+    'closes a session it gave up as expired before its new one, so the old ephemeral nodes go at once',
+    async () => {
+      // Two proxies to one server: each connection attempt gets half the session timeout, and
+      // every one of them (a ConnectRequest for the session) keeps the session alive there.
+      const first = await proxyTo();
+      const second = await proxyTo();
+      const client = await connectedClient({
+        connect: `${first.connectString},${second.connectString}`,
+        sessionTimeoutMs: 4_000,
+      });
+      const observer = await connectedClient();
+      const root = await testRoot();
+      const lock = await client.promises.create(`${root}/lock`, null, { mode: 'ephemeral' });
+      const old = client.sessionId;
+      const session = record(client.session$);
+      // Requests reach the server, replies never come back: the server hears the client, the
+      // client hears nothing, gives up after a whole timeout and reports the session expired.
+      first.holdReplies(true);
+      second.holdReplies(true);
+      await waitFor(() => statesOf(session).includes('expired'), 20_000);
+      // Yet the server still holds the old session, and its node with it.
+      expect((await observer.promises.exists(lock.path))?.ephemeralOwner).toBe(old);
+      first.holdReplies(false);
+      second.holdReplies(false);
+      await waitFor(() => client.state === 'connected' && client.sessionId !== old, 20_000);
+      // The gate: once the new session is up, the old one was closed and its node is gone (the
+      // server alone would have kept it for up to another session timeout).
+      expect(await observer.promises.exists(lock.path)).toBeNull();
+    },
+  );
 });
