@@ -27,7 +27,13 @@ export {
   type ZooKeeperInstallation,
   type ZooKeeperLogging,
 } from './locate';
-export { startProxy, type TcpProxy, type TcpProxyOptions } from './proxy';
+export {
+  type GarbageKind,
+  garbageBytes,
+  startProxy,
+  type TcpProxy,
+  type TcpProxyOptions,
+} from './proxy';
 export { type RawSession, type RawSessionOptions, startRawSession } from './raw-session';
 export { type StartZooKeeperOptions, startZooKeeper, type ZooKeeperServer } from './server';
 export type { ZooKeeperLogLevel } from './server-process';

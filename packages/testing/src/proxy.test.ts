@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startProxy, type TcpProxy } from './proxy';
+import { garbageBytes, startProxy, type TcpProxy } from './proxy';
 
 /** An echo server that also counts the connections it accepted; it ends when its client ends. */
 let echo: { server: Server; hostPort: string; accepted: number; sockets: Set<Socket> };
@@ -147,5 +147,24 @@ describe('startProxy', () => {
     const late = connect({ host: '127.0.0.1', port: proxy.port });
     const [error] = (await once(late, 'error')) as [NodeJS.ErrnoException];
     expect(error.code).toBe('ECONNREFUSED');
+  });
+
+  it('injectGarbage sends each client the garbage at once, ahead of held replies', async () => {
+    const c = await client();
+    c.socket.write('hello');
+    await until(() => c.text() === 'hello');
+    proxy.holdReplies(true);
+    c.socket.write('held');
+    expect(proxy.injectGarbage('oversized')).toBe(1);
+    await until(() => c.bytes().length === 5 + 16);
+    expect(c.bytes().readInt32BE(5)).toBe(0x7fff_fff0);
+    proxy.holdReplies(false);
+    await until(() => c.bytes().length === 5 + 16 + 4);
+    expect(c.bytes().subarray(21).toString()).toBe('held');
+    expect(proxy.injectGarbage(Buffer.from('raw'))).toBe(1);
+    await until(() => c.bytes().length === 28);
+    expect(garbageBytes('random').readInt32BE(0)).toBeLessThan(0);
+    expect(garbageBytes('truncated').readInt32BE(0)).toBe(1_000);
+    expect(garbageBytes('unknown-xid').length).toBe(20);
   });
 });

@@ -1,9 +1,20 @@
 /**
  * A TCP proxy between a client and a ZooKeeper server for fault injection: drop every connection
- * at once (`cut`), stall traffic (`pause`/`resume`), or refuse new connections (a partition).
+ * at once (`cut`), stall traffic (`pause`/`resume`), refuse new connections (a partition), or
+ * send the client bytes no server would (`injectGarbage`).
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { parseHostPort } from './connect-string';
+
+/**
+ * What {@link TcpProxy.injectGarbage} sends the client, in place of a server's frame:
+ * - `random`: random bytes whose first would-be length is negative;
+ * - `oversized`: a frame announcing 2 GiB (more than any client may accept);
+ * - `truncated`: a frame announcing 1,000 bytes, of which it sends 10 (what follows from the
+ *   server is read as the rest of it);
+ * - `unknown-xid`: a well-formed reply header for a request nobody made.
+ */
+export type GarbageKind = 'random' | 'oversized' | 'truncated' | 'unknown-xid';
 
 /** Options of {@link startProxy}. */
 export interface TcpProxyOptions {
@@ -43,6 +54,14 @@ export interface TcpProxy {
    * Existing connections are untouched; `cut()` then `refuse()` is a full partition.
    */
   refuse(on?: boolean): void;
+  /**
+   * Sends every connected client, right now and ahead of anything held, bytes no server would
+   * send (a kind of {@link GarbageKind}, or the bytes given), between two chunks of the server's
+   * stream. The connections stay open: what the client does about it is up to the client.
+   *
+   * @return How many connections got them.
+   */
+  injectGarbage(kind?: GarbageKind | Uint8Array): number;
   /** Destroys every connection and stops listening. Idempotent. */
   close(): Promise<void>;
 }
@@ -92,6 +111,11 @@ class Link {
     this.upstream?.resume();
   }
 
+  /** Writes bytes to the client at once, ahead of anything held. */
+  inject(bytes: Buffer): void {
+    if (!this.client.destroyed) this.client.write(bytes);
+  }
+
   /** Drops both sides at once; the link stops counting right away. */
   destroy(): void {
     this.client.destroy();
@@ -135,6 +159,38 @@ class Link {
     }
     this.gone = true;
     this.onGone(this);
+  }
+}
+
+/** The bytes of one garbage kind. */
+export function garbageBytes(kind: GarbageKind): Buffer {
+  switch (kind) {
+    case 'random': {
+      const bytes = Buffer.alloc(64);
+      for (let index = 0; index < bytes.length; index++) {
+        bytes[index] = Math.floor(Math.random() * 256);
+      }
+      bytes[0] = 0x80 | bytes[0]!; // a negative length: refused however the rest reads
+      return bytes;
+    }
+    case 'oversized': {
+      const bytes = Buffer.alloc(16, 0x41);
+      bytes.writeInt32BE(0x7fff_fff0, 0);
+      return bytes;
+    }
+    case 'truncated': {
+      const bytes = Buffer.alloc(14, 0x42);
+      bytes.writeInt32BE(1_000, 0);
+      return bytes;
+    }
+    case 'unknown-xid': {
+      // Length 16, then a ReplyHeader: xid 0x7ffffff0, zxid 1, err 0.
+      const bytes = Buffer.alloc(20);
+      bytes.writeInt32BE(16, 0);
+      bytes.writeInt32BE(0x7fff_fff0, 4);
+      bytes.writeBigInt64BE(1n, 8);
+      return bytes;
+    }
   }
 }
 
@@ -230,6 +286,11 @@ export async function startProxy(target: string, options: TcpProxyOptions = {}):
     holdReplies(on = true) {
       holdingReplies = on;
       if (!on) for (const link of [...links]) link.resume();
+    },
+    injectGarbage(kind = 'random') {
+      const bytes = typeof kind === 'string' ? garbageBytes(kind) : Buffer.from(kind);
+      for (const link of links) link.inject(bytes);
+      return links.size;
     },
     close() {
       closing ??= new Promise<void>((resolve) => {

@@ -116,7 +116,10 @@ export class Connection {
   private flushScheduled = false;
   private closed = false;
   private handlers: ConnectionHandlers | undefined;
-  /** performance.now() of the last bytes received and sent. */
+  /**
+   * performance.now() of the last complete frame received (bytes that never make a frame — a
+   * truncated one — do not count as hearing from the server) and of the last write.
+   */
   lastReceived = performance.now();
   lastSent = performance.now();
 
@@ -189,7 +192,6 @@ export class Connection {
 
   private receive(chunk: Buffer): void {
     if (this.closed) return;
-    this.lastReceived = performance.now();
     try {
       this.frames.push(chunk, this.deliver);
     } catch (error) {
@@ -209,6 +211,7 @@ export class Connection {
 
   private readonly deliver = (frame: Buffer): boolean => {
     if (this.closed) return false;
+    this.lastReceived = performance.now();
     this.handlers?.onFrame(frame);
     return !this.closed;
   };
