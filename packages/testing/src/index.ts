@@ -3,6 +3,12 @@
  * session expiry, a fault-injecting proxy and four-letter words. No runtime dependency.
  */
 
+export {
+  type CertificateAndKey,
+  createTestCertificates,
+  type TestCertificates,
+  type TestCertificatesOptions,
+} from './certificates';
 export type { HostPort } from './connect-string';
 export { parseConnectString, parseHostPort } from './connect-string';
 export {
@@ -35,7 +41,12 @@ export {
   type TcpProxyOptions,
 } from './proxy';
 export { type RawSession, type RawSessionOptions, startRawSession } from './raw-session';
-export { type StartZooKeeperOptions, startZooKeeper, type ZooKeeperServer } from './server';
+export {
+  type ServerTlsOptions,
+  type StartZooKeeperOptions,
+  startZooKeeper,
+  type ZooKeeperServer,
+} from './server';
 export type { ZooKeeperLogLevel } from './server-process';
 export { TEST_CONNECT_ENV, type TestZooKeeper, testZooKeeper } from './test-zookeeper';
 export { uniqueRoot } from './unique-root';

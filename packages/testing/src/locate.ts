@@ -117,7 +117,13 @@ function debianClasspath(dir: string): string[] | undefined {
   const server = join(dir, 'zookeeper.jar');
   const jute = join(dir, 'zookeeper-jute.jar');
   if (!isFile(server) || !isFile(jute)) return undefined;
-  const optional = ['slf4j-api.jar', 'slf4j-simple.jar'].map((name) => join(dir, name));
+  // Netty's codec and resolver are missing from the manifest: the TLS port (Netty) needs them.
+  const optional = [
+    'slf4j-api.jar',
+    'slf4j-simple.jar',
+    'netty-codec.jar',
+    'netty-resolver.jar',
+  ].map((name) => join(dir, name));
   return [server, jute, ...optional.filter(isFile)];
 }
 

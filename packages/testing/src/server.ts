@@ -40,6 +40,24 @@ export interface StartZooKeeperOptions {
   logLevel?: ZooKeeperLogLevel;
   /** An unpacked upstream release to use instead of looking for one. */
   zookeeperHome?: string;
+  /**
+   * Also serve TLS on a second port (`secureClientPort`, Netty): the server's certificate and
+   * key (PEM, e.g. from `createTestCertificates().server`), and whether clients must present a
+   * certificate signed by `ca`.
+   */
+  tls?: ServerTlsOptions;
+}
+
+/** The TLS side of a test server. */
+export interface ServerTlsOptions {
+  /** The server's certificate chain, PEM. */
+  readonly certificate: string;
+  /** Its private key, PEM (unencrypted). */
+  readonly privateKey: string;
+  /** CA certificates (PEM) that client certificates must chain to; required unless `clientAuth` is `none`. */
+  readonly ca?: string;
+  /** `none` by default: any client, no certificate asked. */
+  readonly clientAuth?: 'none' | 'want' | 'need';
 }
 
 /** A running standalone ZooKeeper started by {@link startZooKeeper}. */
@@ -48,6 +66,9 @@ export interface ZooKeeperServer {
   readonly connectString: string;
   readonly host: string;
   readonly port: number;
+  /** `127.0.0.1:<securePort>` when started with `tls`: the TLS port. */
+  readonly secureConnectString: string | undefined;
+  readonly securePort: number | undefined;
   /** ZooKeeper's `dataDir` (snapshots and transaction logs). */
   readonly dataDir: string;
   /** The server's own temp directory: `zoo.cfg`, `zookeeper.log` and `data/`; removed by `stop()`. */
@@ -96,10 +117,12 @@ export async function startZooKeeper(
   mkdirSync(dataDir);
   try {
     for (let attempt = 1; ; attempt++) {
-      const port = options.port ?? (await freePorts(1, HOST))[0]!;
+      const [free, freeSecure] = await freePorts(2, HOST);
+      const port = options.port ?? free!;
+      const securePort = options.tls ? freeSecure : undefined;
       try {
-        const jvm = await launchAndWait(installation, options, dir, dataDir, port);
-        return serverHandle(installation, options, dir, dataDir, port, jvm);
+        const jvm = await launchAndWait(installation, options, dir, dataDir, port, securePort);
+        return serverHandle(installation, options, dir, dataDir, port, securePort, jvm);
       } catch (error) {
         const retry =
           error instanceof ZooKeeperStartError &&
@@ -121,6 +144,7 @@ async function launchAndWait(
   dir: string,
   dataDir: string,
   port: number,
+  securePort: number | undefined,
 ): Promise<ServerProcess> {
   writeFileSync(
     join(dir, 'zoo.cfg'),
@@ -131,7 +155,10 @@ async function launchAndWait(
       tickTime: options.tickTime ?? 500,
       minSessionTimeoutMs: options.minSessionTimeoutMs,
       maxSessionTimeoutMs: options.maxSessionTimeoutMs,
-      extraConfig: options.extraConfig,
+      extraConfig: {
+        ...(options.tls && securePort !== undefined ? tlsConfig(dir, options.tls, securePort) : {}),
+        ...options.extraConfig,
+      },
     }),
   );
   const jvm = launchServer({
@@ -156,6 +183,7 @@ function serverHandle(
   dir: string,
   dataDir: string,
   port: number,
+  securePort: number | undefined,
   firstJvm: ServerProcess,
 ): ZooKeeperServer {
   const connectString = `${HOST}:${port}`;
@@ -173,6 +201,8 @@ function serverHandle(
     connectString,
     host: HOST,
     port,
+    secureConnectString: securePort === undefined ? undefined : `${HOST}:${securePort}`,
+    securePort,
     dataDir,
     dir,
     logFile: join(dir, 'zookeeper.log'),
@@ -191,7 +221,7 @@ function serverHandle(
       return serially(async () => {
         if (stopped) throw new Error(`ZooKeeper ${connectString} was stopped`);
         await jvm.stop();
-        jvm = await launchAndWait(installation, options, dir, dataDir, port);
+        jvm = await launchAndWait(installation, options, dir, dataDir, port, securePort);
       });
     },
     fourLetterWord(word) {
@@ -200,6 +230,45 @@ function serverHandle(
     mntr() {
       return mntr(connectString);
     },
+  };
+}
+
+/**
+ * The zoo.cfg lines of a TLS port: Netty (the only connection factory with TLS), PEM key and
+ * trust stores written into the server's directory. Unknown zoo.cfg keys become `zookeeper.*`
+ * system properties, which is where ZooKeeper reads its `ssl.*` settings.
+ *
+ * @param dir The server's directory.
+ * @param tls The certificate, key and client authentication.
+ * @param securePort The TLS port.
+ * @return The zoo.cfg entries.
+ */
+export function tlsConfig(
+  dir: string,
+  tls: ServerTlsOptions,
+  securePort: number,
+): Record<string, string> {
+  const clientAuth = tls.clientAuth ?? 'none';
+  if (clientAuth !== 'none' && !tls.ca) {
+    throw new Error(`startZooKeeper: tls.clientAuth '${clientAuth}' needs tls.ca`);
+  }
+  const keyStore = join(dir, 'keystore.pem');
+  const trustStore = join(dir, 'truststore.pem');
+  writeFileSync(keyStore, `${tls.privateKey.trim()}\n${tls.certificate.trim()}\n`, { mode: 0o600 });
+  writeFileSync(trustStore, `${(tls.ca ?? tls.certificate).trim()}\n`);
+  return {
+    secureClientPort: String(securePort),
+    secureClientPortAddress: HOST,
+    serverCnxnFactory: 'org.apache.zookeeper.server.NettyServerCnxnFactory',
+    'ssl.keyStore.location': keyStore,
+    'ssl.keyStore.type': 'PEM',
+    'ssl.trustStore.location': trustStore,
+    'ssl.trustStore.type': 'PEM',
+    'ssl.clientAuth': clientAuth,
+    // A client certificate authenticates the session as x509:<its subject> (ACL scheme x509).
+    ...(clientAuth === 'none'
+      ? {}
+      : { 'authProvider.x509': 'org.apache.zookeeper.server.auth.X509AuthenticationProvider' }),
   };
 }
 
