@@ -939,9 +939,8 @@ export class ZkClient {
     if (path === '/') return;
     const acl = options.acl === undefined ? undefined : validateAcl(options.acl, path);
     const segments = path.split('/').slice(1);
-    // ZooKeeper deletes an empty container once it has had a child: a parent found (or made)
-    // here can vanish before its child is created. The child's create then fails NoNode, and
-    // the walk starts again from the top.
+    // ZooKeeper reaps an empty container: one made here, or found here, can go before its child
+    // is made (NoNode). Walk again then; a few times, as a reaper that keeps winning is a bug.
     for (let attempt = 1; ; attempt++) {
       try {
         await this.mkdirpWalk(segments, mode, acl);

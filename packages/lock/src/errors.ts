@@ -22,13 +22,22 @@ export class LockLostError extends Error {
   }
 }
 
-/** The lock was not acquired within `timeoutMs`; nothing was left behind in ZooKeeper. */
+/**
+ * The lock was not acquired within `timeoutMs`; nothing is left behind in ZooKeeper (the node's
+ * removal is under way when this is thrown). When the client was not connected for the whole
+ * wait, `cause` is a ZkError saying so: `ConnectTimeout` (never connected) or `ConnectionLoss`
+ * (connected at some moment, not at the end) — ZooKeeper unreachable, not a busy lock.
+ */
 export class LockTimeoutError extends Error {
   override readonly name = 'LockTimeoutError';
   constructor(
     readonly path: string,
     readonly waitedMs: number,
+    options?: { cause?: unknown },
   ) {
-    super(`Lock ${path} not acquired within ${Math.round(waitedMs)} ms`);
+    super(
+      `Lock ${path} not acquired within ${Math.round(waitedMs)} ms${options?.cause === undefined ? '' : ` (${(options.cause as Error).message ?? String(options.cause)})`}`,
+      options,
+    );
   }
 }

@@ -6,7 +6,7 @@ import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import type { Observable } from 'rxjs';
 import { LockTimeoutError } from './errors';
 import { type Lease, LeaseCore } from './lease';
-import { type Decide, deleteQuietly, joinQueue } from './lock-queue';
+import { type Decide, joinQueue, removeOwnNode } from './lock-queue';
 import { exclusiveRule } from './mutex';
 import { Marker } from './node-names';
 import {
@@ -21,7 +21,16 @@ export interface SemaphoreOptions extends Omit<LockOptions, 'reentrant'> {
   leases: number;
 }
 
-/** Curator's rule for leases: hold while the leases (ours included) number at most `leases`. */
+/**
+ * Curator's rule for leases: hold while the leases (ours included) number at most `leases`.
+ *
+ * Safe without the `locks` gate (which only keeps takers from starving each other): say k
+ * holders each counted at most `leases` in a listing containing their node. The last of those
+ * listings was made after every one of the k nodes was created (each was in its owner's own,
+ * earlier or equal, listing) and while all of them still existed (they hold at once, later), so
+ * it counted all k: k <= `leases`. A `leases` parent with a node in it cannot be reaped, so all
+ * those listings were of one parent znode.
+ */
 function leaseRule(leases: number): Decide {
   return (children) =>
     children.length <= leases ? { holds: true } : { holds: false, waitFor: 'children' };
@@ -86,6 +95,7 @@ async function holdLease(
         wait: true,
         // Our `locks` node died with the session too: start over from the gate.
         onSessionLoss: 'fail',
+        onQueued: resolved.onQueued,
       });
       if (!lease) continue;
       return new LeaseCore(
@@ -97,7 +107,8 @@ async function holdLease(
       throw error;
     } finally {
       // Let the next taker count: remove our `locks` node without waiting for it.
-      client.track(deleteQuietly(client, gate.node).catch(() => {}));
+      gate.nodeWatch.unsubscribe();
+      void removeOwnNode(client, gate.node, gate.sessionId);
     }
   }
 }
