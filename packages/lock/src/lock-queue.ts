@@ -418,7 +418,14 @@ class QueueAttempt {
       }
       this.watchNode(this.node);
       this.queued(this.node.path);
-      return this.bounded(listed);
+      try {
+        return await this.bounded(listed);
+      } catch (error) {
+        // The deadline passed (or the signal fired) while the listing was on its way: our node
+        // exists, and nothing else will remove it.
+        this.giveUp();
+        throw error;
+      }
     }
   }
 
