@@ -43,6 +43,8 @@ describe('mutex on a 3-server ensemble', () => {
     });
     expect(sessionStates).toEqual(['connected', 'suspended', 'reconnected']);
     expect(holder.sessionId).toBe(sessionId);
+    // Back to held once the lease has read its node again (a round trip after 'reconnected').
+    await vi.waitUntil(() => leaseStates.length === 3, { timeout: 10_000, interval: 10 });
     expect(leaseStates).toEqual(['held', 'suspended', 'held']);
     expect(lease.isHeld).toBe(true);
     await sleep(200);
