@@ -6,7 +6,7 @@
  */
 import type { Acl } from '../acl';
 import { OPEN_ACL_UNSAFE } from '../acl';
-import { Rc, ZkError, ZkErrorCode } from '../errors';
+import { codeOfReturnCode, Rc, ZkError, ZkErrorCode } from '../errors';
 import type { Stat } from '../stat';
 import type {
   ClientInfo,
@@ -273,6 +273,21 @@ export class ProtocolSession implements SessionHandle {
 
   private onConnectResponse(connection: Connection, frame: Buffer): void {
     if (this.connection !== connection || this.state !== 'connecting') return;
+    if (frame.length === 16) {
+      // A ReplyHeader instead of a ConnectResponse: the server refused to create the session
+      // (a read-only server without local sessions answers createSession NotReadOnly).
+      const reader = new JuteReader(frame);
+      reader.skip(12);
+      const rc = reader.int();
+      connection.destroy(
+        new ZkError(
+          codeOfReturnCode(rc),
+          `${connection.describe()} refused the session: ${codeOfReturnCode(rc)} (rc ${rc})`,
+          { rc },
+        ),
+      );
+      return;
+    }
     const response = decodeConnectResponse(new JuteReader(frame));
     clearTimeout(this.attemptTimer);
     this.attemptTimer = undefined;
