@@ -2,7 +2,30 @@
  * One run of one scenario: its fresh path and sessions, the warm-up and measured phases over
  * global tickets, the server's packet count around them, the invariant and stall checks.
  */
-import { createClient, isZkError, joinPath, type ZkClient, ZkErrorCode } from '@zkrx/core';
+import {
+  createClient,
+  isZkError,
+  joinPath,
+  type Transport,
+  type ZkClient,
+  ZkErrorCode,
+} from '@zkrx/core';
+import { nativeTransport } from '@zkrx/core/native';
+
+/**
+ * `ZKRX_BENCH_TRANSPORT=native` runs the sessions on the native transport (the stock `zookeeper`
+ * binding) instead of the default TypeScript one; the result line's impl is then `zkrx-native`.
+ */
+export const benchTransport: 'typescript' | 'native' =
+  process.env.ZKRX_BENCH_TRANSPORT === 'native' ? 'native' : 'typescript';
+
+let transport: Transport | undefined;
+function sessionTransport(): Transport | undefined {
+  if (benchTransport === 'typescript') return undefined;
+  transport ??= nativeTransport();
+  return transport;
+}
+
 import { mntr } from '@zkrx/testing';
 import type { ScenarioName } from './options';
 
@@ -120,6 +143,7 @@ export class RunContext {
     const client = createClient({
       connect: this.settings.connect,
       sessionTimeoutMs: SESSION_TIMEOUT_MS,
+      transport: sessionTransport(),
     });
     this.clients.push(client);
     await this.guard(client.connected(20_000));

@@ -4,7 +4,13 @@
  * `server_packets_sent_per_op`, then the scenario's own fields and `warmup_ops`).
  */
 import type { BenchOptions, ScenarioName } from './options';
-import { BenchExit, RunContext, type RunOutput, type RunSettings } from './run-context';
+import {
+  BenchExit,
+  benchTransport,
+  RunContext,
+  type RunOutput,
+  type RunSettings,
+} from './run-context';
 import { scenarios } from './scenario-registry';
 import { ms, percentile, round } from './stats';
 
@@ -61,7 +67,7 @@ export async function runOne(settings: RunSettings, output: RunOutput): Promise<
     const result = await context.guard(scenario.run(context));
     const seconds = result.elapsedMs / 1000;
     const line: ResultLine = {
-      impl: 'zkrx',
+      impl: benchTransport === 'native' ? 'zkrx-native' : 'zkrx',
       scenario: settings.scenario,
       clients: result.clients,
       ops: settings.ops,
