@@ -24,8 +24,15 @@ import {
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
-import { LockTimeoutError } from './errors';
-import { type LockChild, protectedName, sortChildren } from './node-names';
+import { LockConflictError, LockTimeoutError } from './errors';
+import {
+  type LockChild,
+  parseChild,
+  protectedName,
+  recipeOfKind,
+  SEMAPHORE_CHILDREN,
+  sortChildren,
+} from './node-names';
 
 /** What a recipe concludes from the sorted children and its own position among them. */
 export type QueueDecision =
@@ -68,7 +75,10 @@ export interface JoinOptions {
    * (default), or `fail` with ZkError `SessionExpired` (for recipes whose other nodes died too).
    */
   readonly onSessionLoss?: 'restart' | 'fail';
-  /** Called with our node's path each time it joins the queue (before any wait). */
+  /**
+   * Called with our node's path each time it joins the queue: once the first listing with our
+   * node in it was read (and found no conflict), before the decision and any wait.
+   */
   readonly onQueued?: (node: string) => void;
 }
 
@@ -297,13 +307,21 @@ class QueueAttempt {
   }
 
   async run(): Promise<QueueHold | null | typeof RESTART> {
-    const first = await this.createNode();
+    let first: LockChild[] | undefined | typeof RESTART;
+    try {
+      first = await this.createNode();
+    } catch (error) {
+      // Given up after our node was made (e.g. while its listing was out): remove it.
+      this.giveUp();
+      throw error;
+    }
     if (first === RESTART) return RESTART;
     const node = this.node as Created;
     const ourName = nameOf(node.path);
     // A listing is `fresh` when read for this decision; a watch's listing may be a cached one.
     let children: LockChild[] | undefined = first;
     let fresh = true;
+    let queued = false;
     try {
       for (;;) {
         if (children === undefined) {
@@ -325,6 +343,15 @@ class QueueAttempt {
           }
           this.giveUp();
           return RESTART;
+        }
+        // A semaphore's layout here cannot queue with ours: fail fast rather than overlap.
+        if (children.some((child) => SEMAPHORE_CHILDREN.includes(child.name))) {
+          const asked = recipeOfKind(parseChild(nameOf(node.path)).kind);
+          throw new LockConflictError(this.options.path, asked, 'semaphore');
+        }
+        if (!queued) {
+          queued = true;
+          this.queued(node.path);
         }
         // Safe whatever the rule: `children` contains our node (see the module header).
         const decision = this.options.decide(children, ourIndex);
@@ -417,7 +444,6 @@ class QueueAttempt {
         throw error;
       }
       this.watchNode(this.node);
-      this.queued(this.node.path);
       return this.bounded(listed);
     }
   }
@@ -517,7 +543,6 @@ class QueueAttempt {
       }
       this.node = { path: node, stat };
       this.watchNode(this.node);
-      this.queued(node);
       return sortChildren(children);
     } catch (error) {
       if (isZkError(error, ZkErrorCode.NoNode)) return RESTART;
