@@ -4,7 +4,6 @@
  */
 import type { ZkClient } from '@zkrx/core';
 import { acquire, type Lease, LockLostError } from '@zkrx/lock';
-import { acquireWrite } from '@zkrx/rwlock';
 import {
   childrenOf,
   connectedClient,
