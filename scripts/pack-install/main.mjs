@@ -4,7 +4,8 @@
  * then installs each published package alone with npm in a fresh project under the system's
  * temp directory and runs its smoke from ESM and CommonJS against a test ZooKeeper.
  *
- *   node scripts/pack-install/main.mjs [--only core,lock] [--keep] [--npm-arg=--ignore-scripts]
+ *   node scripts/pack-install/main.mjs [--only core,lock] [--keep] [--jobs 1]
+ *                                      [--npm-arg=--ignore-scripts]
  *
  * Needs a build (`pnpm build`), Java and ZooKeeper (scripts/bootstrap.sh) and the npm registry.
  */
@@ -23,6 +24,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     keep: { type: 'boolean', default: false },
     'npm-arg': { type: 'string', multiple: true, default: [] },
+    jobs: { type: 'string', default: '1' },
   },
 });
 
@@ -81,56 +83,70 @@ if (chosen.length === 0) throw new Error(`no scenario named ${args.only}`);
 
 // The ZooKeeper the smokes use: the workspace's own @zkrx/testing build.
 const { startZooKeeper } = await import(`${root}/packages/testing/dist/index.js`);
+const { createClient } = await import(`${root}/packages/core/dist/index.js`);
 const server = await startZooKeeper();
+const admin = createClient({ connect: server.connectString });
+await admin.connected();
 log(`ZooKeeper on ${server.connectString}`);
 
 const results = [];
 let failed = false;
-try {
-  for (const scenario of chosen) {
-    const dir = join(base, 'projects', scenario.name);
+
+/** Installs one scenario's project and runs its smoke (and what comes after). */
+async function runScenario(scenario) {
+  const dir = join(base, 'projects', scenario.name);
+  const { ms } = await installProject({
+    dir,
+    packs,
+    install: scenario.install,
+    registry: scenario.registry,
+    npmArgs: [...(scenario.npmArgs ?? []), ...args['npm-arg']],
+  });
+  for (const pack of packs) {
+    let installed;
     try {
-      const { ms } = await installProject({
-        dir,
-        packs,
-        install: scenario.install,
-        registry: scenario.registry,
-        npmArgs: [...(scenario.npmArgs ?? []), ...args['npm-arg']],
-      });
-      for (const pack of packs) {
-        let installed;
-        try {
-          installed = installedManifest(dir, pack.name).version;
-        } catch {
-          continue; // not needed by this package
-        }
-        if (installed !== pack.version) {
-          throw new Error(
-            `${pack.name}@${installed} installed instead of the tarball's ${pack.version}`,
-          );
-        }
-      }
-      log(`${scenario.name}: npm install ${(ms / 1000).toFixed(1)} s`);
-      const env = {
-        connect: server.connectString,
-        root: `/zkrx-pack-install-${scenario.name}-${process.pid}`,
-      };
-      const smoke = await runSmoke({ dir, smokeFile: scenario.smoke, env });
-      log(`${scenario.name}: ESM  ${smoke.esm}`);
-      log(`${scenario.name}: CJS  ${smoke.cjs}`);
-      if (scenario.after) {
-        log(
-          `${scenario.name}: ${await scenario.after({ root, dir, connect: server.connectString })}`,
-        );
-      }
-      results.push({ scenario: scenario.name, ok: true, installMs: ms });
+      installed = installedManifest(dir, pack.name).version;
+    } catch {
+      continue; // not needed by this package
+    }
+    if (installed !== pack.version) {
+      throw new Error(
+        `${pack.name}@${installed} installed instead of the tarball's ${pack.version}`,
+      );
+    }
+  }
+  log(`${scenario.name}: npm install ${(ms / 1000).toFixed(1)} s`);
+  // Each scenario works under its own chroot of the test server.
+  const chroot = `/zkrx-pack-install-${process.pid}-${scenario.name}`;
+  await admin.promises.mkdirp(chroot);
+  const connect = `${server.connectString}${chroot}`;
+  const smoke = await runSmoke({
+    dir,
+    smokeFile: scenario.smoke,
+    env: { connect, root: '/smoke' },
+  });
+  log(`${scenario.name}: ESM  ${smoke.esm}`);
+  log(`${scenario.name}: CJS  ${smoke.cjs}`);
+  if (scenario.after) log(`${scenario.name}: ${await scenario.after({ root, dir, connect })}`);
+  return ms;
+}
+
+const queue = [...chosen];
+const workers = Array.from({ length: Math.max(1, Number(args.jobs)) }, async () => {
+  for (let scenario = queue.shift(); scenario; scenario = queue.shift()) {
+    try {
+      results.push({ scenario: scenario.name, ok: true, installMs: await runScenario(scenario) });
     } catch (error) {
       failed = true;
       results.push({ scenario: scenario.name, ok: false });
       console.error(`[pack-install] ${scenario.name} FAILED: ${error.message}`);
     }
   }
+});
+try {
+  await Promise.all(workers);
 } finally {
+  await admin.close();
   await server.stop();
   if (!args.keep && !failed) rmSync(base, { recursive: true, force: true });
   else log(`kept: ${base} (packs/, projects/)`);
