@@ -120,10 +120,11 @@ async function runScenario(scenario) {
   const chroot = `/zkrx-pack-install-${process.pid}-${scenario.name}`;
   await admin.promises.mkdirp(chroot);
   const connect = `${server.connectString}${chroot}`;
+  // `connect` for clients; `server` and `chroot` for a smoke that puts a proxy in between.
   const smoke = await runSmoke({
     dir,
     smokeFile: scenario.smoke,
-    env: { connect, root: '/smoke' },
+    env: { connect, server: server.connectString, chroot, root: '/smoke' },
   });
   log(`${scenario.name}: ESM  ${smoke.esm}`);
   log(`${scenario.name}: CJS  ${smoke.cjs}`);

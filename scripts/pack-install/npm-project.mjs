@@ -60,8 +60,8 @@ export function installedManifest(dir, name) {
 }
 
 /**
- * Runs `smokeFile` (an ES module whose default export is `async (load, env) => string`) in the
- * project twice: loaded by an ES module whose `load` is `import()`, and by a CommonJS module
+ * Runs `smokeFile` (an ES module whose default export is `async (load, env) => string`; `env` is
+ * JSON: `{ connect, server, chroot, root }` from main.mjs) in the project twice: loaded by an ES module whose `load` is `import()`, and by a CommonJS module
  * whose `load` is `require()`. Each run is its own Node process with the project as its cwd.
  *
  * @return {Promise<{ esm: string, cjs: string }>} what each run printed last
