@@ -5,7 +5,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { LeaderService } from '@zkrx/nestjs';
-import { startZooKeeper, type ZooKeeperServer } from '@zkrx/testing';
+import type { ZooKeeperServer } from '@zkrx/testing';
 import { AppModule } from './app.module';
 import type { Restocked } from './inventory.service';
 import { Journal, type JournalEntry } from './journal';
@@ -97,6 +97,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   const instances: Instance[] = [];
   try {
     if (!options.connect) {
+      // Loaded only here: with ZK_CONNECT the app runs without @zkrx/testing installed.
+      const { startZooKeeper } = await import('@zkrx/testing');
       server = await startZooKeeper();
       line('demo', `embedded ZooKeeper on ${server.connectString}`);
     }

@@ -1,6 +1,6 @@
 /**
- * What ZooKeeper writes once a parent's sequence counter (its cversion, a signed 32-bit int that
- * every child create and delete bumps) wraps, and how zkrx reads and orders it.
+ * What ZooKeeper writes once a parent's sequence counter (a signed 32-bit int counting the
+ * children created under it; deletes do not move it) wraps, and how zkrx reads and orders it.
  */
 import { sequenceOf, sortChildren } from '@zkrx/lock';
 import { describe, expect, it } from 'vitest';

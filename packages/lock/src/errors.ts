@@ -41,3 +41,24 @@ export class LockTimeoutError extends Error {
     );
   }
 }
+
+/**
+ * Two kinds of lock were asked for on one path whose layouts cannot queue together: a semaphore
+ * (its `leases` and `locks` children) and a queue lock (mutex, read or write lock, election).
+ * Thrown by the one that finds the other's nodes there; it created nothing that stays.
+ */
+export class LockConflictError extends Error {
+  override readonly name = 'LockConflictError';
+  readonly code = 'LockConflict';
+  constructor(
+    readonly path: string,
+    /** What was asked for. */
+    readonly kind: string,
+    /** What the path's nodes belong to. */
+    readonly otherKind: string,
+  ) {
+    super(
+      `Cannot take a ${kind} at ${path}: a ${otherKind} uses that path (its nodes are there). Give each lock its own path.`,
+    );
+  }
+}

@@ -4,7 +4,7 @@
  */
 
 export type { LockLostReason } from './errors';
-export { LockLostError, LockTimeoutError } from './errors';
+export { LockConflictError, LockLostError, LockTimeoutError } from './errors';
 export type { Lease, LeaseState, SuspendedPolicy } from './lease';
 export { heldInContext, LeaseCore, LeaseReleasedError, runHolding } from './lease';
 export type { Decide, JoinOptions, QueueDecision, QueueHold } from './lock-queue';

@@ -24,8 +24,15 @@ import {
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
-import { LockTimeoutError } from './errors';
-import { type LockChild, protectedName, sortChildren } from './node-names';
+import { LockConflictError, LockTimeoutError } from './errors';
+import {
+  type LockChild,
+  parseChild,
+  protectedName,
+  recipeOfKind,
+  SEMAPHORE_CHILDREN,
+  sortChildren,
+} from './node-names';
 
 /** What a recipe concludes from the sorted children and its own position among them. */
 export type QueueDecision =
@@ -68,7 +75,10 @@ export interface JoinOptions {
    * (default), or `fail` with ZkError `SessionExpired` (for recipes whose other nodes died too).
    */
   readonly onSessionLoss?: 'restart' | 'fail';
-  /** Called with our node's path each time it joins the queue (before any wait). */
+  /**
+   * Called with our node's path each time it joins the queue: once the first listing with our
+   * node in it was read (and found no conflict), before the decision and any wait.
+   */
   readonly onQueued?: (node: string) => void;
 }
 
@@ -113,6 +123,21 @@ function abortReason(signal: AbortSignal): unknown {
 }
 
 const ignore = () => {};
+
+/**
+ * Calls `onDeadline` once `performance.now()` has reached `deadline` (a timer may fire a little
+ * early on its own clock: then it is armed again). Returns the cancel function.
+ */
+function atDeadline(deadline: number, onDeadline: () => void): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    const left = deadline - performance.now();
+    if (left <= 0) return onDeadline();
+    timer = setTimeout(arm, Math.ceil(left));
+  };
+  arm();
+  return () => clearTimeout(timer);
+}
 
 /**
  * Joins the queue at `path` and resolves once the recipe's rule says we hold; resolves null
@@ -297,13 +322,21 @@ class QueueAttempt {
   }
 
   async run(): Promise<QueueHold | null | typeof RESTART> {
-    const first = await this.createNode();
+    let first: LockChild[] | undefined | typeof RESTART;
+    try {
+      first = await this.createNode();
+    } catch (error) {
+      // Given up after our node was made (e.g. while its listing was out): remove it.
+      this.giveUp();
+      throw error;
+    }
     if (first === RESTART) return RESTART;
     const node = this.node as Created;
     const ourName = nameOf(node.path);
     // A listing is `fresh` when read for this decision; a watch's listing may be a cached one.
     let children: LockChild[] | undefined = first;
     let fresh = true;
+    let queued = false;
     try {
       for (;;) {
         if (children === undefined) {
@@ -325,6 +358,15 @@ class QueueAttempt {
           }
           this.giveUp();
           return RESTART;
+        }
+        // A semaphore's layout here cannot queue with ours: fail fast rather than overlap.
+        if (children.some((child) => SEMAPHORE_CHILDREN.includes(child.name))) {
+          const asked = recipeOfKind(parseChild(nameOf(node.path)).kind);
+          throw new LockConflictError(this.options.path, asked, 'semaphore');
+        }
+        if (!queued) {
+          queued = true;
+          this.queued(node.path);
         }
         // Safe whatever the rule: `children` contains our node (see the module header).
         const decision = this.options.decide(children, ourIndex);
@@ -417,15 +459,7 @@ class QueueAttempt {
         throw error;
       }
       this.watchNode(this.node);
-      this.queued(this.node.path);
-      try {
-        return await this.bounded(listed);
-      } catch (error) {
-        // The deadline passed (or the signal fired) while the listing was on its way: our node
-        // exists, and nothing else will remove it.
-        this.giveUp();
-        throw error;
-      }
+      return this.bounded(listed);
     }
   }
 
@@ -524,7 +558,6 @@ class QueueAttempt {
       }
       this.node = { path: node, stat };
       this.watchNode(this.node);
-      this.queued(node);
       return sortChildren(children);
     } catch (error) {
       if (isZkError(error, ZkErrorCode.NoNode)) return RESTART;
@@ -545,10 +578,10 @@ class QueueAttempt {
     if (!signal && !Number.isFinite(remaining)) return work;
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let cancelTimer = ignore;
       const settle = () => {
         settled = true;
-        clearTimeout(timer);
+        cancelTimer();
         signal?.removeEventListener('abort', onAbort);
       };
       const giveUp = (reason: unknown) => {
@@ -573,8 +606,8 @@ class QueueAttempt {
       );
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (Number.isFinite(remaining)) {
-        timer = setTimeout(() => giveUp(this.timeoutError()), Math.max(0, remaining));
+      if (Number.isFinite(remaining) && !settled) {
+        cancelTimer = atDeadline(this.deadline, () => giveUp(this.timeoutError()));
       }
     });
   }
@@ -680,12 +713,12 @@ class QueueAttempt {
     const owner = this.node?.stat.ephemeralOwner;
     return new Promise<T | WaitOutcome>((resolve) => {
       let settled = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let cancelTimer = ignore;
       const subscriptions: { unsubscribe(): void }[] = [];
       const finish = (outcome: T | WaitOutcome) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        cancelTimer();
         this.onNodeGone = undefined;
         signal?.removeEventListener('abort', onAbort);
         for (const subscription of subscriptions) subscription.unsubscribe();
@@ -698,7 +731,9 @@ class QueueAttempt {
       }
       const remaining = this.deadline - performance.now();
       if (remaining <= 0) return finish('timeout');
-      if (Number.isFinite(remaining)) timer = setTimeout(() => finish('timeout'), remaining);
+      if (Number.isFinite(remaining)) {
+        cancelTimer = atDeadline(this.deadline, () => finish('timeout'));
+      }
       if (this.nodeGone) return finish('own-deleted');
       this.onNodeGone = () => finish('own-deleted');
       subscriptions.push(

@@ -35,16 +35,18 @@ export class LockUpgradeError extends Error {
 
 /**
  * A reader holds when no writer sorts before it; it waits only for the nearest writer before it
- * (herd-free), then lists again.
+ * (herd-free), then lists again. Any node of an exclusive kind counts as a writer: a mutex, an
+ * election's, a kazoo write lock's (one path, one lock: a reader must not share with a mutex
+ * holder). Only read nodes share; unknown names (no sequence) sort last and block nobody.
  *
- * Safe because the listing contains our node: a writer created later in the same parent znode
+ * Safe because the listing contains our node: a node created later in the same parent znode
  * has a higher sequence (sorts after us), and the parent cannot be reaped while our node is in
  * it. The only nodes without a fresh sequence are downgrade read nodes, which are readers.
  */
 export const readRule: Decide = (children, ourIndex) => {
   for (let index = ourIndex - 1; index >= 0; index--) {
     const child = children[index] as (typeof children)[number];
-    if (child.kind === 'write') return { holds: false, waitFor: child };
+    if (child.kind !== 'read' && child.kind !== 'other') return { holds: false, waitFor: child };
   }
   return { holds: true };
 };
