@@ -56,6 +56,23 @@ describe('HostList', () => {
     });
   });
 
+  it('waits a short random time before reconnecting after a lost connection', () => {
+    const hosts = new HostList(
+      endpoints,
+      { firstDelayMs: 50, maxDelayMs: 1_000, reconnectDelayMs: [10, 100] },
+      seeded(5),
+    );
+    hosts.next();
+    hosts.succeeded();
+    hosts.lost();
+    const { delayMs } = hosts.next();
+    expect(delayMs).toBeGreaterThanOrEqual(10);
+    expect(delayMs).toBeLessThanOrEqual(100);
+    // The next server after that one failing is tried at once again.
+    hosts.failed();
+    expect(hosts.next().delayMs).toBe(0);
+  });
+
   it('starts afresh after a session was established', () => {
     const hosts = new HostList(endpoints.slice(0, 1), undefined, seeded(1));
     hosts.next();

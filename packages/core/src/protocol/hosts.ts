@@ -29,16 +29,24 @@ export function parseConnectString(connect: string): ParsedConnectString {
 export interface BackoffOptions {
   readonly firstDelayMs: number;
   readonly maxDelayMs: number;
+  /** The pause before reconnecting after a lost connection: a random time in this range. */
+  readonly reconnectDelayMs?: readonly [number, number];
 }
 
-const defaultBackoff: BackoffOptions = { firstDelayMs: 50, maxDelayMs: 1_000 };
+const defaultBackoff: BackoffOptions = {
+  firstDelayMs: 50,
+  maxDelayMs: 1_000,
+  reconnectDelayMs: [10, 100],
+};
 
 /**
  * Hands out the next server to try and how long to wait before trying it. The order is shuffled
  * once (so a fleet of clients spreads over the ensemble); within a round each server is tried
  * at once after the previous one failed; after a whole round failed the next round waits, with
  * jitter, `firstDelayMs` doubling up to `maxDelayMs`. A connection that establishes a session
- * resets the rounds.
+ * resets the rounds. After a lost connection the first try waits a short random time: a fleet
+ * of clients does not hit the next server all at once, and a client whose session another
+ * connection took over (the server drops the older one) does not take it back at once.
  *
  * ## Example
  * ```ts
@@ -50,6 +58,7 @@ export class HostList {
   private readonly order: Endpoint[];
   private index = 0;
   private failuresInRow = 0;
+  private reconnecting = false;
 
   constructor(
     endpoints: readonly Endpoint[],
@@ -74,7 +83,11 @@ export class HostList {
     const rounds = Math.floor(this.failuresInRow / this.order.length);
     const startsRound = this.failuresInRow > 0 && this.failuresInRow % this.order.length === 0;
     let delayMs = 0;
-    if (startsRound) {
+    if (this.reconnecting) {
+      this.reconnecting = false;
+      const [low, high] = this.backoff.reconnectDelayMs ?? [0, 0];
+      delayMs = Math.round(low + this.random() * (high - low));
+    } else if (startsRound) {
       const ceiling = Math.min(
         this.backoff.maxDelayMs,
         this.backoff.firstDelayMs * 2 ** (rounds - 1),
@@ -92,5 +105,12 @@ export class HostList {
   /** A session was established: the next failure starts a fresh round. */
   succeeded(): void {
     this.failuresInRow = 0;
+    this.reconnecting = false;
+  }
+
+  /** An established connection was lost: the next try waits `reconnectDelayMs`. */
+  lost(): void {
+    this.failuresInRow = 0;
+    this.reconnecting = true;
   }
 }

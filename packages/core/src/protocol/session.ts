@@ -384,6 +384,7 @@ export class ProtocolSession implements SessionHandle {
       this.state = 'connecting';
       this.options.log.info(`connection lost: ${reason.message}`, { sessionId: this.sessionHex });
       this.pipeline.detach(Rc.connectionLoss, reason);
+      this.hosts.lost();
       this.listener.onDisconnected(this, reason);
       this.connectNext();
       return;
