@@ -438,6 +438,27 @@ describe('ACLs', () => {
   });
 });
 
+describe('credentials across connections', () => {
+  it('sends the auth credentials again on every connection: the ACL still passes after a reconnect', async () => {
+    const digest = createHash('sha1').update('bob:secret').digest('base64');
+    const acl = [{ permissions: Permission.All, scheme: 'digest', id: `bob:${digest}` }];
+    const proxy = await proxyTo();
+    const bob = await connectedClient({
+      connect: proxy.connectString,
+      auth: { scheme: 'digest', credentials: 'bob:secret' },
+    });
+    const root = await testRoot();
+    const path = `${root}/bob`;
+    await createWithAcl(bob, path, 'private', acl);
+    const session = record(bob.session$);
+    proxy.cut();
+    await waitFor(() => bob.state === 'reconnected');
+    expect(statesOf(session)).toEqual(['connected', 'suspended', 'reconnected']);
+    expect((await bob.promises.get(path)).data.toString()).toBe('private');
+    await bob.promises.set(path, 'still mine');
+  });
+});
+
 describe('error codes', () => {
   it('fails with typed ZkErrors: NoNode, NodeExists, NotEmpty, NoChildrenForEphemerals', async () => {
     const client = await connectedClient();

@@ -1,5 +1,7 @@
+import { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { FrameReader } from './connection';
+import { Connection, FrameReader } from './connection';
 import { ProtocolError } from './jute';
 
 function framed(...bodies: Buffer[]): Buffer {
@@ -78,5 +80,50 @@ describe('FrameReader', () => {
       most = Math.max(most, reader.buffered);
     }
     expect(most).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('Connection', () => {
+  /** A socket that records what the connection does with it. */
+  function fakeSocket() {
+    const calls: string[] = [];
+    const socket = Object.assign(new EventEmitter(), {
+      setNoDelay: () => calls.push('setNoDelay'),
+      cork: () => calls.push('cork'),
+      uncork: () => calls.push('uncork'),
+      write: (frame: Buffer) => calls.push(`write ${frame.toString()}`),
+      destroy: () => calls.push('destroy'),
+      end: () => calls.push('end'),
+    });
+    return { socket: socket as unknown as Socket, calls };
+  }
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('writes what one turn of the event loop sent in one batch (one writev), the next turn in another', async () => {
+    const { socket, calls } = fakeSocket();
+    const connection = new Connection(socket, { host: 'h', port: 1 }, 1_024);
+    connection.send(Buffer.from('a'));
+    connection.send(Buffer.from('b'));
+    await Promise.resolve();
+    connection.send(Buffer.from('c')); // a promise continuation of the same turn
+    expect(calls.filter((call) => call.startsWith('write'))).toEqual([]);
+    await nextTurn();
+    connection.send(Buffer.from('d'));
+    await nextTurn();
+    expect(calls.slice(1)).toEqual(['cork', 'write a', 'write b', 'write c', 'uncork', 'write d']);
+  });
+
+  it('drops the connection with MarshallingError on a frame it refuses, and tells its owner once', () => {
+    const { socket, calls } = fakeSocket();
+    const connection = new Connection(socket, { host: 'h', port: 1 }, 1_024);
+    const reasons: string[] = [];
+    connection.attach({ onFrame: () => {}, onClose: (reason) => reasons.push(reason.code) });
+    const header = Buffer.alloc(4);
+    header.writeInt32BE(1_000_000);
+    socket.emit('data', header);
+    socket.emit('close');
+    expect(reasons).toEqual(['MarshallingError']);
+    expect(calls).toContain('destroy');
+    expect(connection.isClosed).toBe(true);
   });
 });
