@@ -38,6 +38,11 @@ export interface ZkClientOptions {
   logLevel?: LogLevel;
   /** Credentials added to every session. */
   auth?: ZkAuth | readonly ZkAuth[];
+  /**
+   * SASL login on every connection, before any request: DIGEST-MD5 with a user of the servers'
+   * JAAS `Server` section. The session then passes ACLs `sasl:<username>`. Default transport only.
+   */
+  sasl?: ZkSasl;
   /** ACL of nodes created without one. Default: open to anyone. */
   defaultAcl?: readonly Acl[];
   /** How long `close()` waits for work in flight (lease releases) before closing. Default 5 s. */
@@ -61,6 +66,14 @@ export interface ZkClientOptions {
   transport?: Transport;
 }
 
+/** A SASL login (`sasl` option). */
+export interface ZkSasl {
+  /** `DIGEST-MD5` (the only mechanism supported). */
+  readonly mechanism?: 'DIGEST-MD5';
+  readonly username: string;
+  readonly password: string;
+}
+
 /** The options with every default filled in. */
 export interface ResolvedClientOptions {
   readonly connect: string;
@@ -70,6 +83,7 @@ export interface ResolvedClientOptions {
   readonly logger: Logger | undefined;
   readonly logLevel: LogLevel;
   readonly auth: readonly ZkAuth[];
+  readonly sasl: { readonly username: string; readonly password: string } | undefined;
   readonly defaultAcl: readonly Acl[] | undefined;
   readonly closeTimeoutMs: number;
   readonly tls: ConnectionOptions | undefined;
@@ -165,6 +179,19 @@ function resolveAuth(auth: ZkClientOptions['auth']): readonly ZkAuth[] {
   return list;
 }
 
+function resolveSasl(sasl: ZkClientOptions['sasl']): ResolvedClientOptions['sasl'] {
+  if (sasl === undefined) return undefined;
+  if (typeof sasl !== 'object' || sasl === null) throw bad('sasl must be { username, password }');
+  if (sasl.mechanism !== undefined && sasl.mechanism !== 'DIGEST-MD5') {
+    throw bad(`sasl.mechanism must be 'DIGEST-MD5', got ${String(sasl.mechanism)}`);
+  }
+  if (typeof sasl.username !== 'string' || sasl.username.length === 0) {
+    throw bad('sasl.username must be a non-empty string');
+  }
+  if (typeof sasl.password !== 'string') throw bad('sasl.password must be a string');
+  return { username: sasl.username, password: sasl.password };
+}
+
 /** Validates options and fills in defaults; throws ZkError `BadArguments` naming the bad option. */
 export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOptions {
   if (typeof options !== 'object' || options === null) {
@@ -215,6 +242,7 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     logger: options.logger,
     logLevel,
     auth: resolveAuth(options.auth),
+    sasl: resolveSasl(options.sasl),
     defaultAcl: options.defaultAcl,
     closeTimeoutMs: positiveMs('closeTimeoutMs', options.closeTimeoutMs, 5_000),
     tls: options.tls === true ? {} : options.tls === false ? undefined : options.tls,

@@ -532,6 +532,7 @@ export class ZkClient {
         sessionTimeoutMs: this.options.sessionTimeoutMs,
         connectTimeoutMs: this.options.connectTimeoutMs,
         auth: this.options.auth,
+        sasl: this.options.sasl,
         tls: this.options.tls,
         canBeReadOnly: this.options.canBeReadOnly,
         maxFrameBytes: this.options.maxFrameBytes,

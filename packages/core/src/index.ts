@@ -6,7 +6,7 @@ export type { Acl } from './acl';
 export { CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, Permission, READ_ACL_UNSAFE } from './acl';
 export type { ChildrenWithStat, ZkPromises } from './client';
 export { createClient, ZkClient } from './client';
-export type { ZkAuth, ZkClientOptions } from './client-options';
+export type { ZkAuth, ZkClientOptions, ZkSasl } from './client-options';
 export { resolveClientOptions, validateConnectString } from './client-options';
 export type { CreateMode, CreateOptions, MkdirpOptions } from './create-options';
 export type { ZkErrorOptions } from './errors';

@@ -129,6 +129,8 @@ export interface SessionOptions {
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly auth: readonly { readonly scheme: string; readonly credentials: string }[];
+  /** SASL DIGEST-MD5 login, done on every connection before any request. */
+  readonly sasl: { readonly username: string; readonly password: string } | undefined;
   readonly tls: ConnectionOptions | undefined;
   readonly canBeReadOnly: boolean;
   /** Largest frame accepted from a server; a larger one drops the connection. */

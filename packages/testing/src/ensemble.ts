@@ -24,7 +24,7 @@ import {
 import { renderZooCfg } from './zoo-cfg';
 
 /** Options of {@link startEnsemble}: the size, and the options of {@link startZooKeeper} but the port. */
-export interface StartEnsembleOptions extends Omit<StartZooKeeperOptions, 'port' | 'tls'> {
+export interface StartEnsembleOptions extends Omit<StartZooKeeperOptions, 'port' | 'tls' | 'sasl'> {
   /** How many servers; 3 by default. */
   size?: number;
 }

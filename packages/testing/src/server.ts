@@ -54,6 +54,12 @@ export interface StartZooKeeperOptions {
    * certificate signed by `ca`.
    */
   tls?: ServerTlsOptions;
+  /**
+   * SASL DIGEST-MD5 logins (`user: password`): a JAAS `Server` section with ZooKeeper's
+   * DigestLoginModule, and the SASL authentication provider. A client that authenticates as
+   * `alice` passes ACLs `sasl:alice`.
+   */
+  sasl?: { readonly users: Readonly<Record<string, string>> };
 }
 
 /** The TLS side of a test server. */
@@ -165,6 +171,9 @@ async function launchAndWait(
       maxSessionTimeoutMs: options.maxSessionTimeoutMs,
       extraConfig: {
         ...(options.tls && securePort !== undefined ? tlsConfig(dir, options.tls, securePort) : {}),
+        ...(options.sasl
+          ? { 'authProvider.sasl': 'org.apache.zookeeper.server.auth.SASLAuthenticationProvider' }
+          : {}),
         ...options.extraConfig,
       },
     }),
@@ -175,7 +184,7 @@ async function launchAndWait(
     cleanupDir: dir,
     jvmOptions: options.jvmOptions ?? DEFAULT_JVM_OPTIONS,
     logLevel: options.logLevel ?? 'warn',
-    systemProperties: serverSystemProperties(options),
+    systemProperties: { ...serverSystemProperties(options), ...saslSetup(dir, options.sasl) },
   });
   await waitUntilServing(jvm, {
     hostPort: `${HOST}:${port}`,
@@ -184,6 +193,37 @@ async function launchAndWait(
     timeoutMs: options.startTimeoutMs ?? 30_000,
   });
   return jvm;
+}
+
+/**
+ * The JAAS file of a server with SASL DIGEST-MD5 logins, written into its directory; the system
+ * property that points the JVM at it.
+ *
+ * @param dir The server's directory.
+ * @param sasl The logins, or none.
+ * @return The system properties to add.
+ */
+export function saslSetup(
+  dir: string,
+  sasl: StartZooKeeperOptions['sasl'],
+): Record<string, string> {
+  if (!sasl) return {};
+  const users = Object.entries(sasl.users);
+  for (const [user, password] of users) {
+    if (!/^[\w.-]+$/.test(user) || /["\\\n]/.test(password)) {
+      throw new Error(
+        `startZooKeeper: sasl user ${JSON.stringify(user)}: use [A-Za-z0-9_.-] and no quote`,
+      );
+    }
+  }
+  const file = join(dir, 'jaas.conf');
+  const lines = users.map(([user, password]) => `  user_${user}="${password}"`).join('\n');
+  writeFileSync(
+    file,
+    `Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n${lines};\n};\n`,
+    { mode: 0o600 },
+  );
+  return { 'java.security.auth.login.config': file };
 }
 
 /** The system properties a server is started with: the caller's, and the container check. */

@@ -351,6 +351,12 @@ export function nativeTransport(): Transport {
           'createClient: tls needs the default (TypeScript) transport; the native transport has no TLS',
         );
       }
+      if (options.sasl) {
+        throw new ZkError(
+          ZkErrorCode.BadArguments,
+          'createClient: sasl needs the default (TypeScript) transport',
+        );
+      }
       if (options.canBeReadOnly) {
         throw new ZkError(
           ZkErrorCode.BadArguments,

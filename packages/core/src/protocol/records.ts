@@ -241,6 +241,13 @@ export function encodeAuth(scheme: string, credentials: Uint8Array): Buffer {
     .finish();
 }
 
+/** `GetSASLRequest` (op sasl): one SASL token to the server. */
+export function encodeSasl(xid: number, token: Uint8Array): Buffer {
+  return frame(HEAD + 4 + token.length, xid, OpCode.sasl)
+    .buffer(token)
+    .finish();
+}
+
 /** The watches a connection re-registers: server paths, by kind. */
 export interface WatchLists {
   readonly data: readonly string[];

@@ -39,6 +39,7 @@ import {
   encodePath,
   encodePathInt,
   encodePathWatch,
+  encodeSasl,
   encodeSetAcl,
   encodeSetData,
   type MultiOp,
@@ -50,7 +51,9 @@ import {
   sessionIdHex,
   type WatcherEvent,
   WatcherType,
+  Xid,
 } from './records';
+import { checkRspauth, digestResponse } from './sasl';
 
 /** The node holding the ensemble's configuration (never under a chroot). */
 const CONFIG_NODE = '/zookeeper/config';
@@ -289,9 +292,9 @@ export class ProtocolSession implements SessionHandle {
       return;
     }
     const response = decodeConnectResponse(new JuteReader(frame));
-    clearTimeout(this.attemptTimer);
-    this.attemptTimer = undefined;
     if (response.timeOut <= 0) {
+      clearTimeout(this.attemptTimer);
+      this.attemptTimer = undefined;
       if (this.sessionIdValue !== 0n) {
         this.options.log.info(`session 0x${this.sessionHex} expired`, {
           server: connection.describe(),
@@ -314,6 +317,71 @@ export class ProtocolSession implements SessionHandle {
     this.password = response.password;
     this.timeoutMs = response.timeOut;
     this.readOnlyFlag = response.readOnly;
+    const sasl = this.options.sasl;
+    if (sasl) {
+      // Every connection logs in before any request goes out (as the Java client holds them).
+      this.authenticate(connection, sasl, () => this.ready(connection, response, renewed));
+      return;
+    }
+    this.ready(connection, response, renewed);
+  }
+
+  /**
+   * SASL DIGEST-MD5 on a new connection: an empty token, the server's challenge, our response,
+   * the server's rspauth (checked: the server knew the password). The server answers these at
+   * once, by xid, outside the order of other requests; a refusal closes the session there.
+   */
+  private authenticate(
+    connection: Connection,
+    credentials: { readonly username: string; readonly password: string },
+    done: () => void,
+  ): void {
+    let expectedRspauth: string | undefined;
+    const send = (token: Buffer) => {
+      const xid = this.pipeline.xid();
+      connection.send(encodeSasl(xid, token));
+    };
+    const refused = (message: string, rc: number) => {
+      this.options.log.error(`SASL login as ${credentials.username} failed: ${message}`, {
+        sessionId: this.sessionHex,
+      });
+      this.die(rc);
+    };
+    connection.attach({
+      onFrame: (frame) => {
+        if (this.connection !== connection || this.state !== 'connecting') return;
+        const reader = new JuteReader(frame);
+        const xid = reader.int();
+        reader.long();
+        const err = reader.int();
+        if (xid === Xid.ping || xid === Xid.notification) return;
+        if (err !== Rc.ok) {
+          const rc = err === Rc.sessionClosedRequireSaslAuth ? err : Rc.authFailed;
+          return refused(`the server answered ${codeOfReturnCode(err)}`, rc);
+        }
+        const token = reader.buffer();
+        if (expectedRspauth === undefined) {
+          if (token.length === 0) {
+            return refused('the server has no SASL login configured', Rc.authFailed);
+          }
+          const answer = digestResponse(token, credentials);
+          expectedRspauth = answer.expectedRspauth;
+          send(answer.response);
+          return;
+        }
+        if (!checkRspauth(token, expectedRspauth)) {
+          return refused('the server did not prove it knew the password (rspauth)', Rc.authFailed);
+        }
+        done();
+      },
+      onClose: (reason) => this.onConnectionClosed(connection, reason),
+    });
+    send(Buffer.alloc(0));
+  }
+
+  private ready(connection: Connection, response: ConnectResponse, renewed: boolean): void {
+    clearTimeout(this.attemptTimer);
+    this.attemptTimer = undefined;
     this.state = 'connected';
     this.hosts.succeeded();
     this.attemptFailureLogged = false;
