@@ -195,17 +195,21 @@ export class Connection {
     try {
       this.frames.push(chunk, this.deliver);
     } catch (error) {
-      if (error instanceof ProtocolError) {
-        this.drop(
-          new ZkError(
-            ZkErrorCode.MarshallingError,
-            `malformed data from ${this.describe()}: ${error.message}`,
-            { cause: error },
-          ),
-        );
-        return;
-      }
-      throw error;
+      // Never thrown out of a socket event (that would end the process): the connection goes,
+      // with what went wrong as its reason.
+      this.drop(
+        error instanceof ProtocolError
+          ? new ZkError(
+              ZkErrorCode.MarshallingError,
+              `malformed data from ${this.describe()}: ${error.message}`,
+              { cause: error },
+            )
+          : new ZkError(
+              ZkErrorCode.SystemError,
+              `handling data from ${this.describe()} failed: ${(error as Error)?.message}`,
+              { cause: error },
+            ),
+      );
     }
   }
 

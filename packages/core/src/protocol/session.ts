@@ -443,7 +443,7 @@ export class ProtocolSession implements SessionHandle {
       this.pipeline.detach(Rc.closing);
       return;
     }
-    if (reason.code === ZkErrorCode.MarshallingError) {
+    if (reason.code === ZkErrorCode.MarshallingError || reason.code === ZkErrorCode.SystemError) {
       this.options.log.warn(`dropped the connection: ${reason.message}`, {
         sessionId: this.sessionHex,
       });
