@@ -1,5 +1,6 @@
 import type { ZkClient } from '@zkrx/core';
-import { LeaseReleasedError, LockLostError, sortChildren } from '@zkrx/lock';
+import { LeaseReleasedError, LockLostError } from '@zkrx/lock';
+import { sortChildren } from '@zkrx/lock/recipe';
 import {
   childrenOf,
   connectedClient,
