@@ -5,7 +5,7 @@
  */
 
 export type { LockLostReason } from './errors';
-export { LockConflictError, LockLostError, LockTimeoutError } from './errors';
+export { LockConflictError, LockLostError, LockRevokedError, LockTimeoutError } from './errors';
 export type { Lease, LeaseState, SuspendedPolicy } from './lease';
 export { LeaseReleasedError } from './lease';
 export type { LockOptions } from './lock-recipe';
@@ -22,5 +22,6 @@ export {
   tryAcquire,
   withLock,
 } from './mutex';
+export { requestRevoke } from './revoke';
 export type { SemaphoreOptions } from './semaphore';
 export { acquireSemaphore, semaphore, semaphoreMutex } from './semaphore';

@@ -34,6 +34,12 @@ export interface LockOptions {
   data?: ZkData;
   /** Called with our lock node's path each time it joins the queue, before any wait. */
   onQueued?: (node: string) => void;
+  /**
+   * Let others ask this holder to release (`requestRevoke`, or Curator's `Revoker`): the lease
+   * then emits `revoked$` and aborts `signal` with LockRevokedError, and stays held until
+   * released — the holder decides when. Default false: such requests are ignored.
+   */
+  revocable?: boolean;
 }
 
 /** The default lock node data: who holds it. */
@@ -88,6 +94,7 @@ export interface ResolvedLockOptions {
   readonly reentrant: boolean;
   readonly data: Buffer;
   readonly onQueued: ((node: string) => void) | undefined;
+  readonly revocable: boolean;
 }
 
 /**
@@ -129,7 +136,7 @@ export function validateTimeout(value: unknown, name = 'timeoutMs'): number | un
   return value;
 }
 
-function isClient(value: unknown): value is ZkClient {
+export function isClient(value: unknown): value is ZkClient {
   return (
     typeof value === 'object' &&
     value !== null &&
@@ -174,6 +181,10 @@ export function resolveLockOptions(
   if (given.onQueued !== undefined && typeof given.onQueued !== 'function') {
     throw new ZkError(ZkErrorCode.BadArguments, `${what}: onQueued must be a function`);
   }
+  const revocable = given.revocable ?? false;
+  if (typeof revocable !== 'boolean') {
+    throw new ZkError(ZkErrorCode.BadArguments, `${what}: revocable must be a boolean`);
+  }
   return {
     client,
     path: valid,
@@ -183,6 +194,7 @@ export function resolveLockOptions(
     reentrant,
     data: toDataBuffer(given.data === undefined ? defaultLockData : given.data, valid),
     onQueued: given.onQueued,
+    revocable,
   };
 }
 
@@ -288,6 +300,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
         path: resolved.path,
         kind: spec.kind,
         onSuspended: resolved.onSuspended,
+        revocable: resolved.revocable,
       },
       held,
     );

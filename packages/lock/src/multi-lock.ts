@@ -4,7 +4,7 @@
  */
 import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { merge, Observable, type Subscription, take } from 'rxjs';
-import type { LockLostError } from './errors';
+import type { LockLostError, LockRevokedError } from './errors';
 import { LockTimeoutError } from './errors';
 import type { Lease } from './lease';
 import { type LockOptions, validateLockPath } from './lock-recipe';
@@ -21,6 +21,8 @@ export interface MultiLease {
   readonly isHeld: boolean;
   /** Emits the first LockLostError of any lease, then completes. */
   readonly lost$: Observable<LockLostError>;
+  /** With `revocable: true`: emits the first revocation request of any lease. */
+  readonly revoked$: Observable<LockRevokedError>;
   /** Aborts when any lease ends. */
   readonly signal: AbortSignal;
   /** Releases every lease. */
@@ -45,6 +47,7 @@ function canonicalPaths(paths: unknown): string[] {
 
 function makeMultiLease(paths: string[], leases: Lease[]): MultiLease {
   const lost$ = merge(...leases.map((lease) => lease.lost$)).pipe(take(1));
+  const revoked$ = merge(...leases.map((lease) => lease.revoked$)).pipe(take(1));
   const signal = AbortSignal.any(leases.map((lease) => lease.signal));
   const release = async () => {
     // Release in reverse order of acquisition.
@@ -58,6 +61,7 @@ function makeMultiLease(paths: string[], leases: Lease[]): MultiLease {
       return leases.every((lease) => lease.isHeld);
     },
     lost$,
+    revoked$,
     signal,
     release,
     [Symbol.asyncDispose]: release,

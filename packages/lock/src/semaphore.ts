@@ -118,7 +118,13 @@ async function holdLease(
         throw conflict.signal.reason;
       }
       return new LeaseCore(
-        { client, path, kind: 'semaphore', onSuspended: resolved.onSuspended },
+        {
+          client,
+          path,
+          kind: 'semaphore',
+          onSuspended: resolved.onSuspended,
+          revocable: resolved.revocable,
+        },
         lease,
       );
     } catch (error) {
