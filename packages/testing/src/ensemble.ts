@@ -195,6 +195,7 @@ async function startMember(
       // Election notifications back off up to 60 s by default; a test wants a peer that comes
       // back (startServer) to be noticed within a couple of seconds.
       'zookeeper.fastleader.maxNotificationInterval': '2000',
+      ...options.systemProperties,
     },
   });
   await waitUntilServing(member.jvm, {

@@ -32,6 +32,12 @@ export interface StartZooKeeperOptions {
   tmpfs?: boolean;
   /** JVM options; by default a small heap, serial GC and C1 only, for a fast start. */
   jvmOptions?: readonly string[];
+  /**
+   * Java system properties (`-Dkey=value`) added to the JVM options, e.g.
+   * `{ 'znode.container.checkIntervalMs': '200' }` to have empty containers reaped within a
+   * fraction of a second instead of a minute. Keeps the default JVM options.
+   */
+  systemProperties?: Readonly<Record<string, string>>;
   /** How long to wait for the server to serve; 30 s by default. */
   startTimeoutMs?: number;
   /** Any `zoo.cfg` key, overriding the defaults. */
@@ -140,6 +146,7 @@ async function launchAndWait(
     cleanupDir: dir,
     jvmOptions: options.jvmOptions ?? DEFAULT_JVM_OPTIONS,
     logLevel: options.logLevel ?? 'warn',
+    systemProperties: options.systemProperties,
   });
   await waitUntilServing(jvm, {
     hostPort: `${HOST}:${port}`,
