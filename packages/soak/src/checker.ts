@@ -86,6 +86,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
 export type ViolationKind =
   | 'admission'
   | 'overlap'
+  | 'stale-belief'
   | 'late-loss'
   | 'unknown-node'
   | 'token-mismatch'
@@ -287,6 +288,27 @@ export function check(input: CheckInput): CheckReport {
       staleFrom.set(hold.holdId, goneAt);
       stats.staleBeliefs += 1;
       stats.staleBeliefMaxMs = Math.max(stats.staleBeliefMaxMs, hold.endedAt - goneAt);
+      // Only a fault the worker could not see coming excuses it: its session closed by the
+      // server while connected (expire), or its process asleep when the node went (stall).
+      // Any other loss of connection is seen first (suspended) by a holder that stops then.
+      const excuse = input.faults.find(
+        (fault) =>
+          fault.target === hold.worker &&
+          ((fault.kind === 'expire' &&
+            fault.start <= goneAt + margin &&
+            fault.start >= hold.attemptAt - sessionTimeout) ||
+            (fault.kind === 'stall' &&
+              fault.start <= goneAt + margin &&
+              fault.start >= hold.acquiredAt - margin)),
+      );
+      if (!excuse) {
+        const cause = causeOf(hold, input.faults, goneAt, sessionTimeout);
+        violate(
+          'stale-belief',
+          `${hold.holdId} (worker ${hold.worker}) still believed it held ${Math.round(hold.endedAt - goneAt)} ms after ZooKeeper deleted its node (${life?.deletedBy}), ${cause ? `after fault #${cause.id} (${cause.kind})` : 'with no fault around'}`,
+          [hold.holdId],
+        );
+      }
     }
     if (hold.end !== 'lost' && goneAt === undefined) continue;
     stats.lostHolds += 1;
@@ -469,7 +491,9 @@ function causeOf(
   for (const fault of faults) {
     if (fault.kind === 'idle-gap') continue;
     if (fault.target !== undefined && fault.target !== hold.worker) continue;
-    if (fault.lossReference > limit + hold.uncertainty) continue;
+    // A stall counts if it began before the node went (it ends after: the process slept).
+    const began = fault.kind === 'stall' ? fault.start : fault.lossReference;
+    if (began > limit + hold.uncertainty) continue;
     const from =
       fault.kind === 'stall'
         ? hold.acquiredAt - hold.uncertainty

@@ -19,6 +19,8 @@ export interface PlannedFault {
   readonly durationMs: number;
   /** Wait (a while) for the target to hold before striking. */
   readonly whileHolding: boolean;
+  /** Strike the next worker to acquire, at once (a fresh hold), not `target`. */
+  readonly strikeHolder?: boolean;
   /** Idle gap: each worker's delay before it starts again (ms). */
   readonly resumeDelays?: readonly number[];
 }
@@ -40,6 +42,8 @@ export interface PlanOptions {
   readonly coverEveryKind: boolean;
   /** Workers that cannot be stalled (a Curator worker's JVM is not its Node process). */
   readonly unstallable?: readonly number[];
+  /** Every worker fault strikes the current holder (the positive controls). */
+  readonly strikeHolder?: boolean;
 }
 
 const WORKER_FAULTS: readonly FaultKind[] = ['expire', 'cut', 'reply-lost', 'blackhole', 'stall'];
@@ -104,6 +108,7 @@ export function planFaults(options: PlanOptions): PlannedFault[] {
         durationMs: Math.round(duration),
         whileHolding,
         ...(resumeDelays ? { resumeDelays } : {}),
+        ...(options.strikeHolder && isWorkerFault(kind) ? { strikeHolder: true } : {}),
       });
       if (SERVER_FAULTS.includes(kind)) serverBusyUntil = start + duration + 2 * session;
       if (kind === 'idle-gap') idleBusyUntil = start + duration + session;
@@ -135,8 +140,8 @@ function durationOf(
     case 'reply-lost':
       return random.between(50, Math.min(400, session / 3));
     case 'blackhole':
-      // Longer than the session timeout: the session expires behind it.
-      return session * random.between(1.3, 2.2);
+      // Well over the session timeout: the session expires behind it.
+      return session * random.between(1.5, 2.2);
     case 'server-restart':
     case 'leader-stop':
       return session * random.between(0.2, 1.5);
@@ -159,6 +164,8 @@ export interface NemesisContext {
   credentials(worker: number): { sessionId: string; password: string } | undefined;
   /** Resolves true once the worker holds something (false after `timeoutMs`). */
   untilHolding(worker: number, timeoutMs: number): Promise<boolean>;
+  /** Resolves the next worker to acquire something (undefined after `timeoutMs`). */
+  nextHolder(timeoutMs: number): Promise<number | undefined>;
   send(worker: number, message: CoordinatorMessage): void;
   /** Tells every worker to go idle; resolves once all are (or after a while). */
   idleAll(): Promise<void>;
@@ -254,8 +261,10 @@ export class Nemesis {
   private async apply(fault: PlannedFault): Promise<void> {
     const { context } = this;
     this.applied.set(fault.kind, (this.applied.get(fault.kind) ?? 0) + 1);
-    const target = fault.target;
-    if (target !== undefined && fault.whileHolding) {
+    const target = fault.strikeHolder
+      ? ((await context.nextHolder(30_000)) ?? fault.target)
+      : fault.target;
+    if (target !== undefined && fault.whileHolding && !fault.strikeHolder) {
       await context.untilHolding(target, Math.max(2_000, context.sessionTimeoutMs));
     }
     const base = { id: fault.id, kind: fault.kind, target };

@@ -66,6 +66,8 @@ export interface ModeOptions {
   readonly coverEveryKind: boolean;
   /** Fault weights (defaults: every kind). */
   readonly weights?: Partial<Record<FaultKind, number>>;
+  /** Every worker fault strikes the current holder (default: the mode's choice). */
+  readonly strikeHolder?: boolean;
   /** ZooKeeper's container check interval (ms): idle lock paths are reaped this fast. */
   readonly reapIntervalMs: number;
   /** Acquisitions each worker must make after the heal. */
@@ -111,8 +113,8 @@ export interface ModeReport {
 const SHORT_PROFILE: HoldProfile = {
   writesMax: 3,
   workMsMax: 4,
-  longHoldChance: 0.04,
-  longHoldMs: 1_500,
+  longHoldChance: 0.015,
+  longHoldMs: 1_200,
   thinkMsMax: 20,
   timeoutChance: 0.25,
 };
@@ -125,6 +127,7 @@ interface ModeShape {
   readonly onSuspended: 'release' | 'continue';
   readonly profile: HoldProfile;
   readonly weights: Partial<Record<FaultKind, number>>;
+  readonly strikeHolder?: boolean;
 }
 
 const EVERY_FAULT: Partial<Record<FaultKind, number>> = {
@@ -142,7 +145,7 @@ const EVERY_FAULT: Partial<Record<FaultKind, number>> = {
 const paths = (root: string, prefix: string, count: number) =>
   Array.from({ length: count }, (_, index) => `${root}/${prefix}-${index}`);
 
-function shapeOf(mode: SoakMode): ModeShape {
+function shapeOf(mode: SoakMode, sessionTimeoutMs: number): ModeShape {
   const base = {
     leases: 1,
     multiCount: 2,
@@ -211,8 +214,15 @@ function shapeOf(mode: SoakMode): ModeShape {
         onSuspended: 'continue',
         workerModes: () => 'mutex',
         resources: (root) => paths(root, 'continue', 1),
-        profile: { ...SHORT_PROFILE, longHoldChance: 1, longHoldMs: 10_000, timeoutChance: 0 },
+        // Holds of 2.5 session timeouts: struck as it begins, a hold outlives the session.
+        profile: {
+          ...SHORT_PROFILE,
+          longHoldChance: 1,
+          longHoldMs: 2.5 * sessionTimeoutMs,
+          timeoutChance: 0,
+        },
         weights: { blackhole: 1 },
+        strikeHolder: true,
       };
   }
 }
@@ -272,7 +282,21 @@ class RunState {
     });
   }
 
+  private readonly acquireWaiters: ((worker: number) => void)[] = [];
+
+  /** The next worker to acquire (undefined after `timeoutMs`). */
+  nextHolder(timeoutMs: number): Promise<number | undefined> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), timeoutMs);
+      this.acquireWaiters.push((worker) => {
+        clearTimeout(timer);
+        resolve(worker);
+      });
+    });
+  }
+
   onAcquired(worker: number, start: HoldStart): void {
+    for (const waiter of this.acquireWaiters.splice(0)) waiter(worker);
     this.holds.set(start.holdId, { ...start, worker });
     const open = this.openHolds.get(worker) ?? new Set<string>();
     this.openHolds.set(worker, open);
@@ -294,7 +318,7 @@ function count(record: Record<string, number>, key: string): void {
  * @return The report (violations and figures).
  */
 export async function runMode(options: ModeOptions): Promise<ModeReport> {
-  const shape = shapeOf(options.mode);
+  const shape = shapeOf(options.mode, options.sessionTimeoutMs);
   const session = options.sessionTimeoutMs;
   const started = mono();
   const progress = options.progress ?? (() => {});
@@ -493,6 +517,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
       reapWaitMs: 3 * options.reapIntervalMs + 400,
       weights: options.weights ?? shape.weights,
       coverEveryKind: options.coverEveryKind,
+      strikeHolder: options.strikeHolder ?? shape.strikeHolder ?? false,
       unstallable: Array.from({ length: options.workers }, (_, index) => index).filter(
         (index) => shape.workerModes(index) === 'curator',
       ),
@@ -507,6 +532,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
       },
       credentials: (worker) => state.credentials.get(worker),
       untilHolding: (worker, timeoutMs) => state.untilHolding(worker, timeoutMs),
+      nextHolder: (timeoutMs) => state.nextHolder(timeoutMs),
       send: (worker, message) => workers[worker]?.send(message),
       idleAll: async () => {
         state.idleAcks.clear();
