@@ -305,7 +305,7 @@ export function check(input: CheckInput): CheckReport {
         const cause = causeOf(hold, input.faults, goneAt, sessionTimeout);
         violate(
           'stale-belief',
-          `${hold.holdId} (worker ${hold.worker}) still believed it held ${Math.round(hold.endedAt - goneAt)} ms after ZooKeeper deleted its node (${life?.deletedBy}), ${cause ? `after fault #${cause.id} (${cause.kind})` : 'with no fault around'}`,
+          `${hold.holdId} (worker ${hold.worker}, ${hold.kind} on ${hold.resource}) still believed it held ${Math.round(hold.endedAt - goneAt)} ms after ZooKeeper deleted its node (${life?.deletedBy}${life?.deleterSession ? ` by ${life.deleterSession === hold.sessionId ? 'its own session' : `session ${life.deleterSession}`}` : ''}), ${cause ? `after fault #${cause.id} (${cause.kind})` : 'with no fault around'}; it ended ${hold.end === 'lost' ? `lost (${hold.reason})` : 'released'}`,
           [hold.holdId],
         );
       }

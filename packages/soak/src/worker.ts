@@ -462,18 +462,22 @@ async function zkrxWorker(client: ZkClient): Promise<void> {
 }
 
 /**
- * The node and fencing token of this session's candidacy on `path`: the first child whose
- * owner is our session (elect and whileLeader expose no token). Leaders look it up once elected.
+ * The node and fencing token of a candidacy on `path`: the child whose data is the candidacy's
+ * own id (each candidacy gets a fresh one) and whose owner is our session. elect and whileLeader
+ * expose no token: leaders look it up once elected (the leader's node is first, one read).
  */
 async function ownNode(
   client: ZkClient,
   path: string,
+  id: string,
 ): Promise<{ node: string; token: number } | undefined> {
   const session = client.sessionId;
   for (const child of sortChildren(await client.promises.children(path))) {
     const node = `${path}/${child.name}`;
-    const stat = await client.promises.exists(node);
-    if (stat && stat.ephemeralOwner === session) return { node, token: stat.czxid };
+    const found = await client.promises.get(node).catch(() => undefined);
+    if (found && found.stat.ephemeralOwner === session && found.data.toString('utf8') === id) {
+      return { node, token: found.stat.czxid };
+    }
   }
   return undefined;
 }
@@ -481,14 +485,17 @@ async function ownNode(
 /** Leader mode: an `elect` loop on the first path and a `whileLeader` on the second, at once. */
 async function leaderWorker(client: ZkClient): Promise<void> {
   const [electPath, selectorPath] = config!.resources as [string, string];
-  const id = `worker-${config!.index}`;
-  const candidate = { id, onSuspended: config!.onSuspended };
+  let candidacies = 0;
+  const candidate = () => ({
+    id: `worker-${config!.index}-${++candidacies}`,
+    onSuspended: config!.onSuspended,
+  });
 
   // whileLeader: the work is a term; it completes to hand over (requeue), or is torn down on
   // loss. Unsubscribing the whole candidacy (idle, stop) is our own release.
   let selector: Subscription | undefined;
   let leaving = false;
-  const term = () =>
+  const term = (id: string) =>
     new Observable<never>((subscriber) => {
       const attemptAt = mono();
       const ended = new AbortController();
@@ -496,7 +503,7 @@ async function leaderWorker(client: ZkClient): Promise<void> {
       let done = false;
       void (async () => {
         const sessionId = client.sessionId;
-        const own = await ownNode(client, selectorPath).catch(() => undefined);
+        const own = await ownNode(client, selectorPath, id).catch(() => undefined);
         if (ended.signal.aborted || done) return;
         const acquisition: Acquisition = {
           holds: [
@@ -535,12 +542,22 @@ async function leaderWorker(client: ZkClient): Promise<void> {
   const standSelector = () => {
     selector?.unsubscribe();
     leaving = false;
-    selector = whileLeader(client, selectorPath, term, { ...candidate, requeue: true }).subscribe({
+    // One term a candidacy (a fresh id, so the term's node is known): stand again on completion.
+    const options = { ...candidate(), requeue: false };
+    let current: Subscription | undefined;
+    let ended = false;
+    const clear = () => {
+      ended = true;
+      if (current && selector === current) selector = undefined;
+    };
+    current = whileLeader(client, selectorPath, () => term(options.id), options).subscribe({
       error: (error: unknown) => {
         send({ type: 'note', at: mono(), text: `whileLeader errored: ${describe(error)}` });
-        selector = undefined;
+        clear();
       },
+      complete: clear,
     });
+    if (!ended) selector = current;
   };
   const selectorIdle = setInterval(() => {
     if ((idle || stopping) && selector) {
@@ -552,7 +569,8 @@ async function leaderWorker(client: ZkClient): Promise<void> {
 
   try {
     await loop(async (signal) => {
-      const election = await elect(client, electPath, candidate);
+      const options = candidate();
+      const election = await elect(client, electPath, options);
       const onAbort = () => void election.close();
       signal.addEventListener('abort', onAbort, { once: true });
       try {
@@ -565,7 +583,7 @@ async function leaderWorker(client: ZkClient): Promise<void> {
           }),
         ]);
         const sessionId = client.sessionId;
-        const own = await ownNode(client, electPath).catch(() => undefined);
+        const own = await ownNode(client, electPath, options.id).catch(() => undefined);
         return {
           holds: [
             {
