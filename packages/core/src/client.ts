@@ -997,6 +997,24 @@ export class ZkClient {
     }
     if (path === '/') return;
     const acl = options.acl === undefined ? undefined : validateAcl(options.acl, path);
+    // ZooKeeper reaps an empty container: one made here, or found here, can go before its child
+    // is made (NoNode). Walk again then; a few times, as a reaper that keeps winning is a bug.
+    for (let walk = 1; ; walk++) {
+      try {
+        return await this.mkdirpWalk(path, mode, acl);
+      } catch (error) {
+        if (!(error instanceof ZkError) || error.code !== ZkErrorCode.NoNode || walk >= 10) {
+          throw error;
+        }
+      }
+    }
+  }
+
+  private async mkdirpWalk(
+    path: string,
+    mode: 'persistent' | 'container',
+    acl: readonly Acl[] | undefined,
+  ): Promise<void> {
     // Fast path: most of the time only the last segments are missing.
     const segments = path.split('/').slice(1);
     let missingFrom = segments.length;

@@ -23,6 +23,23 @@ export async function childrenOf(client: ZkClient, path: string): Promise<string
   return (await client.promises.exists(path)) ? client.promises.children(path) : [];
 }
 
+/**
+ * Resolves once `path` has no children (or does not exist): a zkrx release finishes in the
+ * background, so another session sees the node go a round trip after release() returned.
+ */
+export function untilEmpty(client: ZkClient, path: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const subscription = client.watchChildren(path).subscribe({
+      next: (names) => {
+        if (names.length > 0) return;
+        queueMicrotask(() => subscription.unsubscribe());
+        resolve();
+      },
+      error: reject,
+    });
+  });
+}
+
 /** Every node under `root` (deepest first), `root` excluded. */
 export async function descendantsOf(client: ZkClient, root: string): Promise<string[]> {
   const found: string[] = [];

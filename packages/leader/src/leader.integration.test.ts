@@ -1,4 +1,5 @@
 import type { ZkClient } from '@zkrx/core';
+import { LeaseReleasedError, LockLostError } from '@zkrx/lock';
 import {
   childrenOf,
   connectedClient,
@@ -164,22 +165,40 @@ describe('leader election', () => {
     const signal = await first.whenLeader();
     expect(first.isLeader).toBe(true);
     expect(signal.aborted).toBe(false);
-    const second = await elect(b!, path, { id: 'b' });
+    // 'continue': an expiry is not first seen as a suspension (the default's loss).
+    const second = await elect(b!, path, { id: 'b', onSuspended: 'continue' });
     expect(second.isLeader).toBe(false);
     expect(second.signal.aborted).toBe(true);
     const handover = second.whenLeader();
-    const started = performance.now();
     await first.close();
     expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBeInstanceOf(LeaseReleasedError);
     expect(first.isLeader).toBe(false);
     const secondSignal = await handover;
-    console.info(`elect handover after close: ${(performance.now() - started).toFixed(2)} ms`);
     expect(secondSignal.aborted).toBe(false);
     await expireSession(b!);
     await vi.waitUntil(() => secondSignal.aborted);
+    // The term ends with the typed loss and its reason, as a lease's signal does.
+    expect(secondSignal.reason).toBeInstanceOf(LockLostError);
+    expect(secondSignal.reason).toMatchObject({ reason: 'session-expired' });
     // It stands again on its new session and, alone, leads again.
     await second.whenLeader();
     await second.close();
+  });
+
+  it("elect's term signal tells a suspended connection from an expired session", async () => {
+    const { client, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
+    const path = lockPath('election');
+    const election = await elect(client, path, { id: 'a' });
+    const signal = await election.whenLeader();
+    proxy.cut();
+    await vi.waitUntil(() => signal.aborted);
+    expect(signal.reason).toBeInstanceOf(LockLostError);
+    expect(signal.reason).toMatchObject({ reason: 'suspended' });
+    // Back on the same session, it stands again and leads again.
+    const next = await election.whenLeader();
+    expect(next.aborted).toBe(false);
+    await election.close();
   });
 
   it('rejects bad input before creating anything', async () => {

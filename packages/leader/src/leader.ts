@@ -8,6 +8,7 @@ import { isZkError, joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/
 import {
   defineLockRecipe,
   exclusiveRule,
+  LeaseReleasedError,
   LockLostError,
   Marker,
   resolveLockOptions,
@@ -259,8 +260,9 @@ export interface Election {
   /** Replays whether this candidate leads, then every change; completes on close. */
   readonly leadership$: Observable<boolean>;
   /**
-   * The current term's signal: aborts when this leadership ends (or the election closes).
-   * Already aborted while not leading.
+   * The current term's signal: aborts when this leadership ends, with the LockLostError of the
+   * loss (`reason`: `session-expired`, `suspended`, `node-deleted`), or LeaseReleasedError when
+   * the election closes. Already aborted (ZkError `Aborted`) while not leading.
    */
   readonly signal: AbortSignal;
   /** Resolves the term's signal once this candidate leads. */
@@ -296,7 +298,7 @@ export function elect(
     }
     const state = new BehaviorSubject(false);
     let term = new AbortController();
-    term.abort(new Error('not the leader'));
+    term.abort(new ZkError(ZkErrorCode.Aborted, `election ${path}: not the leader`));
     let current: Subscription | undefined;
     let currentLease: { release(): Promise<void> } | undefined;
     let closed = false;
@@ -329,7 +331,7 @@ export function elect(
         // Release first and wait for it: the next candidate is told as the node goes.
         const handover = currentLease?.release();
         current?.unsubscribe();
-        setLeading(false);
+        setLeading(false, new LeaseReleasedError(path));
         state.complete();
         await handover;
       },
@@ -337,10 +339,11 @@ export function elect(
         return election.close();
       },
     };
-    const setLeading = (leading: boolean) => {
+    /** `ended`: why a term ends — the LockLostError of a loss, or LeaseReleasedError on close. */
+    const setLeading = (leading: boolean, ended?: Error) => {
       if (leading === state.value || state.closed) return;
       if (leading) term = new AbortController();
-      else term.abort(new Error('leadership ended'));
+      else term.abort(ended ?? new LeaseReleasedError(path));
       state.next(leading);
     };
     const stand = (): void => {
@@ -363,7 +366,7 @@ export function elect(
             setLeading(true);
           },
           error: (error: unknown) => {
-            setLeading(false);
+            setLeading(false, error instanceof Error ? error : undefined);
             if (error instanceof LockLostError || isZkError(error, ZkErrorCode.SessionExpired))
               return stand();
             if (!joined) reject(error);

@@ -22,13 +22,43 @@ export class LockLostError extends Error {
   }
 }
 
-/** The lock was not acquired within `timeoutMs`; nothing was left behind in ZooKeeper. */
+/**
+ * The lock was not acquired within `timeoutMs`; nothing is left behind in ZooKeeper (the node's
+ * removal is under way when this is thrown). When the client was not connected for the whole
+ * wait, `cause` is a ZkError saying so: `ConnectTimeout` (never connected) or `ConnectionLoss`
+ * (connected at some moment, not at the end) — ZooKeeper unreachable, not a busy lock.
+ */
 export class LockTimeoutError extends Error {
   override readonly name = 'LockTimeoutError';
   constructor(
     readonly path: string,
     readonly waitedMs: number,
+    options?: { cause?: unknown },
   ) {
-    super(`Lock ${path} not acquired within ${Math.round(waitedMs)} ms`);
+    super(
+      `Lock ${path} not acquired within ${Math.round(waitedMs)} ms${options?.cause === undefined ? '' : ` (${(options.cause as Error).message ?? String(options.cause)})`}`,
+      options,
+    );
+  }
+}
+
+/**
+ * Two kinds of lock were asked for on one path whose layouts cannot queue together: a semaphore
+ * (its `leases` and `locks` children) and a queue lock (mutex, read or write lock, election).
+ * Thrown by the one that finds the other's nodes there; it created nothing that stays.
+ */
+export class LockConflictError extends Error {
+  override readonly name = 'LockConflictError';
+  readonly code = 'LockConflict';
+  constructor(
+    readonly path: string,
+    /** What was asked for. */
+    readonly kind: string,
+    /** What the path's nodes belong to. */
+    readonly otherKind: string,
+  ) {
+    super(
+      `Cannot take a ${kind} at ${path}: a ${otherKind} uses that path (its nodes are there). Give each lock its own path.`,
+    );
   }
 }

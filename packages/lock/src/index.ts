@@ -4,11 +4,11 @@
  */
 
 export type { LockLostReason } from './errors';
-export { LockLostError, LockTimeoutError } from './errors';
+export { LockConflictError, LockLostError, LockTimeoutError } from './errors';
 export type { Lease, LeaseState, SuspendedPolicy } from './lease';
 export { heldInContext, LeaseCore, LeaseReleasedError, runHolding } from './lease';
 export type { Decide, JoinOptions, QueueDecision, QueueHold } from './lock-queue';
-export { deleteQuietly, joinQueue, removeByPrefix, removeOwnNode } from './lock-queue';
+export { deleteQuietly, joinQueue, removeOrphan, removeOwnNode } from './lock-queue';
 export type { MultiLease } from './multi-lock';
 export { acquireAll, multiLock } from './multi-lock';
 export type { MergeMapLockedOptions } from './mutex';

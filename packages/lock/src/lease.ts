@@ -3,11 +3,11 @@
  * fencing token, an AbortSignal, and a release that leaves no node behind on any path.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { nameOf, parentOf, type ZkClient } from '@zkrx/core';
+import type { ZkClient } from '@zkrx/core';
 import { BehaviorSubject, filter, map, type Observable, type Subscription, take } from 'rxjs';
 import { LockLostError, type LockLostReason } from './errors';
 import type { QueueHold } from './lock-queue';
-import { rememberQuietPath, removeOwnNode } from './lock-queue';
+import { removeOwnNode } from './lock-queue';
 
 /** What a lease does while the connection is suspended (ownership uncertain). */
 export type SuspendedPolicy = 'release' | 'continue';
@@ -42,7 +42,12 @@ export interface Lease {
   readonly lost$: Observable<LockLostError>;
   /** Aborts when the lease ends: with the LockLostError when lost, or on release. */
   readonly signal: AbortSignal;
-  /** Releases the lock (removes the node, or counts down a re-entrant hold). Idempotent. */
+  /**
+   * Releases the lock (or counts down a re-entrant hold). Idempotent. Resolves at once: the
+   * lease is over here, and the node's removal is sent right away (before anything this client
+   * sends next) and finished in the background, retried across disconnections while the session
+   * lives; `client.close()` waits for it. Another client may see the node for one round trip.
+   */
   release(): Promise<void>;
   /** Runs `fn` in an async context holding this lease: re-acquiring the lock inside re-enters it. */
   run<T>(fn: () => T): T;
@@ -149,8 +154,8 @@ export class LeaseCore {
   private holders = 0;
   private readonly onSuspended: SuspendedPolicy;
   private readonly sessionSubscription: Subscription;
+  private readonly nodeSubscription: Subscription | undefined;
   private removal: Promise<void> | undefined;
-  private readonly alone: boolean;
 
   constructor(options: LeaseCoreOptions, hold: QueueHold) {
     this.client = options.client;
@@ -159,7 +164,6 @@ export class LeaseCore {
     this.node = hold.node;
     this.fencingToken = hold.stat.czxid;
     this.sessionId = hold.sessionId;
-    this.alone = hold.alone === true;
     this.onSuspended = options.onSuspended;
     this.state$ = new BehaviorSubject<LeaseState>('held');
     this.sessionSubscription = this.client.session$.subscribe({
@@ -179,7 +183,23 @@ export class LeaseCore {
       complete: () => this.end('released'),
     });
     // The session was already gone when the hold was made: the subscription ended it at once.
-    if (!this.isHeld) this.sessionSubscription.unsubscribe();
+    if (!this.isHeld) {
+      this.sessionSubscription.unsubscribe();
+      hold.nodeWatch.unsubscribe();
+      return;
+    }
+    // Our node deleted under us (by an operator or a tool) ends the hold: whoever is next in
+    // line holds now. Told by the watch the queue set on our node (taken over here: subscribed
+    // before the queue's subscription goes, the client keeps its one ZooKeeper watch).
+    this.nodeSubscription = this.client.watchExists(this.node).subscribe({
+      next: (stat) => {
+        if (stat === null || stat.ephemeralOwner !== this.sessionId) this.lose('node-deleted');
+      },
+      error: () => {
+        // The stream failed (client closed): the session events decide.
+      },
+    });
+    hold.nodeWatch.unsubscribe();
   }
 
   get isHeld(): boolean {
@@ -193,11 +213,11 @@ export class LeaseCore {
     return new LeaseHandle(this);
   }
 
-  /** One lease on this hold was released. */
-  releaseOne(): Promise<void> {
+  /** One lease on this hold was released: the last one ends the hold (the removal goes on in the background). */
+  releaseOne(): void {
     this.holders -= 1;
-    if (this.holders > 0) return Promise.resolve();
-    return this.releaseNode();
+    if (this.holders > 0) return;
+    void this.releaseNode().catch(() => {});
   }
 
   /** Removes the node (whatever the holders count): release, or clean-up after a loss. */
@@ -223,6 +243,7 @@ export class LeaseCore {
 
   private finish(reason: Error): void {
     this.sessionSubscription?.unsubscribe();
+    this.nodeSubscription?.unsubscribe();
     this.controller.abort(reason);
     this.state$.complete();
   }
@@ -246,12 +267,7 @@ export class LeaseCore {
 
   private removeNode(): Promise<void> {
     if (!this.removal) {
-      this.removal = removeOwnNode(this.client, this.node, this.sessionId).then(() => {
-        // Gone, and we were alone: our next node here may skip its listing.
-        if (this.alone && !this.client.isClosed && this.client.sessionId === this.sessionId) {
-          rememberQuietPath(this.client, parentOf(this.node), nameOf(this.node), this.sessionId);
-        }
-      });
+      this.removal = removeOwnNode(this.client, this.node, this.sessionId);
     }
     return this.removal;
   }
@@ -314,7 +330,8 @@ class LeaseHandle implements Lease {
       this.own.next('released');
       this.finish(releasedReason(this.core.path));
     }
-    return this.core.releaseOne();
+    this.core.releaseOne();
+    return Promise.resolve();
   }
 
   run<T>(fn: () => T): T {

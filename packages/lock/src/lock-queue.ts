@@ -1,46 +1,67 @@
 /**
  * The queue every lock recipe stands in: a protected EPHEMERAL_SEQUENTIAL node, a listing
  * pipelined behind its create, and a herd-free wait on the one node that must go first.
+ *
+ * What decides who holds is the recipe's rule over a listing that CONTAINS our node. Whatever
+ * the rule, it leans on two ZooKeeper guarantees, both about one parent znode — not a path, since
+ * an idle container path is reaped and made again, its sequence numbers starting over:
+ * - the parent's sequence counter only grows, so a node created after ours sorts after ours;
+ * - a znode with children cannot be deleted (a container is reaped only when empty), so while our
+ *   node exists the parent it lives in is the one whose counter numbered it.
+ * A listing that contains our (uniquely named) node was made while our node existed, hence in
+ * that parent, after our create. Nothing learnt outside such a listing decides a hold, but for
+ * one shortcut, the trusted hand-off (see `QueueAttempt.mayTrust`).
  */
 import {
   type Created,
+  isConnectedState,
   isZkError,
   joinPath,
+  nameOf,
   type Stat,
   type ZkClient,
   type ZkData,
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
-import { LockTimeoutError } from './errors';
-import { type LockChild, parseChild, protectedName, sequenceOf, sortChildren } from './node-names';
+import { LockConflictError, LockTimeoutError } from './errors';
+import {
+  type LockChild,
+  parseChild,
+  protectedName,
+  recipeOfKind,
+  SEMAPHORE_CHILDREN,
+  sortChildren,
+} from './node-names';
 
 /** What a recipe concludes from the sorted children and its own position among them. */
 export type QueueDecision =
   | { readonly holds: true }
-  /** Wait for any change of the children (a count-based rule, as Curator's semaphore). */
-  | { readonly holds: false; readonly waitFor: 'children' }
-  | {
-      readonly holds: false;
-      /** The one node whose deletion may let us in. */
-      readonly waitFor: LockChild;
-      /**
-       * List the children again after it goes (true), or trust the listing we have minus that
-       * node (false). Trusting it saves a round trip per hand-off and is right whenever no node
-       * that sorts before ours can appear after our listing (sequential names only).
-       */
-      readonly relist: boolean;
-    };
+  /**
+   * Not yet: wait for `waitFor` (the one node whose deletion may let us in) to go, then list
+   * again; or for any change of the children (`'children'`, a count-based rule such as
+   * Curator's semaphore). The wait is only for liveness and herd-freedom: every decision is
+   * made again on a new listing.
+   */
+  | { readonly holds: false; readonly waitFor: LockChild | 'children' };
 
-/** The recipe's rule: do we hold, and if not, what do we wait for. */
+/**
+ * The recipe's rule: do we hold, and if not, what do we wait for. Called with a listing that
+ * contains our node (`children[ourIndex]`), sorted in creation order.
+ */
 export type Decide = (children: readonly LockChild[], ourIndex: number) => QueueDecision;
 
 export interface JoinOptions {
   readonly client: ZkClient;
   /** The lock path (already validated): parent of the queue's nodes. */
   readonly path: string;
-  /** The recipe's marker in the node name (`lock-`, `__READ__`, ...). */
+  /**
+   * The recipe's marker in the node name (`lock-`, `__READ__`, ...); with `sequential: false`,
+   * the whole rest of the name after the protected prefix.
+   */
   readonly marker: string;
+  /** Let ZooKeeper append the sequence number (default true). */
+  readonly sequential?: boolean;
   readonly data?: ZkData;
   readonly decide: Decide;
   /** Give up after this long (LockTimeoutError). Undefined: wait as long as it takes. */
@@ -54,7 +75,10 @@ export interface JoinOptions {
    * (default), or `fail` with ZkError `SessionExpired` (for recipes whose other nodes died too).
    */
   readonly onSessionLoss?: 'restart' | 'fail';
-  /** Called with our node's path each time it joins the queue (before any wait). */
+  /**
+   * Called with our node's path each time it joins the queue: once the first listing with our
+   * node in it was read (and found no conflict), before the decision and any wait.
+   */
   readonly onQueued?: (node: string) => void;
 }
 
@@ -67,65 +91,21 @@ export interface QueueHold {
   readonly stat: Stat;
   /** The session that owns our node (hex). */
   readonly sessionId: string;
-  /** True when ours was the only node at the path when we took it. */
-  readonly alone?: boolean;
-}
-
-// ---- quiet paths: the uncontended lock without its listing ----
-
-/**
- * What a client knows of a lock path it was alone on: the sequence of the node it held there,
- * for the session that held it. ZooKeeper 3.8 numbers sequential children with a counter that
- * every child create bumps (deletes do not: `0000000000`, `0000000001`... for create, delete,
- * create, delete). So when our next node's sequence is exactly the next one, nobody created a
- * child in between, and since we were alone and removed our node, the path holds ours only: we
- * hold, and the listing can be skipped. Were a version to count deletes too, the numbers would
- * never match and every acquisition would simply list, as usual.
- */
-interface QuietPath {
-  readonly sequence: number;
-  readonly sessionId: string;
-}
-
-const quietPaths = new WeakMap<ZkClient, Map<string, QuietPath>>();
-const QUIET_PATHS_PER_CLIENT = 1_000;
-
-/** Records that this client held `path` alone with node `name` and has removed that node. */
-export function rememberQuietPath(
-  client: ZkClient,
-  path: string,
-  name: string,
-  sessionId: string,
-): void {
-  const sequence = sequenceOf(name);
-  if (sequence === undefined) return;
-  let paths = quietPaths.get(client);
-  if (!paths) {
-    paths = new Map();
-    quietPaths.set(client, paths);
-  }
-  paths.delete(path);
-  if (paths.size >= QUIET_PATHS_PER_CLIENT) paths.delete(paths.keys().next().value as string);
-  paths.set(path, { sequence, sessionId });
-}
-
-/** Takes (and forgets) what the client knew of `path`, if it is for the current session. */
-function takeQuietPath(client: ZkClient, path: string): QuietPath | undefined {
-  const paths = quietPaths.get(client);
-  const quiet = paths?.get(path);
-  if (!quiet) return undefined;
-  paths?.delete(path);
-  return quiet.sessionId === client.sessionId ? quiet : undefined;
-}
-
-/** The sequence after `sequence` on ZooKeeper's signed 32-bit counter. */
-function nextSequence(sequence: number): number {
-  return ((sequence + 1 + 2 ** 31) % 2 ** 32) - 2 ** 31;
+  /**
+   * The engine's watch on our node (`client.watchExists(node)`). Whoever keeps the hold
+   * subscribes to the same watch before unsubscribing this one (the client shares one ZooKeeper
+   * watch per path), so the node is watched without a gap and without a second request.
+   */
+  readonly nodeWatch: { unsubscribe(): void };
 }
 
 const RESTART = Symbol('restart');
 type WaitOutcome =
   | 'deleted'
+  /** Deleted, and told while the hand-off may be trusted (see `QueueAttempt.mayTrust`). */
+  | 'deleted-trusted'
+  /** Our own node is gone. */
+  | 'own-deleted'
   | 'session-lost'
   | 'timeout'
   | 'aborted'
@@ -142,47 +122,95 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new ZkError(ZkErrorCode.Aborted, 'aborted');
 }
 
+const ignore = () => {};
+
 /**
  * Joins the queue at `path` and resolves once the recipe's rule says we hold; resolves null
  * when `wait` is false and we do not hold at once. On every other exit (timeout, abort, error)
- * our node is removed before the promise settles.
+ * the promise settles at once — within the deadline, whatever the connection does — and the
+ * removal of our node is under way: sent before anything this client sends next, retried in the
+ * background while our session lives (`client.close()` waits for it).
  */
 export async function joinQueue(options: JoinOptions): Promise<QueueHold | null> {
   const started = performance.now();
   const deadline =
     options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : started + options.timeoutMs;
   if (options.signal?.aborted) throw abortReason(options.signal);
-  for (;;) {
-    const outcome = await new QueueAttempt(options, started, deadline).run();
-    if (outcome !== RESTART) return outcome;
-    if (options.onSessionLoss === 'fail') {
-      throw new ZkError(
-        ZkErrorCode.SessionExpired,
-        `lock ${options.path}: the session ended while waiting`,
-        {
-          path: options.path,
-        },
-      );
+  const witness = new ConnectionWitness(options.client);
+  try {
+    for (;;) {
+      const outcome = await new QueueAttempt(options, started, deadline, witness).run();
+      if (outcome !== RESTART) return outcome;
+      if (options.onSessionLoss === 'fail') {
+        throw new ZkError(
+          ZkErrorCode.SessionExpired,
+          `lock ${options.path}: the session ended while waiting`,
+          { path: options.path },
+        );
+      }
     }
+  } finally {
+    witness.stop();
   }
 }
 
 /**
- * Removes every child of `path` whose name starts with `prefix` once the client can reach the
- * server: the orphan a create leaves when its outcome was unknown (Curator's protected cleanup).
+ * What the session did during a wait: whether it was connected at any moment (for the
+ * timeout's cause), and how many times the connection went (for the trusted hand-off).
  */
-export function removeByPrefix(client: ZkClient, path: string, prefix: string): Promise<void> {
+class ConnectionWitness {
+  sawConnection = false;
+  /** Connections lost so far: `suspended`, `expired` or a new session's `connecting`. */
+  disconnections = 0;
+  private readonly subscription: { unsubscribe(): void };
+
+  constructor(client: ZkClient) {
+    this.subscription = client.session$.subscribe(({ state }) => {
+      if (isConnectedState(state)) this.sawConnection = true;
+      else if (state === 'suspended' || state === 'expired' || state === 'connecting')
+        this.disconnections += 1;
+    });
+  }
+
+  stop(): void {
+    this.subscription.unsubscribe();
+  }
+}
+
+/**
+ * Removes every child of `path` whose name starts with `prefix`: the node a create may have
+ * made when its outcome was unknown (Curator's protected clean-up). The prefix holds a UUID
+ * made for that one create, so only that create can have made such a node. Retried across
+ * disconnections while the session that sent the create lives (the node, if any, is an
+ * ephemeral of that session: it blocks the queue until removed or the session ends).
+ */
+export function removeOrphan(
+  client: ZkClient,
+  path: string,
+  prefix: string,
+  sessionId: string | undefined,
+): Promise<void> {
   const work = (async () => {
-    for (let tries = 0; tries < 5 && !client.isClosed; tries++) {
+    let owner = sessionId;
+    for (;;) {
+      if (client.isClosed) return;
       try {
         await client.connected();
+      } catch {
+        if (client.isClosed) return;
+        continue;
+      }
+      // A create sent before the first session existed went out on the first session.
+      owner ??= client.sessionId;
+      if (client.sessionId !== owner) return;
+      try {
         const children = await client.promises.children(path);
         for (const name of children) {
           if (name.startsWith(prefix)) await deleteQuietly(client, joinPath(path, name));
         }
         return;
       } catch (error) {
-        if (isZkError(error, ZkErrorCode.NoNode, ZkErrorCode.ClientClosed)) return;
+        if (!isZkError(error) || !error.isRetryable) return;
       }
     }
   })();
@@ -193,7 +221,8 @@ export function removeByPrefix(client: ZkClient, path: string, prefix: string): 
 /**
  * Removes a node of ours for as long as the session that owns it lives: retried across
  * disconnections (an orphan of a live session would block the queue), done once the node, the
- * session or the client is gone. Tracked, so `client.close()` waits for it while connected.
+ * session or the client is gone. The delete is sent at once when connected, so whatever this
+ * client sends next reaches the server after it. Tracked, so `client.close()` waits for it.
  */
 export function removeOwnNode(client: ZkClient, node: string, sessionId: string): Promise<void> {
   const work = (async () => {
@@ -205,7 +234,7 @@ export function removeOwnNode(client: ZkClient, node: string, sessionId: string)
         if (!isZkError(error) || !error.isRetryable) return;
       }
       if (client.isClosed || client.sessionId !== sessionId) return;
-      await client.connected().catch(() => {});
+      await client.connected().catch(ignore);
       if (client.isClosed || client.sessionId !== sessionId) return;
     }
   })();
@@ -224,49 +253,111 @@ export async function deleteQuietly(client: ZkClient, node: string): Promise<voi
   }
 }
 
+/** A create given up on while in flight: remove whatever it made, whenever it answers. */
+function abandonCreate(
+  client: ZkClient,
+  created: Promise<Created>,
+  path: string,
+  prefix: string,
+  sessionId: string | undefined,
+): void {
+  client.track(
+    created.then(
+      (node) => removeOwnNode(client, node.path, node.stat.ephemeralOwner),
+      () => removeOrphan(client, path, prefix, sessionId),
+    ),
+  );
+}
+
+/**
+ * The listing we had, minus the awaited node that went: what the trusted hand-off decides on.
+ *
+ * One kind of node may have come in front of ours since that listing: a downgrade read node,
+ * which a write holder makes while it holds, named with its write node's key so it sorts with
+ * it (and not sequential). Any writer before ours was in our listing (it was created before our
+ * node, and it existed when its read node was made); if it is still in `rest`, we are not first
+ * anyway. So a possible downgrade node is the awaited writer's: it stands in `rest` in the
+ * writer's place, as a reader (it lets readers in, not writers or mutex holders).
+ */
+function withoutAwaited(children: readonly LockChild[], awaited: LockChild): LockChild[] {
+  return children.flatMap((child) => {
+    if (child.name !== awaited.name) return [child];
+    if (awaited.kind !== 'write') return [];
+    return [{ ...awaited, name: `(a downgrade of ${awaited.name})`, kind: 'read' as const }];
+  });
+}
+
 /** One node's life in the queue: created, waiting, then holding or removed. */
 class QueueAttempt {
   private readonly client: ZkClient;
   private node: Created | undefined;
-  private ownerSession: string | undefined;
+  private nodeWatch: { unsubscribe(): void } | undefined;
+  /** `witness.disconnections` when the server first showed our node, once it has. */
+  private nodeSeenAt: number | undefined;
+  private nodeGone = false;
+  private onNodeGone: (() => void) | undefined;
 
   constructor(
     private readonly options: JoinOptions,
     private readonly started: number,
     private readonly deadline: number,
+    private readonly witness: ConnectionWitness,
   ) {
     this.client = options.client;
   }
 
   async run(): Promise<QueueHold | null | typeof RESTART> {
-    const first = await this.createNode();
+    let first: LockChild[] | undefined | typeof RESTART;
+    try {
+      first = await this.createNode();
+    } catch (error) {
+      // Given up after our node was made (e.g. while its listing was out): remove it.
+      this.giveUp();
+      throw error;
+    }
     if (first === RESTART) return RESTART;
-    let children = first;
     const node = this.node as Created;
-    const ourName = node.path.slice(node.path.lastIndexOf('/') + 1);
+    const ourName = nameOf(node.path);
+    // A listing is `fresh` when read for this decision; a watch's listing may be a cached one.
+    let children: LockChild[] | undefined = first;
+    let fresh = true;
+    let queued = false;
     try {
       for (;;) {
         if (children === undefined) {
-          const listed = await this.unlessAborted(this.list(), () => {});
-          if (listed === RESTART) return RESTART;
-          children = sortChildren(listed);
+          const listed = await this.list();
+          if (listed === RESTART) {
+            this.giveUp();
+            return RESTART;
+          }
+          children = listed;
+          fresh = true;
         }
         const ourIndex = children.findIndex((child) => child.name === ourName);
-        // Our node is missing from a listing made after its create: it is gone (deleted, or
-        // our session ended). Start over with a new node.
-        if (ourIndex < 0) return RESTART;
-        const decision = this.options.decide(children, ourIndex);
-        if (decision.holds) {
-          return {
-            node: node.path,
-            name: ourName,
-            stat: node.stat,
-            sessionId: this.ownerSession as string,
-            alone: children.length === 1,
-          };
+        if (ourIndex < 0) {
+          // A listing read after our create without our node: it is gone (deleted, or our
+          // session ended). Start over with a new node. A watch's listing may predate our node.
+          if (!fresh) {
+            children = undefined;
+            continue;
+          }
+          this.giveUp();
+          return RESTART;
         }
+        // A semaphore's layout here cannot queue with ours: fail fast rather than overlap.
+        if (children.some((child) => SEMAPHORE_CHILDREN.includes(child.name))) {
+          const asked = recipeOfKind(parseChild(nameOf(node.path)).kind);
+          throw new LockConflictError(this.options.path, asked, 'semaphore');
+        }
+        if (!queued) {
+          queued = true;
+          this.queued(node.path);
+        }
+        // Safe whatever the rule: `children` contains our node (see the module header).
+        const decision = this.options.decide(children, ourIndex);
+        if (decision.holds) return this.hold(node);
         if (!this.options.wait) {
-          await this.removeNode();
+          this.giveUp();
           return null;
         }
         const waitFor = decision.waitFor;
@@ -276,30 +367,40 @@ class QueueAttempt {
             : await this.waitForDeletion(joinPath(this.options.path, waitFor.name));
         if (Array.isArray(outcome)) {
           children = outcome;
+          fresh = false;
           continue;
         }
-        if (outcome === 'deleted' && waitFor !== 'children') {
-          children = decision.relist
-            ? undefined
-            : children.filter((child) => child.name !== waitFor.name);
+        if (outcome === 'deleted-trusted' && waitFor !== 'children') {
+          // The hand-off: the old listing minus the node that went, if that lets us in.
+          const rest = withoutAwaited(children, waitFor);
+          const index = rest.findIndex((child) => child.name === ourName);
+          if (this.options.decide(rest, index).holds) return this.hold(node);
+        }
+        // Otherwise list again: others before us may have gone meanwhile, and a hold needs a
+        // listing that contains our node.
+        if (outcome === 'deleted' || outcome === 'deleted-trusted') {
+          children = undefined;
           continue;
         }
-        if (outcome === 'session-lost') return RESTART;
+        if (outcome === 'own-deleted') {
+          this.giveUp();
+          return RESTART;
+        }
+        if (outcome === 'session-lost') {
+          this.stopWatchingNode();
+          return RESTART;
+        }
         if (outcome === 'closed')
           throw new ZkError(
             ZkErrorCode.ClientClosed,
             `lock ${this.options.path}: the client is closed`,
           );
-        await this.removeNode();
-        if (outcome === 'timeout')
-          throw new LockTimeoutError(this.options.path, performance.now() - this.started);
+        if (outcome === 'timeout') throw this.timeoutError();
         if (outcome === 'aborted') throw abortReason(this.options.signal as AbortSignal);
-        throw typeof outcome === 'object'
-          ? outcome.error
-          : new ZkError(ZkErrorCode.SystemError, 'unexpected wait outcome');
+        throw outcome.error;
       }
     } catch (error) {
-      await this.removeNode().catch(() => {});
+      this.giveUp();
       throw error;
     }
   }
@@ -307,35 +408,31 @@ class QueueAttempt {
   /** Creates our node with the listing pipelined behind it. Sorted children, or undefined to list. */
   private async createNode(): Promise<LockChild[] | undefined | typeof RESTART> {
     const { client, path, marker, data } = this.options;
+    const sequential = this.options.sequential ?? true;
     for (;;) {
       this.checkAbortAndDeadline();
       const { prefix, name } = protectedName(marker);
-      // Alone here last time? Then the create alone may tell us we still are (no listing).
-      const quiet = takeQuietPath(client, path);
-      // ZooKeeper answers one session's requests in order: the listing sees our new node.
+      const session = client.sessionId;
       const created = client.promises.create(joinPath(path, name), data, {
         mode: 'ephemeral',
-        sequential: true,
+        sequential,
       });
-      const listed = quiet ? undefined : client.promises.children(path);
-      listed?.catch(() => {});
+      // ZooKeeper answers one session's requests in order: sent right behind the create, the
+      // listing is made after our node exists (and if the create failed, it is not used).
+      const listed = client.promises.children(path).then(sortChildren, () => undefined);
       try {
-        this.node = await this.unlessAborted(created, () => {
-          // Given up while the create was in flight: leave no node behind, whatever became of it.
-          created.then(
-            (node) => removeOwnNode(client, node.path, node.stat.ephemeralOwner),
-            () => removeByPrefix(client, path, prefix),
-          );
-        });
+        this.node = await this.bounded(created, () =>
+          abandonCreate(client, created, path, prefix, session),
+        );
       } catch (error) {
         if (isZkError(error, ZkErrorCode.NoNode)) {
-          // The parent (a container) is missing: create it and try again.
-          await this.unlessAborted(client.promises.mkdirp(path, { mode: 'container' }), () => {});
+          // The parent (a container) is missing: make it and try again.
+          await this.makePath();
           continue;
         }
         if (isZkError(error, ...lostConnection)) {
           // The create may have happened: find our node by its protected prefix.
-          const found = await this.recover(prefix);
+          const found = await this.recover(prefix, session);
           if (found === RESTART) continue;
           return found;
         }
@@ -346,76 +443,157 @@ class QueueAttempt {
         }
         throw error;
       }
-      this.ownerSession = this.node.stat.ephemeralOwner;
-      this.queued(this.node.path);
-      if (quiet) {
-        const ours = parseChild(this.node.path.slice(this.node.path.lastIndexOf('/') + 1));
-        const sequence = sequenceOf(ours.name);
-        const untouched = sequence !== undefined && sequence === nextSequence(quiet.sequence);
-        return untouched && this.ownerSession === quiet.sessionId ? [ours] : undefined;
-      }
-      try {
-        return sortChildren(await (listed as Promise<string[]>));
-      } catch {
-        return undefined;
-      }
+      this.watchNode(this.node);
+      return this.bounded(listed);
     }
   }
 
-  /** After a create with an unknown outcome: adopt our node if our session made it. */
-  private async recover(prefix: string): Promise<LockChild[] | typeof RESTART> {
+  /** Our hold, handing our node's watch over to whoever keeps it. */
+  private hold(node: Created): QueueHold {
+    const nodeWatch = this.nodeWatch ?? { unsubscribe: ignore };
+    this.nodeWatch = undefined;
+    this.onNodeGone = undefined;
+    return {
+      node: node.path,
+      name: nameOf(node.path),
+      stat: node.stat,
+      sessionId: node.stat.ephemeralOwner,
+      nodeWatch,
+    };
+  }
+
+  /**
+   * Watches our node from its creation on: its deletion ends any wait (start over), and the
+   * moment the server first shows it present is what the trusted hand-off needs.
+   */
+  private watchNode(node: Created): void {
+    this.nodeWatch = this.client.watchExists(node.path).subscribe({
+      next: (stat) => {
+        if (stat !== null && stat.ephemeralOwner === node.stat.ephemeralOwner) {
+          this.nodeSeenAt ??= this.witness.disconnections;
+          return;
+        }
+        this.nodeGone = true;
+        this.onNodeGone?.();
+      },
+      error: ignore,
+    });
+  }
+
+  private stopWatchingNode(): void {
+    this.nodeWatch?.unsubscribe();
+    this.nodeWatch = undefined;
+    this.onNodeGone = undefined;
+  }
+
+  /**
+   * Whether the node we waited for, told deleted just now, may hand the lock over without a new
+   * listing: the old listing minus that node then decides. Saves a round trip per hand-off.
+   *
+   * Safe because of ZooKeeper's ordering on one connection: replies and watch events reach the
+   * client in the order the server applied the changes. The server showed our node present (a
+   * reply to our watch, received before this news, on the connection still in use, none lost
+   * since), and our node's deletion would have been told to us by that watch. So had our node
+   * gone before the awaited one, we would have heard it first (and `nodeGone` ends the wait): at
+   * the awaited node's deletion our node existed, in the same parent; no node created since our
+   * listing sorts before it but a downgrade node, which `withoutAwaited` accounts for. After a
+   * reconnection the watches are set again and their events may come in any order: no trust
+   * then, we list.
+   */
+  private mayTrust(): boolean {
+    return (
+      !this.nodeGone &&
+      this.nodeSeenAt !== undefined &&
+      this.nodeSeenAt === this.witness.disconnections
+    );
+  }
+
+  /** Makes the lock path (containers); a parent reaped meanwhile is left to the next create. */
+  private async makePath(): Promise<void> {
+    try {
+      await this.bounded(this.client.promises.mkdirp(this.options.path, { mode: 'container' }));
+    } catch (error) {
+      if (!isZkError(error, ZkErrorCode.NoNode, ...lostConnection)) throw error;
+    }
+  }
+
+  /**
+   * After a create with an unknown outcome: adopt our node if our current session made it.
+   *
+   * Safe because the protected prefix holds a UUID made for that one create, so a node bearing
+   * it was made by it; a node owned by our current session is alive and ours. A node of an
+   * earlier session (the reply was lost, then the session ended) is not ours to hold: deleted.
+   */
+  private async recover(
+    prefix: string,
+    session: string | undefined,
+  ): Promise<LockChild[] | typeof RESTART> {
     const { client, path } = this.options;
     try {
       await this.untilConnected();
-      const children = await client.promises.children(path);
+      const children = await this.bounded(client.promises.children(path));
       const ours = children.find((name) => name.startsWith(prefix));
       if (!ours) return RESTART;
       const node = joinPath(path, ours);
-      const stat = await client.promises.exists(node);
+      const stat = await this.bounded(client.promises.exists(node));
       if (!stat) return RESTART;
       if (stat.ephemeralOwner !== client.sessionId) {
-        // Made by a session that is gone or going: not ours to hold.
-        await deleteQuietly(client, node);
+        client.track(deleteQuietly(client, node).catch(ignore));
         return RESTART;
       }
       this.node = { path: node, stat };
-      this.ownerSession = stat.ephemeralOwner;
-      this.queued(node);
+      this.watchNode(this.node);
       return sortChildren(children);
     } catch (error) {
       if (isZkError(error, ZkErrorCode.NoNode)) return RESTART;
       // Gave up (timeout, abort, closed): leave no orphan behind.
-      void removeByPrefix(client, path, prefix);
+      void removeOrphan(client, path, prefix, session);
       throw error;
     }
   }
 
   /**
-   * `work`, unless the signal aborts first: then `onAbandon` takes care of what `work` leaves
-   * behind, and this rejects with the signal's reason at once (a disconnected client may hold a
-   * request for long).
+   * `work`, unless the deadline passes or the signal aborts first: then `onAbandon` takes care
+   * of what `work` leaves behind, and this rejects at once with LockTimeoutError or the
+   * signal's reason (a disconnected client may hold a request, and retry it, for long).
    */
-  private unlessAborted<T>(work: Promise<T>, onAbandon: () => void): Promise<T> {
+  private bounded<T>(work: Promise<T>, onAbandon: () => void = ignore): Promise<T> {
     const signal = this.options.signal;
-    if (!signal) return work;
+    const remaining = this.deadline - performance.now();
+    if (!signal && !Number.isFinite(remaining)) return work;
     return new Promise<T>((resolve, reject) => {
-      const onAbort = () => {
-        onAbandon();
-        reject(abortReason(signal));
+      let settled = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const settle = () => {
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
       };
+      const giveUp = (reason: unknown) => {
+        if (settled) return;
+        settle();
+        onAbandon();
+        reject(reason);
+      };
+      const onAbort = () => giveUp(abortReason(signal as AbortSignal));
       // Handled first, whatever happens next: abandoned work may still reject (client closed).
       work.then(
         (value) => {
-          signal.removeEventListener('abort', onAbort);
+          if (settled) return;
+          settle();
           resolve(value);
         },
         (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
+          if (settled) return;
+          settle();
           reject(error);
         },
       );
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (Number.isFinite(remaining)) {
+        timer = setTimeout(() => giveUp(this.timeoutError()), Math.max(0, remaining));
+      }
     });
   }
 
@@ -427,65 +605,70 @@ class QueueAttempt {
     }
   }
 
+  /** Waits for a connection; without a deadline, for the client's `connectTimeoutMs` at most. */
   private async untilConnected(): Promise<void> {
+    this.checkAbortAndDeadline();
     const remaining = this.deadline - performance.now();
-    if (remaining <= 0)
-      throw new LockTimeoutError(this.options.path, performance.now() - this.started);
+    const connected = this.client.connected(Number.isFinite(remaining) ? remaining : undefined);
     try {
-      // Aborting must not wait for the connection to come back.
-      const connected = this.options.client.connected(
-        Number.isFinite(remaining) ? remaining : undefined,
-      );
-      await this.unlessAborted(connected, () => connected.catch(() => {}));
+      await this.bounded(connected, () => connected.catch(ignore));
     } catch (error) {
       if (isZkError(error, ZkErrorCode.ConnectTimeout) && Number.isFinite(remaining)) {
-        throw new LockTimeoutError(this.options.path, performance.now() - this.started);
+        throw this.timeoutError();
       }
       throw error;
     }
-    this.checkAbortAndDeadline();
   }
 
-  private async list(): Promise<string[] | typeof RESTART> {
+  /** A fresh listing of the queue, sorted; RESTART when the path (so our node) is gone. */
+  private async list(): Promise<LockChild[] | typeof RESTART> {
     try {
-      return await this.options.client.promises.children(this.options.path);
+      return sortChildren(await this.bounded(this.client.promises.children(this.options.path)));
     } catch (error) {
       if (isZkError(error, ZkErrorCode.NoNode)) return RESTART;
       throw error;
     }
   }
 
+  private timeoutError(): LockTimeoutError {
+    const waited = performance.now() - this.started;
+    if (this.witness.sawConnection && isConnectedState(this.client.state)) {
+      return new LockTimeoutError(this.options.path, waited);
+    }
+    const cause = this.witness.sawConnection
+      ? new ZkError(
+          ZkErrorCode.ConnectionLoss,
+          `the connection to ZooKeeper was lost while waiting for ${this.options.path}`,
+        )
+      : new ZkError(
+          ZkErrorCode.ConnectTimeout,
+          `no connection to ZooKeeper at any moment of the wait for ${this.options.path}`,
+        );
+    return new LockTimeoutError(this.options.path, waited, { cause });
+  }
+
   private checkAbortAndDeadline(): void {
     const signal = this.options.signal;
     if (signal?.aborted) throw abortReason(signal);
-    if (performance.now() >= this.deadline) {
-      throw new LockTimeoutError(this.options.path, performance.now() - this.started);
-    }
+    if (performance.now() >= this.deadline) throw this.timeoutError();
   }
 
-  private async removeNode(): Promise<void> {
+  /** Gives up our node: its removal is sent now and finished in the background. */
+  private giveUp(): void {
+    this.stopWatchingNode();
     const node = this.node;
     this.node = undefined;
-    if (!node) return;
-    const removal = removeOwnNode(this.options.client, node.path, node.stat.ephemeralOwner);
-    // Connected, this takes one round trip; disconnected, it goes on in the background.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      removal,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, 2_000);
-      }),
-    ]);
-    clearTimeout(timer);
+    if (node) void removeOwnNode(this.client, node.path, node.stat.ephemeralOwner);
   }
 
   /** Waits until `node` is gone, bounded by the deadline, the signal and our session's life. */
   private waitForDeletion(node: string): Promise<WaitOutcome> {
     return this.waitUntil<WaitOutcome>((finish) =>
       // Unsubscribing as soon as the node is gone leaves no watch armed on the server.
-      this.options.client.watchData(node).subscribe({
+      this.client.watchData(node).subscribe({
         next: (value) => {
-          if (value === null) finish('deleted');
+          // Decided now, in the order the client heard things (see `mayTrust`).
+          if (value === null) finish(this.mayTrust() ? 'deleted-trusted' : 'deleted');
         },
         error: (error: unknown) => finish({ error }),
       }),
@@ -496,7 +679,7 @@ class QueueAttempt {
   private waitForChildrenChange(current: readonly LockChild[]): Promise<WaitOutcome | LockChild[]> {
     const known = current.map((child) => child.name).sort();
     return this.waitUntil<WaitOutcome | LockChild[]>((finish) =>
-      this.options.client.watchChildren(this.options.path).subscribe({
+      this.client.watchChildren(this.options.path).subscribe({
         next: (names) => {
           if (names.length !== known.length || names.some((name, index) => name !== known[index])) {
             finish(sortChildren(names));
@@ -512,7 +695,7 @@ class QueueAttempt {
     watch: (finish: (outcome: T | WaitOutcome) => void) => { unsubscribe(): void },
   ): Promise<T | WaitOutcome> {
     const { client, signal } = this.options;
-    const owner = this.ownerSession;
+    const owner = this.node?.stat.ephemeralOwner;
     return new Promise<T | WaitOutcome>((resolve) => {
       let settled = false;
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -521,6 +704,7 @@ class QueueAttempt {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        this.onNodeGone = undefined;
         signal?.removeEventListener('abort', onAbort);
         for (const subscription of subscriptions) subscription.unsubscribe();
         resolve(outcome);
@@ -533,6 +717,8 @@ class QueueAttempt {
       const remaining = this.deadline - performance.now();
       if (remaining <= 0) return finish('timeout');
       if (Number.isFinite(remaining)) timer = setTimeout(() => finish('timeout'), remaining);
+      if (this.nodeGone) return finish('own-deleted');
+      this.onNodeGone = () => finish('own-deleted');
       subscriptions.push(
         client.session$.subscribe({
           next: ({ state, sessionId }) => {

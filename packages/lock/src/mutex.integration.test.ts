@@ -5,6 +5,7 @@ import {
   IntervalLog,
   lockPath,
   sleep,
+  untilEmpty,
 } from '@zkrx/test-support';
 import { describe, expect, it, vi } from 'vitest';
 import { acquire, type Lease, mutex, tryAcquire } from './index';
@@ -48,7 +49,7 @@ describe('mutex', () => {
     const second = await tryAcquire(b!, path);
     expect(second).not.toBeNull();
     await second?.release();
-    expect(await childrenOf(a!, path)).toEqual([]);
+    await untilEmpty(a!, path);
   });
 
   it('uses Curator names', async () => {

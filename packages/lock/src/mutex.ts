@@ -18,19 +18,17 @@ import { Marker } from './node-names';
 import { defineLockRecipe, type LockOptions } from './recipe';
 
 /**
- * Holds when first; otherwise waits for the node just before it. When that node goes, the
- * listing is trusted (no round trip) if it showed nothing before that node: the node was the
- * holder, and nobody can have come in front of us since (sequence numbers only grow). If it
- * showed more, those may have left meanwhile, and one listing beats checking them one by one.
+ * Holds when first; otherwise waits for the node just before it (herd-free: a release wakes
+ * one waiter), then lists again.
+ *
+ * Safe because the listing contains our node: a node created after ours, in the parent our node
+ * lives in, gets a higher sequence number, and that parent cannot be reaped while our node is in
+ * it. So no node can come before ours while it exists: first once, first until it goes.
  */
 export const exclusiveRule: Decide = (children, ourIndex) =>
   ourIndex === 0
     ? { holds: true }
-    : {
-        holds: false,
-        waitFor: children[ourIndex - 1] as (typeof children)[number],
-        relist: ourIndex > 1,
-      };
+    : { holds: false, waitFor: children[ourIndex - 1] as (typeof children)[number] };
 
 const exclusive = defineLockRecipe({ kind: 'mutex', marker: Marker.lock, decide: exclusiveRule });
 

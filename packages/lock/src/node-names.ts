@@ -106,6 +106,27 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** What holds a path whose children are of `kind`, in words for an error message. */
+export function recipeOfKind(kind: ChildKind): string {
+  switch (kind) {
+    case 'exclusive':
+      return 'mutex (or whileLeader election)';
+    case 'read':
+      return 'read lock';
+    case 'write':
+      return 'write lock';
+    case 'latch':
+      return 'leader election';
+    case 'lease':
+      return 'semaphore lease';
+    default:
+      return 'node';
+  }
+}
+
+/** The children a semaphore keeps at its path (Curator InterProcessSemaphoreV2 layout). */
+export const SEMAPHORE_CHILDREN: readonly string[] = ['leases', 'locks'];
+
 /** A fresh protected prefix and the node name it gives with `marker`. */
 export function protectedName(marker: string): { prefix: string; name: string } {
   const prefix = `${PROTECTED_PREFIX}${randomUUID()}-`;

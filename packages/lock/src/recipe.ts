@@ -253,6 +253,15 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
     held: (kind) => heldInContext(resolved.client, kind, resolved.path),
   });
 
+  /**
+   * Re-entrancy: a live hold of this kind and path by this client in this async context is
+   * given again, counted, with no new node and no listing.
+   *
+   * Safe because it makes no new holder: the same node, session and context hold on, so the
+   * re-entered lease is exactly as held as the outer one, and the two end together (the hold's
+   * state is shared). Only a hold not yet known lost is re-entered; one whose node went or whose
+   * session ended is lost (node watch, session events), and the call queues anew.
+   */
   const reentered = (resolved: ResolvedLockOptions): LeaseCore | undefined =>
     resolved.reentrant ? heldInContext(resolved.client, spec.kind, resolved.path) : undefined;
 

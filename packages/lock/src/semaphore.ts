@@ -4,11 +4,11 @@
  */
 import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import type { Observable } from 'rxjs';
-import { LockTimeoutError } from './errors';
+import { LockConflictError, LockTimeoutError } from './errors';
 import { type Lease, LeaseCore } from './lease';
-import { type Decide, deleteQuietly, joinQueue } from './lock-queue';
+import { type Decide, joinQueue, removeOwnNode } from './lock-queue';
 import { exclusiveRule } from './mutex';
-import { Marker } from './node-names';
+import { Marker, parseChild, recipeOfKind } from './node-names';
 import {
   type LockOptions,
   observeLease,
@@ -21,7 +21,16 @@ export interface SemaphoreOptions extends Omit<LockOptions, 'reentrant'> {
   leases: number;
 }
 
-/** Curator's rule for leases: hold while the leases (ours included) number at most `leases`. */
+/**
+ * Curator's rule for leases: hold while the leases (ours included) number at most `leases`.
+ *
+ * Safe without the `locks` gate (which only keeps takers from starving each other): say k
+ * holders each counted at most `leases` in a listing containing their node. The last of those
+ * listings was made after every one of the k nodes was created (each was in its owner's own,
+ * earlier or equal, listing) and while all of them still existed (they hold at once, later), so
+ * it counted all k: k <= `leases`. A `leases` parent with a node in it cannot be reaped, so all
+ * those listings were of one parent znode.
+ */
 function leaseRule(leases: number): Decide {
   return (children) =>
     children.length <= leases ? { holds: true } : { holds: false, waitFor: 'children' };
@@ -74,6 +83,20 @@ async function holdLease(
       wait: true,
     });
     if (!gate) continue;
+    // Another kind of lock queued at our path (a mutex, a read-write lock, an election) cannot
+    // share it: listed now that our `locks` child exists, so whichever of us lists last sees the
+    // other (a queue lock fails on seeing `locks`/`leases` among its children). Sent with the
+    // lease's create (no round trip of its own); a conflict gives up the lease's join.
+    const conflict = new AbortController();
+    client.promises.children(path).then(
+      (names) => {
+        const other = names.map(parseChild).find((child) => child.kind !== 'other');
+        if (other) {
+          conflict.abort(new LockConflictError(path, 'semaphore', recipeOfKind(other.kind)));
+        }
+      },
+      () => {},
+    );
     try {
       const lease = await joinQueue({
         client,
@@ -82,12 +105,18 @@ async function holdLease(
         data: resolved.data,
         decide: leaseRule(resolved.leases),
         timeoutMs: remaining(),
-        signal: merged,
+        signal: merged ? AbortSignal.any([merged, conflict.signal]) : conflict.signal,
         wait: true,
         // Our `locks` node died with the session too: start over from the gate.
         onSessionLoss: 'fail',
+        onQueued: resolved.onQueued,
       });
       if (!lease) continue;
+      if (conflict.signal.aborted) {
+        lease.nodeWatch.unsubscribe();
+        void removeOwnNode(client, lease.node, lease.sessionId);
+        throw conflict.signal.reason;
+      }
       return new LeaseCore(
         { client, path, kind: 'semaphore', onSuspended: resolved.onSuspended },
         lease,
@@ -97,7 +126,8 @@ async function holdLease(
       throw error;
     } finally {
       // Let the next taker count: remove our `locks` node without waiting for it.
-      client.track(deleteQuietly(client, gate.node).catch(() => {}));
+      gate.nodeWatch.unsubscribe();
+      void removeOwnNode(client, gate.node, gate.sessionId);
     }
   }
 }

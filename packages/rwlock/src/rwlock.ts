@@ -3,17 +3,20 @@
  * exclude, FIFO across both, herd-free waits, write→read downgrade, read→write upgrade refused.
  */
 
-import { randomUUID } from 'node:crypto';
-import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import type { ZkClient } from '@zkrx/core';
 import {
   type Decide,
   defineLockRecipe,
+  joinQueue,
   type Lease,
+  type LeaseCore,
+  LockLostError,
   type LockOptions,
   Marker,
-  PROTECTED_PREFIX,
   parseChild,
   type QueueHold,
+  type ResolvedLockOptions,
+  removeOwnNode,
 } from '@zkrx/lock';
 import type { MonoTypeOperatorFunction, Observable } from 'rxjs';
 
@@ -31,29 +34,74 @@ export class LockUpgradeError extends Error {
 }
 
 /**
- * A reader holds when no writer sorts before it; it waits only for the nearest writer before
- * it. No writer can appear before it later (writers are sequential), so when that writer goes
- * the listing is trusted if it showed no other writer before it; otherwise one listing tells
- * which of those are gone.
+ * A reader holds when no writer sorts before it; it waits only for the nearest writer before it
+ * (herd-free), then lists again. Any node of an exclusive kind counts as a writer: a mutex, an
+ * election's, a kazoo write lock's (one path, one lock: a reader must not share with a mutex
+ * holder). Only read nodes share; unknown names (no sequence) sort last and block nobody.
+ *
+ * Safe because the listing contains our node: a node created later in the same parent znode
+ * has a higher sequence (sorts after us), and the parent cannot be reaped while our node is in
+ * it. The only nodes without a fresh sequence are downgrade read nodes, which are readers.
  */
 export const readRule: Decide = (children, ourIndex) => {
   for (let index = ourIndex - 1; index >= 0; index--) {
     const child = children[index] as (typeof children)[number];
-    if (child.kind !== 'write') continue;
-    const earlierWriter = children.slice(0, index).some((other) => other.kind === 'write');
-    return { holds: false, waitFor: child, relist: earlierWriter };
+    if (child.kind !== 'read' && child.kind !== 'other') return { holds: false, waitFor: child };
   }
   return { holds: true };
 };
 
 /**
- * A writer holds when first; it waits only for the node just before it, and lists again when
- * that goes: a downgrading writer's read node (same key as the writer) may sort before us.
+ * A writer holds when first; it waits only for the node just before it, then lists again (a
+ * downgrading writer's read node, with the writer's key, may sort before us meanwhile).
+ *
+ * Safe as the mutex is (a listing containing our node, one parent znode). A downgrade read node
+ * carries the key of a writer that held, and it is kept only while that writer's node still
+ * exists (see `downgrade`): a node that sorts before us, so we were not first while it stood.
  */
 export const writeRule: Decide = (children, ourIndex) =>
   ourIndex === 0
     ? { holds: true }
-    : { holds: false, waitFor: children[ourIndex - 1] as (typeof children)[number], relist: true };
+    : { holds: false, waitFor: children[ourIndex - 1] as (typeof children)[number] };
+
+/**
+ * Downgrade: the write holder takes the read lock at once with a read node named with its write
+ * node's key (Curator 5.5+), so it sorts with the write node and no writer queued behind slips in
+ * when the write lock is released. Made by the queue's own create (protected name, recovery of a
+ * create whose reply was lost) and granted only on a listing, made after the read node exists,
+ * that still shows our write node, owned by the same session.
+ *
+ * Safe because while our write node exists we hold the write lock, and nothing sorts before a
+ * holding writer: so the read node, sorting with it, has no writer before it. If the write node
+ * is gone (lease lost: session expired, node deleted, even the path reaped and made again), the
+ * listing lacks it (its name holds a UUID of ours) and the read node is removed: no hold.
+ */
+function downgrade(writer: LeaseCore): (options: ResolvedLockOptions) => Promise<QueueHold> {
+  const writerName = writer.node.slice(writer.node.lastIndexOf('/') + 1);
+  const { key } = parseChild(writerName);
+  return async (options) => {
+    const hold = await joinQueue({
+      client: options.client,
+      path: options.path,
+      marker: `${Marker.read}${key}`,
+      sequential: false,
+      data: options.data,
+      decide: (children) =>
+        writer.isHeld && children.some((child) => child.name === writerName)
+          ? { holds: true }
+          : { holds: false, waitFor: 'children' },
+      wait: false,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+    });
+    if (hold && hold.sessionId === writer.sessionId) return hold;
+    if (hold) {
+      hold.nodeWatch.unsubscribe();
+      void removeOwnNode(options.client, hold.node, hold.sessionId);
+    }
+    throw writer.lostError ?? new LockLostError(options.path, 'session-expired');
+  };
+}
 
 const writeRecipe = defineLockRecipe({
   kind: 'write',
@@ -71,33 +119,7 @@ const readRecipe = defineLockRecipe({
   decide: readRule,
   beforeJoin(context) {
     const writer = context.held('write');
-    if (!writer) return undefined;
-    // Downgrade: the write holder takes the read lock at once with a read node that sorts
-    // with its write node (Curator 5.5+), so no writer queued behind slips in on release.
-    return async (options): Promise<QueueHold> => {
-      const { key } = parseChild(writer.node.slice(writer.node.lastIndexOf('/') + 1));
-      const name = `${PROTECTED_PREFIX}${randomUUID()}-${Marker.read}${key}`;
-      const created = await context.client.promises.create(
-        joinPath(context.path, name),
-        options.data,
-        {
-          mode: 'ephemeral',
-        },
-      );
-      if (created.stat.ephemeralOwner !== writer.sessionId) {
-        await context.client.promises.delete(created.path).catch(() => {});
-        throw new ZkError(
-          ZkErrorCode.SessionExpired,
-          `read lock ${context.path}: the write lock's session ended`,
-        );
-      }
-      return {
-        node: created.path,
-        name,
-        stat: created.stat,
-        sessionId: created.stat.ephemeralOwner,
-      };
-    };
+    return writer ? downgrade(writer) : undefined;
   },
 });
 

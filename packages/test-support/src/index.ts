@@ -10,3 +10,11 @@ export {
   sleep,
 } from './clients';
 export { type HoldRecord, IntervalLog } from './intervals';
+export {
+  reapingClients,
+  reapingZooKeeper,
+  untilEmpty,
+  untilGone,
+  untilWatching,
+  watchersOf,
+} from './reaping';

@@ -9,7 +9,12 @@ import { ZooKeeperStartError } from './errors';
 import { fourLetterWord, mntr, parseServerMode } from './four-letter-words';
 import { freePorts } from './free-port';
 import { locateZooKeeper, type ZooKeeperInstallation } from './locate';
-import { baseTempDir, locateOptions, type StartZooKeeperOptions } from './server';
+import {
+  baseTempDir,
+  locateOptions,
+  type StartZooKeeperOptions,
+  serverSystemProperties,
+} from './server';
 import {
   DEFAULT_JVM_OPTIONS,
   launchServer,
@@ -195,7 +200,7 @@ async function startMember(
       // Election notifications back off up to 60 s by default; a test wants a peer that comes
       // back (startServer) to be noticed within a couple of seconds.
       'zookeeper.fastleader.maxNotificationInterval': '2000',
-      ...options.systemProperties,
+      ...serverSystemProperties(options),
     },
   });
   await waitUntilServing(member.jvm, {

@@ -129,14 +129,15 @@ describe.runIf(existsSync('/proc/self/cmdline'))('no server outlives its owner',
       const firstPid = server.pid;
       expect(watchdogsOf(firstPid)).toHaveLength(1);
       await server.restart();
-      expect(watchdogsOf(firstPid)).toHaveLength(0);
+      // SIGKILLed: gone once the kernel has run it down (a moment on a busy machine).
+      await until(() => watchdogsOf(firstPid).length === 0, 10_000);
       expect(watchdogsOf(server.pid)).toHaveLength(1);
       await sleep(1_200); // one watchdog poll: it must not have removed the live server's dir
       expect(existsSync(server.dataDir)).toBe(true);
       expect(await server.fourLetterWord('ruok')).toBe('imok');
       const secondPid = server.pid;
       await server.stop();
-      expect(watchdogsOf(secondPid)).toHaveLength(0);
+      await until(() => watchdogsOf(secondPid).length === 0, 10_000);
     } finally {
       await server.stop();
     }

@@ -32,12 +32,14 @@ export interface StartZooKeeperOptions {
   tmpfs?: boolean;
   /** JVM options; by default a small heap, serial GC and C1 only, for a fast start. */
   jvmOptions?: readonly string[];
-  /**
-   * Java system properties (`-Dkey=value`) added to the JVM options, e.g.
-   * `{ 'znode.container.checkIntervalMs': '200' }` to have empty containers reaped within a
-   * fraction of a second instead of a minute. Keeps the default JVM options.
-   */
+  /** Extra Java system properties (`-Dkey=value`), e.g. ZooKeeper's `zookeeper.*` switches. */
   systemProperties?: Readonly<Record<string, string>>;
+  /**
+   * How often the server deletes empty container nodes (ZooKeeper's
+   * `znode.container.checkIntervalMs`, 60 s by default). A short one (e.g. 100) lets a test see
+   * an idle lock path reaped, as it would be in production after a minute.
+   */
+  containerCheckIntervalMs?: number;
   /** How long to wait for the server to serve; 30 s by default. */
   startTimeoutMs?: number;
   /** Any `zoo.cfg` key, overriding the defaults. */
@@ -146,7 +148,7 @@ async function launchAndWait(
     cleanupDir: dir,
     jvmOptions: options.jvmOptions ?? DEFAULT_JVM_OPTIONS,
     logLevel: options.logLevel ?? 'warn',
-    systemProperties: options.systemProperties,
+    systemProperties: serverSystemProperties(options),
   });
   await waitUntilServing(jvm, {
     hostPort: `${HOST}:${port}`,
@@ -155,6 +157,23 @@ async function launchAndWait(
     timeoutMs: options.startTimeoutMs ?? 30_000,
   });
   return jvm;
+}
+
+/** The system properties a server is started with: the caller's, and the container check. */
+export function serverSystemProperties(
+  options: Pick<StartZooKeeperOptions, 'systemProperties' | 'containerCheckIntervalMs'>,
+): Record<string, string> {
+  const properties: Record<string, string> = { ...options.systemProperties };
+  const interval = options.containerCheckIntervalMs;
+  if (interval !== undefined) {
+    if (!Number.isInteger(interval) || interval <= 0) {
+      throw new RangeError(
+        `containerCheckIntervalMs must be a positive integer, got ${String(interval)}`,
+      );
+    }
+    properties['znode.container.checkIntervalMs'] = String(interval);
+  }
+  return properties;
 }
 
 function serverHandle(

@@ -1,0 +1,207 @@
+/**
+ * Attacks on the shortcuts the lock takes, each aimed at the ZooKeeper guarantee its safety
+ * argument names: the trusted hand-off (ordering of replies and watch events on one connection),
+ * re-entrancy (one hold, one node), the adoption of a node whose create's reply was lost (a
+ * protected name made for one create), the semaphore's count (a listing containing our node).
+ */
+import type { ZkClient } from '@zkrx/core';
+import {
+  childrenOf,
+  connectedClient,
+  connectedClients,
+  lockPath,
+  proxiedClient,
+  untilEmpty,
+  untilGone,
+  untilWatching,
+} from '@zkrx/test-support';
+import { expireSession, testZooKeeper } from '@zkrx/testing';
+import { firstValueFrom } from 'rxjs';
+import { describe, expect, it, vi } from 'vitest';
+import { acquire, acquireSemaphore, type Lease, LockLostError } from './index';
+
+function tracked<T>(promise: Promise<T>): { promise: Promise<T>; readonly settled: boolean } {
+  const state = { promise, settled: false };
+  const settle = () => {
+    state.settled = true;
+  };
+  promise.then(settle, settle);
+  return state;
+}
+
+/** The node `client` queued at `path` once it is there (its own node's watch is the gate). */
+async function queuedNode(client: ZkClient, admin: ZkClient, path: string, known: string[]) {
+  let node: string | undefined;
+  await vi.waitUntil(async () => {
+    const names = await childrenOf(admin, path);
+    node = names.find((name) => !known.includes(name));
+    return node !== undefined;
+  });
+  const full = `${path}/${node}`;
+  await untilWatching(await testZooKeeper(), client, full);
+  return full;
+}
+
+/**
+ * Of two waiters, exactly one holds after the holder leaves, and the other waits behind it:
+ * never both. Resolves the one that holds and the other's pending acquisition.
+ */
+async function oneThenTheOther(
+  first: { client: ZkClient; waiting: ReturnType<typeof tracked<Lease>> },
+  second: { client: ZkClient; waiting: ReturnType<typeof tracked<Lease>> },
+) {
+  const winner = await Promise.race([
+    first.waiting.promise.then(() => first),
+    second.waiting.promise.then(() => second),
+  ]);
+  const loser = winner === first ? second : first;
+  const lease = await winner.waiting.promise;
+  await untilWatching(await testZooKeeper(), loser.client, lease.node, loser.waiting.promise);
+  expect(loser.waiting.settled).toBe(false);
+  expect(await winner.client.promises.exists(lease.node)).not.toBeNull();
+  await lease.release();
+  const next = await loser.waiting.promise;
+  expect(await loser.client.promises.exists(next.node)).not.toBeNull();
+  await next.release();
+}
+
+describe('the trusted hand-off (a waiter holds on its predecessor deletion, without listing)', () => {
+  it("is not taken when the waiter's own node was deleted first (an operator): it queues again", async () => {
+    const [holder, waiter, operator, late] = await connectedClients(4);
+    const path = lockPath();
+    const held = await acquire(holder!, path);
+    const waiting = tracked(acquire(waiter!, path));
+    const waiterNode = await queuedNode(waiter!, operator!, path, [held.node.split('/').at(-1)!]);
+    await untilWatching(await testZooKeeper(), waiter!, held.node);
+    await operator!.promises.delete(waiterNode);
+    const lateWaiting = tracked(acquire(late!, path));
+    await vi.waitUntil(async () => (await childrenOf(operator!, path)).length === 3);
+    await held.release();
+    await oneThenTheOther({ client: waiter!, waiting }, { client: late!, waiting: lateWaiting });
+    await untilEmpty(operator!, path);
+  });
+
+  it('is not taken on events replayed after a reconnection (their order is not the order of the changes)', async () => {
+    const holder = await connectedClient();
+    const operator = await connectedClient();
+    const late = await connectedClient();
+    const { client: waiter, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
+    const path = lockPath();
+    const held = await acquire(holder, path);
+    const waiting = tracked(acquire(waiter, path));
+    const waiterNode = await queuedNode(waiter, operator, path, [held.node.split('/').at(-1)!]);
+    await untilWatching(await testZooKeeper(), waiter, held.node);
+    // The waiter hears nothing while its node, then the holder's, go; then its connection
+    // drops, and the same session's watches are set again on a new one.
+    proxy.pause();
+    await operator.promises.delete(waiterNode);
+    const lateWaiting = tracked(acquire(late, path));
+    await vi.waitUntil(async () => (await childrenOf(operator, path)).length === 2);
+    await held.release();
+    await untilGone(operator, held.node);
+    proxy.cut();
+    proxy.resume();
+    await oneThenTheOther({ client: waiter, waiting }, { client: late, waiting: lateWaiting });
+  });
+});
+
+describe('a holder whose node goes', () => {
+  it('is told at once (node-deleted), and whoever is next holds', async () => {
+    const [holder, waiter, operator] = await connectedClients(3);
+    const path = lockPath();
+    const held = await acquire(holder!, path);
+    const waiting = acquire(waiter!, path);
+    await vi.waitUntil(async () => (await childrenOf(operator!, path)).length === 2);
+    const lost = firstValueFrom(held.lost$);
+    await operator!.promises.delete(held.node);
+    expect(await lost).toMatchObject({ reason: 'node-deleted' });
+    expect(held.signal.aborted).toBe(true);
+    const next = await waiting;
+    expect(next.isHeld).toBe(true);
+    await next.release();
+  });
+
+  it('does not re-enter a hold whose node an operator deleted: it queues behind the new holder', async () => {
+    const server = await testZooKeeper();
+    const [holder, waiter, operator] = await connectedClients(3);
+    const path = lockPath();
+    const held = await acquire(holder!, path);
+    const waiting = acquire(waiter!, path);
+    await vi.waitUntil(async () => (await childrenOf(operator!, path)).length === 2);
+    await held.run(async () => {
+      const lost = firstValueFrom(held.lost$);
+      await operator!.promises.delete(held.node);
+      await lost;
+      const next = await waiting;
+      const again = tracked(acquire(holder!, path));
+      await untilWatching(server, holder!, next.node, again.promise);
+      expect(again.settled).toBe(false);
+      await next.release();
+      const lease = await again.promise;
+      expect(lease.node).not.toBe(held.node);
+      await lease.release();
+    });
+  });
+
+  it('does not re-enter a hold whose session expired: it holds again on the new session', async () => {
+    const [holder, operator] = await connectedClients(2);
+    const path = lockPath();
+    const held = await acquire(holder!, path);
+    await held.run(async () => {
+      const lost = firstValueFrom(held.lost$);
+      await expireSession(holder!);
+      expect(await lost).toBeInstanceOf(LockLostError);
+      const again = await acquire(holder!, path);
+      expect(again.sessionId).not.toBe(held.sessionId);
+      expect(await childrenOf(operator!, path)).toEqual([again.node.split('/').at(-1)]);
+      await again.release();
+    });
+  });
+});
+
+describe('a create whose reply was lost', () => {
+  it('is not adopted by a later session: the node of the expired one is not ours to hold', async () => {
+    const { client, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
+    const other = await connectedClient();
+    const path = lockPath();
+    const blocker = await acquire(other, path);
+    proxy.holdReplies();
+    const pending = acquire(client, path);
+    // Applied by the server, unanswered; then the session ends before the client hears.
+    await vi.waitUntil(async () => (await childrenOf(other, path)).length === 2);
+    const first = (await childrenOf(other, path)).find((name) => !blocker.node.endsWith(name));
+    await expireSession({
+      connectString: (await testZooKeeper()).connectString,
+      ...client.sessionCredentials()!,
+    });
+    proxy.cut();
+    proxy.holdReplies(false);
+    await vi.waitUntil(async () => !(await childrenOf(other, path)).includes(first!));
+    await blocker.release();
+    const lease = await pending;
+    expect(lease.node.endsWith(first!)).toBe(false);
+    expect(await childrenOf(other, path)).toEqual([lease.node.split('/').at(-1)]);
+    await lease.release();
+  });
+});
+
+describe("the semaphore's count", () => {
+  it('never exceeds the leases when an operator deletes a holder’s lease node', async () => {
+    const [a, b, c, operator] = await connectedClients(4);
+    const path = lockPath('sem');
+    const first = await acquireSemaphore(a!, path, { leases: 2 });
+    const second = await acquireSemaphore(b!, path, { leases: 2 });
+    const waiting = tracked(acquireSemaphore(c!, path, { leases: 2 }));
+    await vi.waitUntil(async () => (await childrenOf(operator!, `${path}/leases`)).length === 3);
+    const lost = firstValueFrom(first.lost$);
+    await operator!.promises.delete(first.node);
+    expect(await lost).toMatchObject({ reason: 'node-deleted' });
+    const third = await waiting.promise;
+    // Two live leases: b's and c's; a's was taken from it, and a was told.
+    expect(first.isHeld).toBe(false);
+    expect(second.isHeld && third.isHeld).toBe(true);
+    expect(await childrenOf(operator!, `${path}/leases`)).toHaveLength(2);
+    await second.release();
+    await third.release();
+  });
+});
