@@ -181,6 +181,26 @@ interface Held {
   readonly sessionId: string | undefined;
   /** Aborts when this hold ends (lost or released). */
   readonly signal: AbortSignal;
+  /**
+   * When `signal` aborted, if it did before the hold was recorded (a leader's term lost while
+   * it looked its node up): the hold ended then, not when recorded.
+   */
+  readonly abortedAt?: () => number | undefined;
+}
+
+/** Remembers when a signal aborts, from now on. */
+function abortClock(signal: AbortSignal): () => number | undefined {
+  let at = signal.aborted ? mono() : undefined;
+  if (at === undefined) {
+    signal.addEventListener(
+      'abort',
+      () => {
+        at = mono();
+      },
+      { once: true },
+    );
+  }
+  return () => at;
 }
 
 /** What one acquisition gave: one or several holds, and how to release them. */
@@ -188,6 +208,8 @@ interface Acquisition {
   readonly holds: readonly Held[];
   /** Register writes are made (fenced resources); false for leases. */
   readonly fenced: boolean;
+  /** When the hold began, if before it is recorded (a leader looks its node up first). */
+  readonly acquiredAt?: number;
   release(): Promise<void>;
 }
 
@@ -196,7 +218,7 @@ interface Acquisition {
  * release of those still held (called just before releasing: the hold ends when release starts).
  */
 function track(acquisition: Acquisition, attemptAt: number) {
-  const at = mono();
+  const at = acquisition.acquiredAt ?? mono();
   const group = `w${config!.index}-${nextHold}`;
   const ended = new Set<string>();
   const ids = acquisition.holds.map((held, index) => {
@@ -221,7 +243,7 @@ function track(acquisition: Acquisition, attemptAt: number) {
       send({
         type: 'ended',
         holdId,
-        at: mono(),
+        at: held.abortedAt?.() ?? mono(),
         how: 'lost',
         reason: describe(held.signal.reason),
       });
@@ -497,15 +519,18 @@ async function leaderWorker(client: ZkClient): Promise<void> {
   let leaving = false;
   const term = (id: string) =>
     new Observable<never>((subscriber) => {
+      // Subscribed: this candidate leads from now on.
       const attemptAt = mono();
       const ended = new AbortController();
+      const abortedAt = abortClock(ended.signal);
       let finished: (() => void) | undefined;
       let done = false;
       void (async () => {
         const sessionId = client.sessionId;
         const own = await ownNode(client, selectorPath, id).catch(() => undefined);
-        if (ended.signal.aborted || done) return;
+        if (done && !ended.signal.aborted) return; // we left before it was recorded
         const acquisition: Acquisition = {
+          acquiredAt: attemptAt,
           holds: [
             {
               resource: selectorPath,
@@ -514,6 +539,7 @@ async function leaderWorker(client: ZkClient): Promise<void> {
               token: own?.token,
               sessionId,
               signal: ended.signal,
+              abortedAt,
             },
           ],
           fenced: own !== undefined,
@@ -582,9 +608,12 @@ async function leaderWorker(client: ZkClient): Promise<void> {
             else signal.addEventListener('abort', fail, { once: true });
           }),
         ]);
+        const acquiredAt = mono();
+        const abortedAt = abortClock(termSignal);
         const sessionId = client.sessionId;
         const own = await ownNode(client, electPath, options.id).catch(() => undefined);
         return {
+          acquiredAt,
           holds: [
             {
               resource: electPath,
@@ -593,6 +622,7 @@ async function leaderWorker(client: ZkClient): Promise<void> {
               token: own?.token,
               sessionId,
               signal: termSignal,
+              abortedAt,
             },
           ],
           fenced: own !== undefined,
@@ -648,7 +678,9 @@ async function curatorWorker(): Promise<void> {
         signal,
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
       });
+      const acquiredAt = mono();
       lost = new AbortController();
+      const abortedAt = abortClock(lost.signal);
       const stat = hold.node ? await direct.promises.exists(hold.node).catch(() => null) : null;
       if (!stat) lost.abort(new Error('Curator node gone at once'));
       const credentials = await peer.sessionCredentials().catch(() => undefined);
@@ -661,8 +693,10 @@ async function curatorWorker(): Promise<void> {
             token: stat?.czxid,
             sessionId: credentials?.sessionId ?? stat?.ephemeralOwner,
             signal: lost.signal,
+            abortedAt,
           },
         ],
+        acquiredAt,
         fenced: true,
         release: () => peer.release(hold.id),
       };
