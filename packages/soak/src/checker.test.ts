@@ -228,6 +228,17 @@ describe('check: losses', () => {
     expect(report.stats.staleBeliefs).toBe(1);
   });
 
+  it('counts, and does not judge, a lease handed over already lost (a multi-lock taking its next lock)', () => {
+    const onArrival = hold(0, node('0'), 2, 2_500, 2_500, {
+      end: 'lost',
+      reason: 'LockLostError:suspended',
+      lostOnArrival: true,
+    });
+    const report = run(specs, [onArrival, hold(1, node('1'), 3, 2_010, 2_900)]);
+    expect(report.violations).toEqual([]);
+    expect(report.stats.lostOnArrival).toBe(1);
+  });
+
   it('excuses a stalled holder, and measures its loss from the end of the stall', () => {
     const stalled = hold(0, node('0'), 2, 12, 2_400, {
       end: 'lost',

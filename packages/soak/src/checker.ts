@@ -42,6 +42,11 @@ export interface CheckedHold {
   readonly endedAt: number | undefined;
   readonly end: 'released' | 'lost' | undefined;
   readonly reason: string | undefined;
+  /**
+   * The API handed the lease over already lost (its signal aborted): the worker never believed
+   * it held. Counted, not judged.
+   */
+  readonly lostOnArrival?: boolean;
   /** Uncertainty of the worker's times on the coordinator's clock (ms). */
   readonly uncertainty: number;
 }
@@ -145,6 +150,8 @@ export interface CheckStats {
   staleWritesAccepted: number;
   /** The most readers (or leases) seen holding at once. */
   maxShared: number;
+  /** Leases handed over already lost (e.g. a multi-lock's first lease, lost while it took the next). */
+  lostOnArrival: number;
 }
 
 export interface CheckReport {
@@ -215,6 +222,7 @@ export function check(input: CheckInput): CheckReport {
     staleWritesRefused: 0,
     staleWritesAccepted: 0,
     maxShared: 0,
+    lostOnArrival: 0,
   };
 
   for (const anomaly of truth.anomalies) violate('truth', anomaly);
@@ -228,7 +236,9 @@ export function check(input: CheckInput): CheckReport {
   // ---- each hold's node ----
   const lifeOf = new Map<string, ZnodeLife>();
   const admissionFailed = new Set<string>();
-  for (const hold of input.holds) {
+  const judged = input.holds.filter((hold) => !hold.lostOnArrival);
+  stats.lostOnArrival = input.holds.length - judged.length;
+  for (const hold of judged) {
     const life = findLife(hold, truth, low, high);
     if (!life) {
       violate(
@@ -276,7 +286,7 @@ export function check(input: CheckInput): CheckReport {
 
   // ---- losses: signalled, and within a session timeout of their fault ----
   const staleFrom = new Map<string, number>(); // holdId -> when its node was surely gone
-  for (const hold of input.holds) {
+  for (const hold of judged) {
     const life = lifeOf.get(hold.holdId);
     if (hold.endedAt === undefined) continue;
     const margin = hold.uncertainty + 1;
@@ -315,7 +325,8 @@ export function check(input: CheckInput): CheckReport {
     const limit = Math.min(hold.endedAt, goneAt ?? Number.POSITIVE_INFINITY);
     const fault = causeOf(hold, input.faults, limit, sessionTimeout);
     if (fault) {
-      const latency = hold.endedAt - fault.lossReference;
+      // A fault older than the hold is measured from the hold's start: it cannot lose earlier.
+      const latency = hold.endedAt - Math.max(fault.lossReference, hold.acquiredAt);
       latencies(fault.kind).push(latency);
       if (latency > sessionTimeout + margin) {
         violate(
@@ -339,7 +350,7 @@ export function check(input: CheckInput): CheckReport {
 
   // ---- per resource: token order, belief overlaps, sharing ----
   const byResource = new Map<string, CheckedHold[]>();
-  for (const hold of input.holds) {
+  for (const hold of judged) {
     const list = byResource.get(hold.resource);
     if (list) list.push(hold);
     else byResource.set(hold.resource, [hold]);

@@ -113,6 +113,8 @@ export type WorkerMessage =
       readonly how: 'released' | 'lost';
       /** Lost: what the signal said (`LockLostError:session-expired`, ...). */
       readonly reason?: string;
+      /** The lease was already lost when the API handed it over (never believed held). */
+      readonly onArrival?: boolean;
     }
   | {
       readonly type: 'release-done';

@@ -28,6 +28,7 @@ import type {
   WorkerMessage,
   WorkerMode,
 } from './protocol';
+import { hash32 } from './random';
 import { FencedRegister } from './register';
 import { buildTruth } from './truth';
 import { readQuorumLog } from './txn-log';
@@ -233,7 +234,7 @@ class RunState {
     string,
     HoldStart & {
       worker: number;
-      ended?: { at: number; how: 'released' | 'lost'; reason?: string };
+      ended?: { at: number; how: 'released' | 'lost'; reason?: string; onArrival?: boolean };
     }
   >();
   readonly openHolds = new Map<number, Set<string>>();
@@ -401,6 +402,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
               at: message.at,
               how: message.how,
               ...(message.reason ? { reason: message.reason } : {}),
+              ...(message.onArrival ? { onArrival: true } : {}),
             };
           state.openHolds.get(worker)?.delete(message.holdId);
           if (message.how === 'lost') count(state.lossReasons, message.reason ?? 'unknown');
@@ -508,7 +510,8 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
 
     // ---- the fault phase ----
     const plan = planFaults({
-      seed: options.seed,
+      // Each mode its own plan, all from the one seed printed at the start.
+      seed: hash32(`${options.seed}:${options.mode}`),
       durationMs: options.faultPhaseMs,
       quietTailMs: Math.min(options.faultPhaseMs / 4, 2 * session),
       workers: options.workers,
@@ -643,6 +646,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         endedAt: hold.ended ? clock.toCoordinator(hold.ended.at) : undefined,
         end: hold.ended?.how,
         reason: hold.ended?.reason,
+        lostOnArrival: hold.ended?.onArrival === true,
         uncertainty: clock.uncertainty(hold.at),
       };
     });

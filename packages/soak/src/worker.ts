@@ -236,20 +236,24 @@ function track(acquisition: Acquisition, attemptAt: number) {
     };
     send({ type: 'acquired', ...start });
     holding.add(holdId);
-    const onEnd = () => {
+    const onEnd = (onArrival: boolean) => {
       if (ended.has(holdId)) return;
       ended.add(holdId);
       holding.delete(holdId);
+      const abortedAt = held.abortedAt?.();
       send({
         type: 'ended',
         holdId,
-        at: held.abortedAt?.() ?? mono(),
+        // Lost before it was handed over (a multi-lock's first lease while it took the next):
+        // the worker never believed it held; the hold ends where it began.
+        at: abortedAt ?? (onArrival ? at : mono()),
         how: 'lost',
         reason: describe(held.signal.reason),
+        ...(onArrival && abortedAt === undefined ? { onArrival } : {}),
       });
     };
-    if (held.signal.aborted) onEnd();
-    else held.signal.addEventListener('abort', onEnd, { once: true });
+    if (held.signal.aborted) onEnd(true);
+    else held.signal.addEventListener('abort', () => onEnd(false), { once: true });
     void index;
     return holdId;
   });
