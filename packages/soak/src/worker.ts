@@ -488,9 +488,11 @@ async function zkrxWorker(client: ZkClient): Promise<void> {
 }
 
 /**
- * The node and fencing token of a candidacy on `path`: the child whose data is the candidacy's
- * own id (each candidacy gets a fresh one) and whose owner is our session. elect and whileLeader
- * expose no token: leaders look it up once elected (the leader's node is first, one read).
+ * The node and fencing token of a candidacy on `path`: a child whose data is the candidacy's own
+ * id (each candidacy gets a fresh one) and whose owner is our session. elect and whileLeader
+ * expose no token: leaders look it up once elected. A leader's node is the first child (one
+ * read). Otherwise the newest of ours: a candidacy that stood again after a loss (same id) may
+ * still have its old node, on its way out.
  */
 async function ownNode(
   client: ZkClient,
@@ -498,12 +500,19 @@ async function ownNode(
   id: string,
 ): Promise<{ node: string; token: number } | undefined> {
   const session = client.sessionId;
-  for (const child of sortChildren(await client.promises.children(path))) {
-    const node = `${path}/${child.name}`;
+  const ours = async (name: string) => {
+    const node = `${path}/${name}`;
     const found = await client.promises.get(node).catch(() => undefined);
-    if (found && found.stat.ephemeralOwner === session && found.data.toString('utf8') === id) {
-      return { node, token: found.stat.czxid };
-    }
+    return found && found.stat.ephemeralOwner === session && found.data.toString('utf8') === id
+      ? { node, token: found.stat.czxid }
+      : undefined;
+  };
+  const children = sortChildren(await client.promises.children(path));
+  const first = children[0] ? await ours(children[0].name) : undefined;
+  if (first) return first;
+  for (const child of children.slice(1).reverse()) {
+    const found = await ours(child.name);
+    if (found) return found;
   }
   return undefined;
 }
