@@ -17,7 +17,7 @@ export interface PlannedFault {
   /** The worker it aims at (worker faults); undefined for server faults and idle gaps. */
   readonly target: number | undefined;
   readonly durationMs: number;
-  /** Wait (a while) for the target to hold before striking. */
+  /** Make the target's next hold a long one and strike as it begins (waits a while). */
   readonly whileHolding: boolean;
   /** Strike the next worker to acquire, at once (a fresh hold), not `target`. */
   readonly strikeHolder?: boolean;
@@ -162,8 +162,8 @@ export interface NemesisContext {
   proxiesOf(worker: number): readonly TcpProxy[];
   /** The worker's current session credentials, if it has a session. */
   credentials(worker: number): { sessionId: string; password: string } | undefined;
-  /** Resolves true once the worker holds something (false after `timeoutMs`). */
-  untilHolding(worker: number, timeoutMs: number): Promise<boolean>;
+  /** Resolves true at the worker's next acquisition (false after `timeoutMs`). */
+  untilNextHold(worker: number, timeoutMs: number): Promise<boolean>;
   /** Resolves the next worker to acquire something (undefined after `timeoutMs`). */
   nextHolder(timeoutMs: number): Promise<number | undefined>;
   send(worker: number, message: CoordinatorMessage): void;
@@ -265,7 +265,9 @@ export class Nemesis {
       ? ((await context.nextHolder(30_000)) ?? fault.target)
       : fault.target;
     if (target !== undefined && fault.whileHolding && !fault.strikeHolder) {
-      await context.untilHolding(target, Math.max(2_000, context.sessionTimeoutMs));
+      // Its next hold lasts (two session timeouts and the fault): strike as it begins.
+      context.send(target, { type: 'linger', ms: 2 * context.sessionTimeoutMs + fault.durationMs });
+      await context.untilNextHold(target, Math.max(2_000, 2 * context.sessionTimeoutMs));
     }
     const base = { id: fault.id, kind: fault.kind, target };
     const note = (detail: string) =>

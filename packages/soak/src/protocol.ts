@@ -82,6 +82,8 @@ export type CoordinatorMessage =
   | { readonly type: 'ping'; readonly id: number }
   | { readonly type: 'start' }
   | { readonly type: 'stall'; readonly ms: number; readonly faultId: number }
+  /** Make the next hold a long one (the nemesis will strike during it). */
+  | { readonly type: 'linger'; readonly ms: number }
   | { readonly type: 'idle'; readonly on: boolean; readonly delayMs?: number }
   | { readonly type: 'stop' }
   | { readonly type: 'write-reply'; readonly id: number; readonly accepted: readonly boolean[] };

@@ -270,8 +270,8 @@ class RunState {
     return (this.openHolds.get(worker)?.size ?? 0) > 0;
   }
 
-  untilHolding(worker: number, timeoutMs: number): Promise<boolean> {
-    if (this.isHolding(worker)) return Promise.resolve(true);
+  /** Resolves true at the worker's next acquisition (false after `timeoutMs`). */
+  untilNextHold(worker: number, timeoutMs: number): Promise<boolean> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(false), timeoutMs);
       const list = this.holdWaiters.get(worker) ?? [];
@@ -534,7 +534,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         return list;
       },
       credentials: (worker) => state.credentials.get(worker),
-      untilHolding: (worker, timeoutMs) => state.untilHolding(worker, timeoutMs),
+      untilNextHold: (worker, timeoutMs) => state.untilNextHold(worker, timeoutMs),
       nextHolder: (timeoutMs) => state.nextHolder(timeoutMs),
       send: (worker, message) => workers[worker]?.send(message),
       idleAll: async () => {

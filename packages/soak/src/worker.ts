@@ -94,6 +94,8 @@ let started = false;
 let stopping = false;
 let idle = false;
 let pendingStall: { ms: number; faultId: number } | undefined;
+/** The next hold lasts this long (the nemesis means to strike during it). */
+let lingerMs: number | undefined;
 let wakeUp: (() => void) | undefined;
 /** Aborted to give up a waiting acquire (idle, stop). */
 let waiting = new AbortController();
@@ -120,6 +122,9 @@ process.on('message', (raw) => {
     case 'write-reply':
       pendingWrites.get(message.id)?.(message.accepted);
       pendingWrites.delete(message.id);
+      break;
+    case 'linger':
+      lingerMs = message.ms;
       break;
     case 'stall':
       pendingStall = { ms: message.ms, faultId: message.faultId };
@@ -274,8 +279,11 @@ function track(acquisition: Acquisition, attemptAt: number) {
 /** Uses the holds: register writes (fenced) and pauses, until done or lost. */
 async function use(acquisition: Acquisition, ids: readonly string[], anyLost: () => boolean) {
   const profile = config!.profile;
-  const long = random.chance(profile.longHoldChance);
-  const until = long ? mono() + profile.longHoldMs : 0;
+  const drawnLong = random.chance(profile.longHoldChance);
+  const linger = lingerMs;
+  lingerMs = undefined;
+  const long = drawnLong || linger !== undefined;
+  const until = long ? mono() + (linger ?? profile.longHoldMs) : 0;
   const writes = random.int(1, profile.writesMax);
   for (let step = 0; ; step++) {
     if (pendingStall) stallNow();
