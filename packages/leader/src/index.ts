@@ -3,5 +3,10 @@
  * failover, work that stops when leadership ends; Curator LeaderLatch/LeaderSelector compatible.
  */
 
-export type { CandidateOptions, Election, LeaderInfo, WhileLeaderOptions } from './leader';
-export { elect, leader$, leadership, whileLeader } from './leader';
+export type { Election } from './candidacy';
+export { elect, leadership } from './candidacy';
+export type { LeaderInfo } from './leader-info';
+export { leader$ } from './leader-info';
+export type { CandidateOptions } from './options';
+export type { WhileLeaderOptions } from './while-leader';
+export { whileLeader } from './while-leader';

@@ -1,5 +1,6 @@
 import type { ZkClient } from '@zkrx/core';
 import { LeaseReleasedError, LockLostError } from '@zkrx/lock';
+import { sortChildren } from '@zkrx/lock/recipe';
 import {
   childrenOf,
   connectedClient,
@@ -8,6 +9,7 @@ import {
   lockPath,
   proxiedClient,
   sleep,
+  untilWatching,
 } from '@zkrx/test-support';
 import { expireSession, type TcpProxy, testZooKeeper } from '@zkrx/testing';
 import { filter, firstValueFrom, Observable, of } from 'rxjs';
@@ -182,6 +184,42 @@ describe('leader election', () => {
     expect(secondSignal.reason).toBeInstanceOf(LockLostError);
     expect(secondSignal.reason).toMatchObject({ reason: 'session-expired' });
     // It stands again on its new session and, alone, leads again.
+    await second.whenLeader();
+    await second.close();
+  });
+
+  it('close() stops leading at once, waits for the tracked runs, then hands over: never two leaders', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath('election');
+    const first = await elect(a!, path, { id: 'a' });
+    await first.whenLeader();
+    let finishRun: () => void = () => {};
+    const runSignals: AbortSignal[] = [];
+    const run = first.runIfLeader(
+      (signal) =>
+        new Promise<void>((resolve) => {
+          runSignals.push(signal);
+          finishRun = resolve;
+        }),
+    );
+    expect(run).toBeInstanceOf(Promise);
+    const second = await elect(b!, path, { id: 'b' });
+    const closing = first.close();
+    // Stepped down at once, and the run is asked to finish...
+    expect(first.isLeader).toBe(false);
+    expect(runSignals[0]!.aborted).toBe(true);
+    expect(runSignals[0]!.reason).toBeInstanceOf(LeaseReleasedError);
+    expect(first.runIfLeader(() => 'ran')).toBeUndefined();
+    // ...while the node stays: the next candidate waits for the run to end.
+    await untilWatching(
+      await testZooKeeper(),
+      b!,
+      `${path}/${sortChildren(await childrenOf(a!, path))[0]!.name}`,
+      second.whenLeader(),
+    );
+    expect(second.isLeader).toBe(false);
+    finishRun();
+    await closing;
     await second.whenLeader();
     await second.close();
   });

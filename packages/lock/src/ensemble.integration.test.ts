@@ -33,6 +33,8 @@ describe('mutex on a 3-server ensemble', () => {
       contender = acquired;
       return acquired;
     });
+    // Should the test fail before it is awaited, closing the client rejects it: not unhandled.
+    waiting.catch(() => {});
     await vi.waitUntil(async () => (await childrenOf(other, path)).length === 2);
     const attached = await ensemble.serverOf(sessionId as string);
     expect(attached).toBeDefined();
@@ -43,6 +45,8 @@ describe('mutex on a 3-server ensemble', () => {
     });
     expect(sessionStates).toEqual(['connected', 'suspended', 'reconnected']);
     expect(holder.sessionId).toBe(sessionId);
+    // Back to held once the lease has checked its node is still there (a round trip).
+    await vi.waitUntil(() => leaseStates.length >= 3);
     expect(leaseStates).toEqual(['held', 'suspended', 'held']);
     expect(lease.isHeld).toBe(true);
     await sleep(200);

@@ -125,6 +125,21 @@ function abortReason(signal: AbortSignal): unknown {
 const ignore = () => {};
 
 /**
+ * Calls `onDeadline` once `performance.now()` has reached `deadline` (a timer may fire a little
+ * early on its own clock: then it is armed again). Returns the cancel function.
+ */
+function atDeadline(deadline: number, onDeadline: () => void): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    const left = deadline - performance.now();
+    if (left <= 0) return onDeadline();
+    timer = setTimeout(arm, Math.ceil(left));
+  };
+  arm();
+  return () => clearTimeout(timer);
+}
+
+/**
  * Joins the queue at `path` and resolves once the recipe's rule says we hold; resolves null
  * when `wait` is false and we do not hold at once. On every other exit (timeout, abort, error)
  * the promise settles at once — within the deadline, whatever the connection does — and the
@@ -563,10 +578,10 @@ class QueueAttempt {
     if (!signal && !Number.isFinite(remaining)) return work;
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let cancelTimer = ignore;
       const settle = () => {
         settled = true;
-        clearTimeout(timer);
+        cancelTimer();
         signal?.removeEventListener('abort', onAbort);
       };
       const giveUp = (reason: unknown) => {
@@ -591,8 +606,8 @@ class QueueAttempt {
       );
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (Number.isFinite(remaining)) {
-        timer = setTimeout(() => giveUp(this.timeoutError()), Math.max(0, remaining));
+      if (Number.isFinite(remaining) && !settled) {
+        cancelTimer = atDeadline(this.deadline, () => giveUp(this.timeoutError()));
       }
     });
   }
@@ -698,12 +713,12 @@ class QueueAttempt {
     const owner = this.node?.stat.ephemeralOwner;
     return new Promise<T | WaitOutcome>((resolve) => {
       let settled = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let cancelTimer = ignore;
       const subscriptions: { unsubscribe(): void }[] = [];
       const finish = (outcome: T | WaitOutcome) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        cancelTimer();
         this.onNodeGone = undefined;
         signal?.removeEventListener('abort', onAbort);
         for (const subscription of subscriptions) subscription.unsubscribe();
@@ -716,7 +731,9 @@ class QueueAttempt {
       }
       const remaining = this.deadline - performance.now();
       if (remaining <= 0) return finish('timeout');
-      if (Number.isFinite(remaining)) timer = setTimeout(() => finish('timeout'), remaining);
+      if (Number.isFinite(remaining)) {
+        cancelTimer = atDeadline(this.deadline, () => finish('timeout'));
+      }
       if (this.nodeGone) return finish('own-deleted');
       this.onNodeGone = () => finish('own-deleted');
       subscriptions.push(

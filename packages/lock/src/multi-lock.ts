@@ -7,8 +7,8 @@ import { merge, Observable, type Subscription, take } from 'rxjs';
 import type { LockLostError } from './errors';
 import { LockTimeoutError } from './errors';
 import type { Lease } from './lease';
+import { type LockOptions, validateLockPath } from './lock-recipe';
 import { acquire } from './mutex';
-import { type LockOptions, validateLockPath } from './recipe';
 
 /** The leases of a multi-lock, held together. */
 export interface MultiLease {

@@ -21,7 +21,7 @@
  * - Belief overlaps of conflicting holds are allowed only while a loss is in flight (the earlier
  *   holder's node already gone): they are counted, and bounded by the loss-in-time rule.
  */
-import { type ChildKind, parseChild } from '@zkrx/lock';
+import { type ChildKind, parseChild } from '@zkrx/lock/recipe';
 import type { HoldKind } from './protocol';
 import type { RegisterWrite } from './register';
 import type { ZnodeLife, ZooKeeperTruth } from './truth';

@@ -6,14 +6,8 @@
 import { createClient, type ZkClient } from '@zkrx/core';
 import { type Peer, startPeer } from '@zkrx/interop';
 import { elect, whileLeader } from '@zkrx/leader';
-import {
-  acquire,
-  acquireAll,
-  acquireSemaphore,
-  LockLostError,
-  protectedName,
-  sortChildren,
-} from '@zkrx/lock';
+import { acquire, acquireAll, acquireSemaphore, LockLostError } from '@zkrx/lock';
+import { protectedName, sortChildren } from '@zkrx/lock/recipe';
 import { acquireRead, acquireWrite } from '@zkrx/rwlock';
 import { Observable, type Subscription } from 'rxjs';
 import { mono } from './clock';

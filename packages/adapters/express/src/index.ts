@@ -9,5 +9,5 @@ export type { RetryLaterReason } from './retry-later';
 export { isZooKeeperUnavailable } from './retry-later';
 export type { ZkHealthBody, ZkHealthOptions } from './zk-health';
 export { zkHealth } from './zk-health';
-export type { ZkLockOptions } from './zk-lock';
+export type { LockChoice, ZkLockOptions } from './zk-lock';
 export { leaseOf, zkLock } from './zk-lock';

@@ -92,14 +92,9 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
   const leading = new BehaviorSubject(false);
   const notLeading = new AbortController();
   notLeading.abort(new ZkError(ZkErrorCode.Aborted, `${where} ${path}: not the leader`));
+  /** The candidacy (@zkrx/leader): term signal, requests kept in view, graceful close. */
   let election: Election | undefined;
   let closed = false;
-  /** Aborted when close() begins: the handlers still running are asked to finish. */
-  const closing = new AbortController();
-  /** The current term's signal joined with `closing`'s, made once per term. */
-  let termSignal: { readonly term: AbortSignal; readonly signal: AbortSignal } | undefined;
-  /** The requests let through whose response has not ended (settle when it does). */
-  const inFlight = new Set<Promise<void>>();
   let rejoin: ReturnType<typeof setTimeout> | undefined;
   let joining: Promise<void> | undefined;
 
@@ -144,13 +139,14 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
     response: Response,
     next: NextFunction,
   ): void {
-    if (leading.value) {
-      const ended = new Promise<void>((resolve) => {
-        response.once('finish', resolve);
-        response.once('close', resolve);
-      });
-      inFlight.add(ended);
-      void ended.then(() => inFlight.delete(ended));
+    if (leading.value && election) {
+      // Kept in view by the candidacy: close() hands over only once the response has ended.
+      election.track(
+        new Promise<void>((resolve) => {
+          response.once('finish', resolve);
+          response.once('close', resolve);
+        }),
+      );
       next();
       return;
     }
@@ -165,25 +161,18 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
     isLeader: { get: () => leading.value, enumerable: true },
     leadership$: { value: leading.pipe(distinctUntilChanged()), enumerable: true },
     signal: {
-      get: (): AbortSignal => {
-        if (!leading.value || !election) return notLeading.signal;
-        const term = election.signal;
-        if (termSignal?.term !== term) {
-          termSignal = { term, signal: AbortSignal.any([term, closing.signal]) };
-        }
-        return termSignal.signal;
-      },
+      get: (): AbortSignal => (leading.value && election ? election.signal : notLeading.signal),
       enumerable: true,
     },
     close: {
       value: async (): Promise<void> => {
         if (closed) return;
         const current = election;
-        election = undefined;
         stop();
-        closing.abort(new ZkError(ZkErrorCode.ClientClosed, `${where} ${path}: closing`));
-        while (inFlight.size > 0) await Promise.all(inFlight);
+        // Steps down at once (503 from now on, signal aborted), waits for the requests it let
+        // through, then hands leadership over.
         await Promise.all([current?.close(), joining]);
+        if (election === current) election = undefined;
       },
       enumerable: true,
     },

@@ -73,6 +73,23 @@ export function checkBoolean(where: string, name: string, value: unknown, fallba
 }
 
 /** A function (required), or an optional one. */
+export function checkChoice<T extends string>(
+  where: string,
+  name: string,
+  value: unknown,
+  choices: readonly T[],
+  fallback: T,
+): T {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !choices.includes(value as T)) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${where}: ${name} must be one of ${choices.map((choice) => `'${choice}'`).join(', ')}, got ${String(value)}`,
+    );
+  }
+  return value as T;
+}
+
 export function checkFunction<F>(where: string, name: string, value: unknown, required: true): F;
 export function checkFunction<F>(
   where: string,

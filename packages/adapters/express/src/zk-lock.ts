@@ -3,12 +3,21 @@
  * request, released once when the response finishes or the connection closes.
  */
 import { isConnectedState, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { type Lease, type LockLostError, LockTimeoutError, validateLockPath } from '@zkrx/lock';
+import {
+  acquire,
+  type Lease,
+  type LockLostError,
+  type LockOptions,
+  LockTimeoutError,
+  tryAcquire,
+  validateLockPath,
+} from '@zkrx/lock';
 import { acquireRead, acquireWrite, tryAcquireRead, tryAcquireWrite } from '@zkrx/rwlock';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Subscription } from 'rxjs';
 import {
   checkBoolean,
+  checkChoice,
   checkClient,
   checkFunction,
   checkMilliseconds,
@@ -35,10 +44,11 @@ export interface ZkLockOptions {
   /** The `Retry-After` header (seconds) of the busy, timeout and unavailable answers. Default 1. */
   retryAfterSeconds?: number;
   /**
-   * Take the read lock of the key: read requests share it, and exclude the other requests on
-   * the key (which take its write lock). Default false.
+   * Which lock of the key: `mutex` (default; Curator's InterProcessMutex layout, the lock
+   * @zkrx/nestjs's `@Locked` takes by default), or the `read` / `write` lock of the key's
+   * read-write lock. Only readers share; any two of the three otherwise exclude each other.
    */
-  read?: boolean;
+  lock?: LockChoice;
   /**
    * Called once if the lock is lost mid-request (session expired, or connection lost: ownership
    * is then uncertain). `lease.signal` has aborted already; the error carries `status` 503.
@@ -47,6 +57,21 @@ export interface ZkLockOptions {
 }
 
 const where = 'zkLock';
+
+/** The lock a request takes on its key. */
+export type LockChoice = 'mutex' | 'read' | 'write';
+
+const locks: Record<
+  LockChoice,
+  {
+    acquire: (client: ZkClient, path: string, options: LockOptions) => Promise<Lease>;
+    tryAcquire: (client: ZkClient, path: string, options: LockOptions) => Promise<Lease | null>;
+  }
+> = {
+  mutex: { acquire, tryAcquire },
+  read: { acquire: acquireRead, tryAcquire: tryAcquireRead },
+  write: { acquire: acquireWrite, tryAcquire: tryAcquireWrite },
+};
 
 /** What the `res.locals` key holds: the request's lease. */
 const LEASE = 'lease';
@@ -122,7 +147,19 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
   const wait = checkBoolean(where, 'wait', given.wait, true);
   const statusCode = checkStatusCode(where, 'statusCode', given.statusCode, 409);
   const retryAfterSeconds = checkSeconds(where, 'retryAfterSeconds', given.retryAfterSeconds, 1);
-  const read = checkBoolean(where, 'read', given.read, false);
+  if ('read' in given) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${where}: the read option is gone: say lock: 'read' (or 'write'; the default is 'mutex')`,
+    );
+  }
+  const lock = checkChoice<LockChoice>(
+    where,
+    'lock',
+    given.lock,
+    ['mutex', 'read', 'write'],
+    'mutex',
+  );
   const onLost = checkFunction<NonNullable<ZkLockOptions['onLost']>>(
     where,
     'onLost',
@@ -137,16 +174,8 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
   }
 
   const take = (path: string, signal: AbortSignal): Promise<Lease | null> => {
-    if (wait) {
-      const lockOptions = { timeoutMs, signal, reentrant: false };
-      return read
-        ? acquireRead(client, path, lockOptions)
-        : acquireWrite(client, path, lockOptions);
-    }
-    const lockOptions = { signal, reentrant: false };
-    return read
-      ? tryAcquireRead(client, path, lockOptions)
-      : tryAcquireWrite(client, path, lockOptions);
+    if (wait) return locks[lock].acquire(client, path, { timeoutMs, signal, reentrant: false });
+    return locks[lock].tryAcquire(client, path, { signal, reentrant: false });
   };
 
   return function zkLockMiddleware(request: Request, response: Response, next: NextFunction) {

@@ -8,31 +8,22 @@ import { type Election, elect } from '@zkrx/leader';
 import { validateLockPath } from '@zkrx/lock';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { leaderOnlyPathsOf } from './leader-only-paths';
-import { Runs } from './runs';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
-/** One election this application stands in. */
+/**
+ * One election this application stands in: @zkrx/leader's candidacy (term signal, runs kept in
+ * view, graceful close), and its leadership as a subject that errors if it could not be joined.
+ */
 interface Candidacy {
   readonly leading: BehaviorSubject<boolean>;
   /** Resolves once queued; rejects if the candidacy could not be made. */
   readonly joined: Promise<Election>;
   election: Election | undefined;
-  /** The @LeaderOnly runs still going: shutdown waits for them. */
-  readonly runs: Runs;
-  /** The current term's signal joined with the shutdown's, made once per term. */
-  termSignal?: { readonly term: AbortSignal; readonly signal: AbortSignal };
 }
 
-const notLeading = () => AbortSignal.abort(new Error('not the leader'));
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
-}
+const notLeading = (path: string) =>
+  AbortSignal.abort(new ZkError(ZkErrorCode.Aborted, `election ${path}: not the leader`));
 
 /**
  * This application's leadership, per election path. Inject it anywhere; `@LeaderOnly(path)`
@@ -105,9 +96,7 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    */
   runIfLeader<T>(path: string, work: () => T): T | undefined {
     if (!this.isLeader(path)) return undefined;
-    const result = work();
-    if (isThenable(result)) this.candidacy(path).runs.hold(result);
-    return result;
+    return this.candidacy(path).election?.runIfLeader(() => work());
   }
 
   /**
@@ -137,10 +126,9 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    * @return The term's signal.
    */
   async whenLeader(path: string): Promise<AbortSignal> {
-    const candidacy = this.candidacy(path);
-    const election = await candidacy.joined;
+    const election = await this.candidacy(path).joined;
     await election.whenLeader();
-    return this.termSignal(candidacy);
+    return this.signal(path);
   }
 
   /**
@@ -151,7 +139,9 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    * @return The current term's signal.
    */
   signal(path: string): AbortSignal {
-    return this.termSignal(this.candidacy(path));
+    const shutdown = this.connection.signal;
+    if (shutdown.aborted) return shutdown;
+    return this.candidacy(path).election?.signal ?? notLeading(path);
   }
 
   /**
@@ -184,25 +174,14 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
     this.connection.stop();
     const candidacies = [...this.candidacies.values()];
     for (const { leading } of candidacies) if (!leading.hasError) leading.next(false);
+    // Each election steps down at once, waits for its runs, then hands over.
     await Promise.all(
       candidacies.map(async (candidacy) => {
-        await candidacy.runs.settled();
         const election = await candidacy.joined.catch(() => undefined);
         await election?.close();
         candidacy.leading.complete();
       }),
     );
-  }
-
-  private termSignal(candidacy: Candidacy): AbortSignal {
-    const term = candidacy.election?.signal;
-    if (!term) return notLeading();
-    const shutdown = this.connection.signal;
-    if (shutdown.aborted) return shutdown;
-    if (candidacy.termSignal?.term !== term) {
-      candidacy.termSignal = { term, signal: AbortSignal.any([term, shutdown]) };
-    }
-    return candidacy.termSignal.signal;
   }
 
   private candidacy(path: string): Candidacy {
@@ -218,7 +197,7 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
           id: this.connection.candidateId,
           onSuspended: this.connection.electionOnSuspended,
         });
-    const candidacy: Candidacy = { leading, joined, election: undefined, runs: new Runs() };
+    const candidacy: Candidacy = { leading, joined, election: undefined };
     joined.then(
       (election) => {
         candidacy.election = election;

@@ -118,14 +118,14 @@ function ledgerService(path: string, log: IntervalLog) {
 function catalogService(path: string, log: IntervalLog) {
   @Injectable()
   class Catalog {
-    @Locked(path, { read: true })
+    @Locked(path, { lock: 'read' })
     async read(who: string, ms: number): Promise<void> {
       const record = log.enter(who);
       await sleep(ms);
       log.exit(record);
     }
 
-    @Locked(path, { read: false })
+    @Locked(path, { lock: 'write' })
     async write(who: string, ms: number): Promise<void> {
       const record = log.enter(`${who} (write)`);
       await sleep(ms);
@@ -133,14 +133,14 @@ function catalogService(path: string, log: IntervalLog) {
     }
 
     /** Reads while writing: the write lock downgrades. */
-    @Locked(path, { read: false })
+    @Locked(path, { lock: 'write' })
     async writeThenRead(): Promise<string> {
       await this.read('inner', 1);
       return 'downgraded';
     }
 
     /** Writes while reading: would wait on itself. */
-    @Locked(path, { read: true })
+    @Locked(path, { lock: 'read' })
     async readThenWrite(): Promise<void> {
       await this.write('inner', 1);
     }

@@ -35,12 +35,11 @@ export interface LockedOptions {
   /** With `mode: 'wait'`: give up after this long with LockTimeoutError. Default: wait. */
   timeoutMs?: number;
   /**
-   * Which lock: omitted, the exclusive lock (Curator's InterProcessMutex layout); `true`, the
-   * read lock of the path's read-write lock (shared by readers); `false`, its write lock
-   * (exclusive, against readers too). Read and write locks exclude each other; the plain
-   * exclusive lock shares nothing with them, so guard a path one way or the other.
+   * Which lock of the path: `mutex` (default; Curator's InterProcessMutex layout, the lock
+   * @zkrx/express's `zkLock` takes by default), or the `read` / `write` lock of the path's
+   * read-write lock. Only readers share; any two of the three otherwise exclude each other.
    */
-  read?: boolean;
+  lock?: 'mutex' | 'read' | 'write';
   /** While the connection is suspended: `release` (default) treats the lock as lost at once. */
   onSuspended?: SuspendedPolicy;
   /**
@@ -65,9 +64,11 @@ interface LockKind {
   tryAcquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease | null>;
 }
 
-const exclusive: LockKind = { acquire, tryAcquire };
-const read: LockKind = { acquire: acquireRead, tryAcquire: tryAcquireRead };
-const write: LockKind = { acquire: acquireWrite, tryAcquire: tryAcquireWrite };
+const locks: Record<NonNullable<LockedOptions['lock']>, LockKind> = {
+  mutex: { acquire, tryAcquire },
+  read: { acquire: acquireRead, tryAcquire: tryAcquireRead },
+  write: { acquire: acquireWrite, tryAcquire: tryAcquireWrite },
+};
 
 /** The connection Nest injected into `instance`, or a ZkError saying what is missing. */
 function connectionOf(instance: unknown, where: string): ZkConnection {
@@ -252,7 +253,20 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
       '@Locked: path must be a string or a function of the arguments',
     );
   }
-  const kind = options.read === true ? read : options.read === false ? write : exclusive;
+  if ('read' in options) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      "@Locked: the read option is gone: say lock: 'read' (or 'write'; the default is 'mutex')",
+    );
+  }
+  const choice = options.lock ?? 'mutex';
+  if (!(choice in locks)) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@Locked: lock must be 'mutex', 'read' or 'write', got ${String(choice)}`,
+    );
+  }
+  const kind = locks[choice];
   const lockOptions: LockOptions = { timeoutMs, onSuspended: options.onSuspended };
 
   return <M extends LockableMethod>(

@@ -1,0 +1,75 @@
+/**
+ * `whileLeader`: work that runs only while this candidate leads (Curator LeaderSelector layout),
+ * unsubscribed the moment leadership ends, and queued again when it completes.
+ */
+import { isZkError, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { LockLostError } from '@zkrx/lock';
+import {
+  catchError,
+  defer,
+  EMPTY,
+  from,
+  type Observable,
+  type ObservableInput,
+  repeat,
+  retry,
+  throwError,
+  timer,
+} from 'rxjs';
+import { type CandidateOptions, resolveCandidate, selector } from './options';
+
+export interface WhileLeaderOptions extends CandidateOptions {
+  /** Join the election again when the work completes (Curator's autoRequeue). Default true. */
+  requeue?: boolean;
+}
+
+function isClosed(error: unknown): boolean {
+  return isZkError(error, ZkErrorCode.ClientClosed);
+}
+
+/**
+ * Runs `work` only while this candidate leads (Curator LeaderSelector layout: a mutex on the
+ * path, data = id): subscribes to it once elected, unsubscribes it the moment leadership ends,
+ * and stands again. When the work completes, leadership is handed over and (by default) the
+ * candidate queues again. Completes when the client closes.
+ *
+ * ## Example
+ * ```ts
+ * whileLeader(client, '/election/scheduler', () => interval(60_000).pipe(mergeMap(runJobs)), { id: 'worker-7' })
+ *   .subscribe();
+ * ```
+ */
+export function whileLeader<T>(
+  client: ZkClient,
+  path: string,
+  work: () => ObservableInput<T>,
+  options?: WhileLeaderOptions,
+): Observable<T> {
+  return defer(() => {
+    const candidate = resolveCandidate(client, path, options);
+    if (typeof work !== 'function') {
+      throw new ZkError(
+        ZkErrorCode.BadArguments,
+        'whileLeader: work must be a function returning the work',
+      );
+    }
+    const term = defer(() => from(work())).pipe(
+      selector.guard<T>(client, path, {
+        data: candidate.id,
+        onSuspended: candidate.onSuspended,
+        reentrant: false,
+      }),
+    );
+    const terms = options?.requeue === false ? term : term.pipe(repeat());
+    return terms.pipe(
+      // Leadership lost mid-work: the work is already unsubscribed; stand again.
+      retry({
+        delay: (error: unknown) =>
+          error instanceof LockLostError || isZkError(error, ZkErrorCode.SessionExpired)
+            ? timer(0)
+            : throwError(() => error),
+      }),
+      catchError((error: unknown) => (isClosed(error) ? EMPTY : throwError(() => error))),
+    );
+  });
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env node
+/**
+ * The pack-and-install test: packs what a release would publish, checks the packed manifests,
+ * then installs each published package alone with npm in a fresh project under the system's
+ * temp directory and runs its smoke from ESM and CommonJS against a test ZooKeeper.
+ *
+ *   node scripts/pack-install/main.mjs [--only core,lock] [--keep] [--jobs 1]
+ *                                      [--npm-arg=--ignore-scripts]
+ *
+ * Needs a build (`pnpm build`), Java and ZooKeeper (scripts/bootstrap.sh) and the npm registry.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import semver from 'semver';
+import { installedManifest, installProject, runSmoke } from './npm-project.mjs';
+import { packRelease } from './release-packs.mjs';
+import { scenarios } from './scenarios.mjs';
+
+const root = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
+const { values: args } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    'npm-arg': { type: 'string', multiple: true, default: [] },
+    jobs: { type: 'string', default: '1' },
+  },
+});
+
+const started = performance.now();
+const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1).padStart(5)}s`;
+const log = (line) => console.log(`[pack-install ${elapsed()}] ${line}`);
+
+/** The rules a release's packed manifests must follow (see RELEASING.md). */
+export function checkPackedManifests(packs) {
+  const problems = [];
+  const versions = new Set(packs.map((pack) => pack.version));
+  if (versions.size !== 1) problems.push(`one fixed group, one version: got ${[...versions]}`);
+  for (const pack of packs) {
+    const { manifest } = pack;
+    if (semver.lt(pack.version, '0.1.0')) {
+      problems.push(`${pack.name}@${pack.version}: below the initial version 0.1.0`);
+    }
+    for (const field of ['repository', 'homepage', 'bugs', 'license']) {
+      if (!manifest[field]) problems.push(`${pack.name}: no "${field}"`);
+    }
+    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies']) {
+      for (const [name, range] of Object.entries(manifest[field] ?? {})) {
+        if (range.startsWith('workspace:'))
+          problems.push(`${pack.name} ${field} ${name}: ${range}`);
+        const sibling = packs.find((candidate) => candidate.name === name);
+        if (!sibling) continue;
+        if (!semver.satisfies(sibling.version, range)) {
+          problems.push(
+            `${pack.name} ${field} ${name}@${range} is not satisfied by ${name}@${sibling.version} of the same release`,
+          );
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+// Everything goes under one temporary directory, removed at the end unless kept or failed.
+const base = mkdtempSync(join(tmpdir(), 'zkrx-pack-install-'));
+const packs = await packRelease({
+  root,
+  scratch: join(base, 'scratch'),
+  out: join(base, 'packs'),
+  log,
+});
+const problems = checkPackedManifests(packs);
+if (problems.length > 0) {
+  console.error(`The packed manifests break the release rules:\n  ${problems.join('\n  ')}`);
+  process.exit(1);
+}
+log(`release ${packs[0].version}: ${packs.length} packages, @zkrx peer ranges satisfied`);
+
+const only = args.only?.split(',');
+const chosen = scenarios.filter((scenario) => !only || only.includes(scenario.name));
+if (chosen.length === 0) throw new Error(`no scenario named ${args.only}`);
+
+// The ZooKeeper the smokes use: the workspace's own @zkrx/testing build.
+const { startZooKeeper } = await import(`${root}/packages/testing/dist/index.js`);
+const { createClient } = await import(`${root}/packages/core/dist/index.js`);
+const server = await startZooKeeper();
+const admin = createClient({ connect: server.connectString });
+await admin.connected();
+log(`ZooKeeper on ${server.connectString}`);
+
+const results = [];
+let failed = false;
+
+/** Installs one scenario's project and runs its smoke (and what comes after). */
+async function runScenario(scenario) {
+  const dir = join(base, 'projects', scenario.name);
+  const { ms } = await installProject({
+    dir,
+    packs,
+    install: scenario.install,
+    registry: scenario.registry,
+    npmArgs: [...(scenario.npmArgs ?? []), ...args['npm-arg']],
+  });
+  for (const pack of packs) {
+    let installed;
+    try {
+      installed = installedManifest(dir, pack.name).version;
+    } catch {
+      continue; // not needed by this package
+    }
+    if (installed !== pack.version) {
+      throw new Error(
+        `${pack.name}@${installed} installed instead of the tarball's ${pack.version}`,
+      );
+    }
+  }
+  log(`${scenario.name}: npm install ${(ms / 1000).toFixed(1)} s`);
+  // Each scenario works under its own chroot of the test server.
+  const chroot = `/zkrx-pack-install-${process.pid}-${scenario.name}`;
+  await admin.promises.mkdirp(chroot);
+  const connect = `${server.connectString}${chroot}`;
+  // `connect` for clients; `server` and `chroot` for a smoke that puts a proxy in between.
+  const smoke = await runSmoke({
+    dir,
+    smokeFile: scenario.smoke,
+    env: { connect, server: server.connectString, chroot, root: '/smoke' },
+  });
+  log(`${scenario.name}: ESM  ${smoke.esm}`);
+  log(`${scenario.name}: CJS  ${smoke.cjs}`);
+  if (scenario.after) log(`${scenario.name}: ${await scenario.after({ root, dir, connect })}`);
+  return ms;
+}
+
+const queue = [...chosen];
+const workers = Array.from({ length: Math.max(1, Number(args.jobs)) }, async () => {
+  for (let scenario = queue.shift(); scenario; scenario = queue.shift()) {
+    try {
+      results.push({ scenario: scenario.name, ok: true, installMs: await runScenario(scenario) });
+    } catch (error) {
+      failed = true;
+      results.push({ scenario: scenario.name, ok: false });
+      console.error(`[pack-install] ${scenario.name} FAILED: ${error.message}`);
+    }
+  }
+});
+try {
+  await Promise.all(workers);
+} finally {
+  await admin.close();
+  await server.stop();
+  if (!args.keep && !failed) rmSync(base, { recursive: true, force: true });
+  else log(`kept: ${base} (packs/, projects/)`);
+}
+
+const passed = results.filter((result) => result.ok).map((result) => result.scenario);
+log(`${passed.length}/${results.length} installed alone and ran: ${passed.join(', ')}`);
+process.exit(failed ? 1 : 0);

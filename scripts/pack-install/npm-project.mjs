@@ -1,0 +1,111 @@
+/**
+ * A fresh npm project outside the workspace that installs packed tarballs the way a user
+ * installs from the registry, and runs smoke files in it from ESM and from CommonJS.
+ */
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/**
+ * Creates `dir` with a package.json that depends on `install` (names of packed packages,
+ * installed from their tarballs) and `registry` (name → range, from the registry), with every
+ * packed `@zkrx/*` package overridden to its tarball, so that peers npm installs by itself
+ * come from the tarballs too (they are not on the registry). Then `npm install`.
+ *
+ * @param {{
+ *   dir: string,
+ *   packs: { name: string, tarball: string }[],
+ *   install: string[],
+ *   registry?: Record<string, string>,
+ *   npmArgs?: string[],
+ * }} options
+ * @return {Promise<{ dir: string, ms: number }>}
+ */
+export async function installProject({ dir, packs, install, registry = {}, npmArgs = [] }) {
+  mkdirSync(dir, { recursive: true });
+  const tarballOf = (name) => {
+    const pack = packs.find((candidate) => candidate.name === name);
+    if (!pack) throw new Error(`no tarball for ${name}`);
+    return `file:${pack.tarball}`;
+  };
+  const manifest = {
+    name: `zkrx-install-${basename(dir)}`,
+    private: true,
+    dependencies: {
+      ...Object.fromEntries(install.map((name) => [name, tarballOf(name)])),
+      ...registry,
+    },
+    overrides: Object.fromEntries(packs.map((pack) => [pack.name, tarballOf(pack.name)])),
+  };
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  const started = performance.now();
+  try {
+    await run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...npmArgs],
+      { cwd: dir, maxBuffer: 64 * 1024 * 1024 },
+    );
+  } catch (error) {
+    throw new Error(`npm install in ${dir} failed:\n${error.stderr || error.message}`);
+  }
+  return { dir, ms: Math.round(performance.now() - started) };
+}
+
+/** The package.json of an installed package. */
+export function installedManifest(dir, name) {
+  return JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8'));
+}
+
+/**
+ * Runs `smokeFile` (an ES module whose default export is `async (load, env) => string`; `env` is
+ * JSON: `{ connect, server, chroot, root }` from main.mjs) in the project twice: loaded by an ES module whose `load` is `import()`, and by a CommonJS module
+ * whose `load` is `require()`. Each run is its own Node process with the project as its cwd.
+ *
+ * @return {Promise<{ esm: string, cjs: string }>} what each run printed last
+ */
+export async function runSmoke({ dir, smokeFile, env, timeoutMs = 120_000 }) {
+  copyFileSync(smokeFile, join(dir, 'smoke.mjs'));
+  const envJson = JSON.stringify(env);
+  writeFileSync(
+    join(dir, 'entry.mjs'),
+    `import smoke from './smoke.mjs';\n` +
+      `console.log(await smoke((specifier) => import(specifier), ${envJson}));\n`,
+  );
+  writeFileSync(
+    join(dir, 'entry.cjs'),
+    `'use strict';\n` +
+      `import('./smoke.mjs')\n` +
+      `  .then(({ default: smoke }) => smoke(async (specifier) => require(specifier), ${envJson}))\n` +
+      `  .then((result) => console.log(result), (error) => { console.error(error); process.exitCode = 1; });\n`,
+  );
+  const result = {};
+  for (const [kind, entry] of [
+    ['esm', 'entry.mjs'],
+    ['cjs', 'entry.cjs'],
+  ]) {
+    result[kind] = await runNode({ dir, args: [entry], timeoutMs, label: `${kind} smoke` });
+  }
+  return result;
+}
+
+/** Runs node with `args` in `dir`; resolves its last line of output, rejects with its output. */
+export async function runNode({ dir, args, env = {}, timeoutMs = 120_000, label = 'node' }) {
+  try {
+    const { stdout } = await run(process.execPath, args, {
+      cwd: dir,
+      env: { ...process.env, ...env },
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout.trim().split('\n').at(-1) ?? '';
+  } catch (error) {
+    const why = error.killed ? `killed after ${timeoutMs} ms` : `exit code ${error.code}`;
+    throw new Error(
+      `${label} in ${dir} failed (${why}):\n${error.stdout ?? ''}\n${error.stderr ?? ''}`,
+    );
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * What the pack-and-install test installs: each published package alone in its own fresh npm
+ * project (its @zkrx peers come from the tarballs through `overrides`, everything else from the
+ * registry), then its smoke from ESM and from CommonJS. Add a scenario here to test another
+ * install (other npm flags, another peer major, another smoke).
+ */
+import { cpSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { runNode } from './npm-project.mjs';
+
+const smoke = (name) => new URL(`./smokes/${name}.mjs`, import.meta.url).pathname;
+
+/** The Nest majors @zkrx/nestjs supports, with the versions of the optional peers for each. */
+const nestMajors = {
+  11: {
+    '@nestjs/common': '^11.0.0',
+    '@nestjs/core': '^11.0.0',
+    '@nestjs/platform-express': '^11.0.0',
+    '@nestjs/schedule': '^6.0.0',
+    '@nestjs/terminus': '^11.0.0',
+  },
+  12: {
+    '@nestjs/common': '^12.0.0',
+    '@nestjs/core': '^12.0.0',
+    '@nestjs/platform-express': '^12.0.0',
+    '@nestjs/schedule': '^12.0.0',
+    '@nestjs/terminus': '^12.0.0',
+  },
+};
+
+/**
+ * The example NestJS app (examples/nestjs-app, its CommonJS build) run in the project: two
+ * instances on the test server, a leader-only job that moves when its leader closes.
+ */
+async function runNestExampleApp({ root, dir, connect }) {
+  const built = join(root, 'examples/nestjs-app/dist');
+  if (!existsSync(join(built, 'main.js'))) throw new Error(`${built} is not built`);
+  cpSync(built, join(dir, 'app'), { recursive: true });
+  const last = await runNode({
+    dir,
+    args: ['app/main.js'],
+    env: { ZK_CONNECT: connect, REPORT_EVERY_MS: '100', DEMO_PHASE_MS: '400' },
+    label: 'examples/nestjs-app',
+  });
+  return `examples/nestjs-app: ${last}`;
+}
+
+/**
+ * @typedef {{
+ *   name: string,
+ *   install: string[],
+ *   registry?: Record<string, string>,
+ *   npmArgs?: string[],
+ *   smoke: string,
+ *   after?: (context: { root: string, dir: string, connect: string }) => Promise<string>,
+ * }} Scenario
+ * @type {Scenario[]}
+ */
+export const scenarios = [
+  { name: 'core', install: ['@zkrx/core'], smoke: smoke('core') },
+  { name: 'lock', install: ['@zkrx/lock'], smoke: smoke('lock') },
+  { name: 'rwlock', install: ['@zkrx/rwlock'], smoke: smoke('rwlock') },
+  { name: 'leader', install: ['@zkrx/leader'], smoke: smoke('leader') },
+  { name: 'express', install: ['@zkrx/express'], smoke: smoke('express') },
+  ...Object.entries(nestMajors).map(([major, registry]) => ({
+    name: `nestjs-nest${major}`,
+    install: ['@zkrx/nestjs'],
+    registry,
+    smoke: smoke('nestjs'),
+    after: runNestExampleApp,
+  })),
+  { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing') },
+];
