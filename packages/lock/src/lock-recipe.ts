@@ -12,7 +12,13 @@ import {
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
-import { type MonoTypeOperatorFunction, Observable, type Subscription } from 'rxjs';
+import {
+  from,
+  type MonoTypeOperatorFunction,
+  Observable,
+  type ObservableInput,
+  type Subscription,
+} from 'rxjs';
 import { heldInContext, type Lease, LeaseCore, runHolding, type SuspendedPolicy } from './lease';
 import { type Decide, joinQueue, type QueueHold } from './lock-queue';
 import { isRecipeNodeName } from './node-names';
@@ -83,6 +89,16 @@ export interface LockRecipe {
   ): Promise<Lease | null>;
   /** Runs the source only while holding the lock, releases when it ends. */
   guard<T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T>;
+  /**
+   * Runs `work(lease)` only while holding the lock: subscribed once held, unsubscribed (and the
+   * observable erroring LockLostError) the moment the lock is lost, released when it ends.
+   */
+  holding<T>(
+    client: ZkClient,
+    path: string,
+    options: LockOptions | undefined,
+    work: (lease: Lease) => ObservableInput<T>,
+  ): Observable<T>;
 }
 
 export interface ResolvedLockOptions {
@@ -337,34 +353,46 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
     return core ? core.retain() : null;
   };
 
+  const holding = <T>(
+    client: ZkClient,
+    path: string,
+    options: LockOptions | undefined,
+    work: (lease: Lease) => ObservableInput<T>,
+  ): Observable<T> =>
+    new Observable<T>((subscriber) => {
+      let running: Subscription | undefined;
+      const lock = lease$(client, path, options).subscribe({
+        next: (lease) => {
+          try {
+            running = from(work(lease)).subscribe(subscriber);
+          } catch (error) {
+            subscriber.error(error);
+          }
+        },
+        error: (error: unknown) => subscriber.error(error),
+        // The lease ended without loss: released by hand or by client.close().
+        complete: () => {
+          if (!subscriber.closed) {
+            subscriber.error(
+              new ZkError(
+                ZkErrorCode.ClientClosed,
+                `${spec.kind} ${path}: lease ended before the work`,
+              ),
+            );
+          }
+        },
+      });
+      return () => {
+        // Stop the work first, then release the lock.
+        running?.unsubscribe();
+        lock.unsubscribe();
+      };
+    });
+
   const guard =
     <T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T> =>
     (source) =>
-      new Observable<T>((subscriber) => {
-        let work: Subscription | undefined;
-        const lock = lease$(client, path, options).subscribe({
-          next: () => {
-            work = source.subscribe(subscriber);
-          },
-          error: (error: unknown) => subscriber.error(error),
-          // The lease ended without loss: released by hand or by client.close().
-          complete: () => {
-            if (!subscriber.closed) {
-              subscriber.error(
-                new ZkError(
-                  ZkErrorCode.ClientClosed,
-                  `${spec.kind} ${path}: lease ended before the work`,
-                ),
-              );
-            }
-          },
-        });
-        return () => {
-          // Stop the work first, then release the lock.
-          work?.unsubscribe();
-          lock.unsubscribe();
-        };
-      });
+      holding(client, path, options, () => source);
 
-  return { lease$, acquire, tryAcquire, guard };
+  return { lease$, acquire, tryAcquire, guard, holding };
 }

@@ -70,7 +70,10 @@ function makeMultiLease(paths: string[], leases: Lease[]): MultiLease {
 
 /**
  * Acquires every lock of `paths` (in sorted order) or none: resolves the multi-lease once all
- * are held; on timeout, abort or error, releases those already taken and rejects.
+ * are held; on timeout, abort or error, releases those already taken and rejects. A lock taken
+ * earlier and lost while waiting for a later one (its session expired, its connection was
+ * suspended) makes it release the others and start over, within the same deadline: the
+ * multi-lease it resolves holds every lock.
  */
 export async function acquireAll(
   client: ZkClient,
@@ -79,21 +82,40 @@ export async function acquireAll(
 ): Promise<MultiLease> {
   const sorted = canonicalPaths(paths);
   const started = performance.now();
-  const taken: Lease[] = [];
-  try {
-    for (const path of sorted) {
-      let timeoutMs: number | undefined;
-      if (options.timeoutMs !== undefined) {
-        timeoutMs = options.timeoutMs - (performance.now() - started);
-        if (timeoutMs < 0) throw new LockTimeoutError(path, performance.now() - started);
+  for (;;) {
+    const taken: Lease[] = [];
+    const lostEarlier = new AbortController();
+    const watching: Subscription[] = [];
+    const signal = options.signal
+      ? AbortSignal.any([options.signal, lostEarlier.signal])
+      : lostEarlier.signal;
+    try {
+      for (const path of sorted) {
+        let timeoutMs: number | undefined;
+        if (options.timeoutMs !== undefined) {
+          timeoutMs = options.timeoutMs - (performance.now() - started);
+          if (timeoutMs < 0) throw new LockTimeoutError(path, performance.now() - started);
+        }
+        const lease = await acquire(client, path, { ...options, timeoutMs, signal });
+        taken.push(lease);
+        watching.push(lease.lost$.subscribe((lost) => lostEarlier.abort(lost)));
       }
-      taken.push(await acquire(client, path, { ...options, timeoutMs }));
+      if (taken.every((lease) => lease.isHeld)) return makeMultiLease(sorted, taken);
+    } catch (error) {
+      await releaseAll(taken);
+      // An earlier lock was lost while waiting: start over (the caller's own abort is not).
+      if (lostEarlier.signal.aborted && !options.signal?.aborted) continue;
+      throw error;
+    } finally {
+      for (const subscription of watching) subscription.unsubscribe();
     }
-  } catch (error) {
-    for (const lease of taken.reverse()) await lease.release().catch(() => {});
-    throw error;
+    // Lost between the last acquisition and now: start over.
+    await releaseAll(taken);
   }
-  return makeMultiLease(sorted, taken);
+}
+
+async function releaseAll(leases: readonly Lease[]): Promise<void> {
+  for (const lease of [...leases].reverse()) await lease.release().catch(() => {});
 }
 
 /**
