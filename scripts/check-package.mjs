@@ -69,10 +69,17 @@ try {
   rmSync(out, { recursive: true, force: true });
 }
 
+try {
+  // The API report: the public surface changes only on purpose (api/*.api.md).
+  execFileSync(process.execPath, [join(root, 'scripts/api-report.mjs')], { stdio: 'inherit' });
+} catch {
+  problems.push('the public API differs from api/*.api.md (above): pnpm api:update if on purpose');
+}
+
 if (problems.length > 0) {
   console.error(`check-package ${directory}:\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
 console.log(
-  `check-package ${directory}: attw green for every entry, license, repository, README links`,
+  `check-package ${directory}: attw green for every entry, API report, license, repository, README links`,
 );

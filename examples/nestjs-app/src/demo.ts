@@ -4,7 +4,8 @@
  */
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { LeaderService } from '@zkrx/nestjs';
+import type { ZkClient } from '@zkrx/core';
+import { LeaderService, ZK_CLIENT } from '@zkrx/nestjs';
 import type { ZooKeeperServer } from '@zkrx/testing';
 import { AppModule } from './app.module';
 import type { Restocked } from './inventory.service';
@@ -111,6 +112,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
         },
       );
       app.enableShutdownHooks();
+      // Session changes, so a run that overlapped another can be told apart from a lost session.
+      (app.get(ZK_CLIENT) as ZkClient).session$.subscribe(({ state }) => {
+        if (state !== 'connecting' && state !== 'connected' && state !== 'closed') {
+          line(name, `session ${state}`);
+        }
+      });
       await app.listen(0, '127.0.0.1');
       const url = await app.getUrl();
       instances.push({ name, app, url });

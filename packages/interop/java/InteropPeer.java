@@ -49,6 +49,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.locks.LockInternals;
 import org.apache.curator.framework.recipes.locks.LockInternalsSorter;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
@@ -122,6 +123,7 @@ public class InteropPeer {
                 case "release" -> release(id, request);
                 case "held" -> held(id, request);
                 case "downgrade" -> downgrade(id, request);
+                case "revoke" -> pool.execute(() -> run(id, () -> revoke(request)));
                 case "participants" -> pool.execute(() -> run(id, () -> participants(request)));
                 case "session" -> pool.execute(() -> run(id, () -> sessionInfo(request)));
                 case "session-close" -> pool.execute(() -> run(id, () -> closeSession(request)));
@@ -157,7 +159,10 @@ public class InteropPeer {
         if (!List.of("mutex", "read", "write", "semaphore", "selector").contains(recipe))
             throw new Unsupported("recipe \"" + recipe + "\" is not supported by the Curator peer");
         Hold hold = new Hold(id, recipe, path(request), string(request, "session", "default"),
-                number(request, "timeoutMs"), number(request, "leases"), string(request, "participantId", null));
+                number(request, "timeoutMs"), number(request, "leases"), string(request, "participantId", null),
+                Boolean.TRUE.equals(request.get("revocable")));
+        if (hold.revocable && !List.of("mutex", "read", "write").contains(recipe))
+            throw new Unsupported("Curator makes only its mutex and read-write locks revocable, not " + recipe);
         if (holds.putIfAbsent(id, hold) != null) throw new BadRequest("handle " + id + " is in use");
         hold.thread = new Thread(hold, "hold-" + id);
         hold.thread.setDaemon(true);
@@ -198,6 +203,14 @@ public class InteropPeer {
             });
             hold.notifyAll();
         }
+    }
+
+    /** Curator's Revoker.attemptRevoke: asks the holder of a lock node to release it. */
+    static Map<String, Object> revoke(Map<String, Object> request) throws Exception {
+        String node = string(request, "node", null);
+        if (node == null) throw new BadRequest("revoke needs a node");
+        Revoker.attemptRevoke(session(string(request, "session", "default")), node);
+        return map();
     }
 
     static void held(String id, Map<String, Object> request) throws Exception {
@@ -341,6 +354,8 @@ public class InteropPeer {
     static final class Hold implements Runnable {
         final String id, recipe, path, sessionName, participantId;
         final Long timeoutMs, leases;
+        /** makeRevocable: a revocation request is told as a `revoked` event (the test releases). */
+        final boolean revocable;
         final LinkedBlockingQueue<String> releases = new LinkedBlockingQueue<>();
         /** Work that must run on the holding thread (downgrade), signalled on this. */
         final LinkedBlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
@@ -349,9 +364,11 @@ public class InteropPeer {
         boolean acquired, cancelRequested; // guarded by this
         Thread thread;
 
-        Hold(String id, String recipe, String path, String sessionName, Long timeoutMs, Long leases, String participantId) {
+        Hold(String id, String recipe, String path, String sessionName, Long timeoutMs, Long leases, String participantId,
+             boolean revocable) {
             this.id = id; this.recipe = recipe; this.path = path; this.sessionName = sessionName;
             this.timeoutMs = timeoutMs; this.leases = leases; this.participantId = participantId;
+            this.revocable = revocable;
         }
 
         @Override public void run() {
@@ -443,6 +460,7 @@ public class InteropPeer {
                         case "write" -> rw.writeLock();
                         default -> new InterProcessMutex(client, path);
                     };
+                    if (revocable) mutex.makeRevocable(revoked -> send(map("event", "revoked", "handle", id)));
                     if (timeoutMs == null) mutex.acquire();
                     else if (!mutex.acquire(timeoutMs, TimeUnit.MILLISECONDS)) return null;
                     String node = lockPathOf(mutex);

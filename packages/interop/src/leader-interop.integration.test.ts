@@ -4,7 +4,7 @@
  */
 import type { ZkClient } from '@zkrx/core';
 import { type Election, elect, type LeaderInfo, leader$, whileLeader } from '@zkrx/leader';
-import { sortChildren } from '@zkrx/lock';
+import { sortChildren } from '@zkrx/lock/recipe';
 import { expireSession, testZooKeeper } from '@zkrx/testing';
 import { Observable } from 'rxjs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

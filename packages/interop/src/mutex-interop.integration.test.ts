@@ -3,7 +3,8 @@
  * each side excludes the other, hand-offs between them never overlap, and all agree on the order.
  */
 import type { ZkClient } from '@zkrx/core';
-import { acquire, LockTimeoutError, sortChildren, tryAcquire } from '@zkrx/lock';
+import { acquire, LockTimeoutError, tryAcquire } from '@zkrx/lock';
+import { sortChildren } from '@zkrx/lock/recipe';
 import { testZooKeeper } from '@zkrx/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HoldLog } from '../test/holds';

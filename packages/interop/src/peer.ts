@@ -39,6 +39,11 @@ export interface PeerAcquireOptions {
    */
   extraLockPatterns?: readonly string[];
   /**
+   * Curator only (mutex, read, write): `makeRevocable`: a revocation request on the hold's node
+   * is told as a `revoked` event; the hold stays until released.
+   */
+  revocable?: boolean;
+  /**
    * Aborting it while the acquire waits cancels it in the peer (which removes its node): the
    * promise rejects with PeerError `cancelled`. Aborting after the acquire has no effect.
    */
@@ -79,6 +84,7 @@ export interface LatchStatus {
 export type PeerEvent =
   | { readonly event: 'leadership'; readonly handle: string; readonly isLeader: boolean }
   | { readonly event: 'lost'; readonly handle: string }
+  | { readonly event: 'revoked'; readonly handle: string }
   | { readonly event: 'connection'; readonly session: string; readonly state: string };
 
 /** A session's id (hex) and password (hex), for `expireSession` of @zkrx/testing. */
@@ -113,6 +119,8 @@ export interface Peer {
    * Resolves the read lock's node.
    */
   downgrade(id: string): Promise<{ node: string }>;
+  /** Curator only: `Revoker.attemptRevoke(node)`, asking the node's holder to release. */
+  revoke(node: string, options?: { session?: string }): Promise<void>;
   /**
    * What the peer's recipe sees queued on `path`. Curator's `read` / `write` list only their own
    * side's nodes (its getParticipantNodes()); `rwlock` (Curator only) lists every reader and
@@ -405,6 +413,9 @@ export function launchPeer(
       },
       async release(id) {
         await request('release', { handle: id }, COMMAND_DEADLINE_MS);
+      },
+      async revoke(node, options = {}) {
+        await request('revoke', { node, ...options }, COMMAND_DEADLINE_MS);
       },
       async isHeld(id) {
         const reply = await request('held', { handle: id }, COMMAND_DEADLINE_MS);

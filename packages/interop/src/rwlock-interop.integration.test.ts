@@ -3,7 +3,7 @@
  * ReadLock/WriteLock (Python): writers exclude everyone across libraries, readers share, one queue.
  */
 import type { ZkClient } from '@zkrx/core';
-import { sortChildren } from '@zkrx/lock';
+import { sortChildren } from '@zkrx/lock/recipe';
 import {
   acquireRead,
   acquireWrite,

@@ -2,7 +2,7 @@
  * What ZooKeeper writes once a parent's sequence counter (a signed 32-bit int counting the
  * children created under it; deletes do not move it) wraps, and how zkrx reads and orders it.
  */
-import { sequenceOf, sortChildren } from '@zkrx/lock';
+import { sequenceOf, sortChildren } from '@zkrx/lock/recipe';
 import { describe, expect, it } from 'vitest';
 
 const uuid = '0f4e2c1a-9b7d-4e3f-8a6b-5c4d3e2f1a0b';

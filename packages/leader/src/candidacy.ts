@@ -12,6 +12,11 @@ import { type CandidateOptions, latch, resolveCandidate } from './options';
 export interface Election {
   /** True while this candidate leads (false from the moment `close()` is called). */
   readonly isLeader: boolean;
+  /**
+   * The current term's fencing token (its node's czxid, strictly increasing from one leader to
+   * the next), or undefined while not leading: hand it to the stores a leader writes to.
+   */
+  readonly fencingToken: number | undefined;
   /** Replays whether this candidate leads, then every change; completes on close. */
   readonly leadership$: Observable<boolean>;
   /**
@@ -106,6 +111,10 @@ class Candidacy implements Election {
 
   get isLeader(): boolean {
     return this.state.value;
+  }
+
+  get fencingToken(): number | undefined {
+    return this.state.value ? this.lease?.fencingToken : undefined;
   }
 
   get signal(): AbortSignal {

@@ -8,5 +8,5 @@ export { elect, leadership } from './candidacy';
 export type { LeaderInfo } from './leader-info';
 export { leader$ } from './leader-info';
 export type { CandidateOptions } from './options';
-export type { WhileLeaderOptions } from './while-leader';
+export type { LeaderTerm, WhileLeaderOptions } from './while-leader';
 export { whileLeader } from './while-leader';

@@ -3,7 +3,7 @@
  * watch on the election's children.
  */
 import { isZkError, joinPath, type ZkClient, ZkErrorCode } from '@zkrx/core';
-import { resolveLockOptions, sortChildren } from '@zkrx/lock';
+import { resolveLockOptions, sortChildren } from '@zkrx/lock/recipe';
 import { defer, distinctUntilChanged, type Observable, switchMap } from 'rxjs';
 
 /** Who leads an election, and who stands in it. */

@@ -1,5 +1,6 @@
 import type { ZkClient } from '@zkrx/core';
-import { LeaseReleasedError, LockLostError, sortChildren } from '@zkrx/lock';
+import { LeaseReleasedError, LockLostError } from '@zkrx/lock';
+import { sortChildren } from '@zkrx/lock/recipe';
 import {
   childrenOf,
   connectedClient,
@@ -185,6 +186,32 @@ describe('leader election', () => {
     // It stands again on its new session and, alone, leads again.
     await second.whenLeader();
     await second.close();
+  });
+
+  it('hands each term a fencing token that grows from one leader to the next', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath('election');
+    const terms: { who: string; fencingToken: number; node: string }[] = [];
+    const work = (who: string) => (term: { fencingToken: number; node: string }) => {
+      terms.push({ who, fencingToken: term.fencingToken, node: term.node });
+      return of(who);
+    };
+    // Each term's work completes at once: the candidates take turns (requeue).
+    const first = whileLeader(a!, path, work('a'), { id: 'a' }).subscribe();
+    const second = whileLeader(b!, path, work('b'), { id: 'b' }).subscribe();
+    await vi.waitUntil(() => terms.length >= 4, { timeout: 20_000 });
+    first.unsubscribe();
+    second.unsubscribe();
+    for (let index = 1; index < terms.length; index++) {
+      expect(terms[index]!.fencingToken).toBeGreaterThan(terms[index - 1]!.fencingToken);
+    }
+    expect(terms[0]!.node.startsWith(`${path}/`)).toBe(true);
+    const election = await elect(a!, lockPath('election'), { id: 'a' });
+    expect(election.fencingToken).toBeUndefined();
+    await election.whenLeader();
+    expect(election.fencingToken).toBeGreaterThan(terms.at(-1)!.fencingToken);
+    await election.close();
+    expect(election.fencingToken).toBeUndefined();
   });
 
   it('close() stops leading at once, waits for the tracked runs, then hands over: never two leaders', async () => {

@@ -4,13 +4,8 @@
  */
 import { hostname } from 'node:os';
 import { ZkError, ZkErrorCode } from '@zkrx/core';
-import {
-  defineLockRecipe,
-  exclusiveRule,
-  Marker,
-  resolveLockOptions,
-  type SuspendedPolicy,
-} from '@zkrx/lock';
+import type { SuspendedPolicy } from '@zkrx/lock';
+import { defineLockRecipe, exclusiveRule, Marker, resolveLockOptions } from '@zkrx/lock/recipe';
 
 export interface CandidateOptions {
   /** This participant's id, stored as its node's data (default `hostname:pid`). */

@@ -8,7 +8,6 @@ import {
   catchError,
   defer,
   EMPTY,
-  from,
   type Observable,
   type ObservableInput,
   repeat,
@@ -17,6 +16,19 @@ import {
   timer,
 } from 'rxjs';
 import { type CandidateOptions, resolveCandidate, selector } from './options';
+
+/** One term of leadership, as `whileLeader` hands it to the work. */
+export interface LeaderTerm {
+  /**
+   * The term's fencing token (its node's czxid): strictly increases from one leader to the
+   * next, so a store can refuse a write from a leader that has been replaced.
+   */
+  readonly fencingToken: number;
+  /** The leader's node. */
+  readonly node: string;
+  /** Aborts when the term ends, with the LockLostError of the loss or LeaseReleasedError. */
+  readonly signal: AbortSignal;
+}
 
 export interface WhileLeaderOptions extends CandidateOptions {
   /** Join the election again when the work completes (Curator's autoRequeue). Default true. */
@@ -29,8 +41,8 @@ function isClosed(error: unknown): boolean {
 
 /**
  * Runs `work` only while this candidate leads (Curator LeaderSelector layout: a mutex on the
- * path, data = id): subscribes to it once elected, unsubscribes it the moment leadership ends,
- * and stands again. When the work completes, leadership is handed over and (by default) the
+ * path, data = id): calls it with the term (fencing token, node, signal) once elected,
+ * unsubscribes it the moment leadership ends, and stands again. When the work completes, leadership is handed over and (by default) the
  * candidate queues again. Completes when the client closes.
  *
  * ## Example
@@ -42,7 +54,7 @@ function isClosed(error: unknown): boolean {
 export function whileLeader<T>(
   client: ZkClient,
   path: string,
-  work: () => ObservableInput<T>,
+  work: (term: LeaderTerm) => ObservableInput<T>,
   options?: WhileLeaderOptions,
 ): Observable<T> {
   return defer(() => {
@@ -53,12 +65,11 @@ export function whileLeader<T>(
         'whileLeader: work must be a function returning the work',
       );
     }
-    const term = defer(() => from(work())).pipe(
-      selector.guard<T>(client, path, {
-        data: candidate.id,
-        onSuspended: candidate.onSuspended,
-        reentrant: false,
-      }),
+    const term = selector.holding<T>(
+      client,
+      path,
+      { data: candidate.id, onSuspended: candidate.onSuspended, reentrant: false },
+      (lease) => work({ fencingToken: lease.fencingToken, node: lease.node, signal: lease.signal }),
     );
     const terms = options?.requeue === false ? term : term.pipe(repeat());
     return terms.pipe(

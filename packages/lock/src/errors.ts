@@ -62,3 +62,20 @@ export class LockConflictError extends Error {
     );
   }
 }
+
+/**
+ * Someone asked the holder of a revocable lease to give it up (`requestRevoke`, or Curator's
+ * `Revoker.attemptRevoke`): the lease is still held — the holder decides when to release.
+ */
+export class LockRevokedError extends Error {
+  override readonly name = 'LockRevokedError';
+  readonly code = 'LockRevoked';
+  readonly reason = 'revoked';
+  constructor(
+    readonly path: string,
+    /** The lock node whose holder is asked to release. */
+    readonly node: string,
+  ) {
+    super(`Lock ${path}: its holder is asked to release it (revoked)`);
+  }
+}

@@ -5,7 +5,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ZkClient } from '@zkrx/core';
 import { BehaviorSubject, filter, map, type Observable, type Subscription, take } from 'rxjs';
-import { LockLostError, type LockLostReason } from './errors';
+import { LockLostError, type LockLostReason, LockRevokedError } from './errors';
 import type { QueueHold } from './lock-queue';
 import { removeOwnNode } from './lock-queue';
 
@@ -40,8 +40,18 @@ export interface Lease {
   readonly state$: Observable<LeaseState>;
   /** Emits the LockLostError once if ownership is lost, then completes (also on release). */
   readonly lost$: Observable<LockLostError>;
-  /** Aborts when the lease ends: with the LockLostError when lost, or on release. */
+  /**
+   * Aborts when the lease ends (with the LockLostError when lost, LeaseReleasedError on
+   * release) or, for a revocable lease, when its holder is asked to release it
+   * (LockRevokedError): stop the work it guards.
+   */
   readonly signal: AbortSignal;
+  /**
+   * Revocable leases (`revocable: true`): emits the LockRevokedError once someone asks the
+   * holder to release (`requestRevoke`, or Curator's `Revoker`), even before it subscribed; the
+   * lease stays held until released. Completes when the lease ends.
+   */
+  readonly revoked$: Observable<LockRevokedError>;
   /**
    * Releases the lock (or counts down a re-entrant hold). Idempotent. Resolves at once: the
    * lease is over here, and the node's removal is sent right away (before anything this client
@@ -60,7 +70,12 @@ export interface LeaseCoreOptions {
   /** What the reentrancy context keys this hold by (the recipe and its side, e.g. `write`). */
   readonly kind: string;
   readonly onSuspended: SuspendedPolicy;
+  /** Act on revocation requests (the node's data set to `__REVOKE__`, Curator's protocol). */
+  readonly revocable?: boolean;
 }
+
+/** What a revocation request writes into the lock node (Curator's `Revoker`). */
+export const REVOKE_MESSAGE = '__REVOKE__';
 
 /** Thrown into a lease's signal when it is released rather than lost. */
 export class LeaseReleasedError extends Error {
@@ -151,7 +166,10 @@ export class LeaseCore {
   readonly state$: BehaviorSubject<LeaseState>;
   readonly controller = new LazySignal();
   lostError: LockLostError | undefined;
+  /** Set once a revocation was requested (revocable leases only). */
+  readonly revoked$ = new BehaviorSubject<LockRevokedError | undefined>(undefined);
   private holders = 0;
+  private readonly revocable: boolean;
   private readonly onSuspended: SuspendedPolicy;
   private readonly sessionSubscription: Subscription;
   private readonly nodeSubscription: Subscription | undefined;
@@ -165,6 +183,7 @@ export class LeaseCore {
     this.fencingToken = hold.stat.czxid;
     this.sessionId = hold.sessionId;
     this.onSuspended = options.onSuspended;
+    this.revocable = options.revocable === true;
     this.state$ = new BehaviorSubject<LeaseState>('held');
     this.sessionSubscription = this.client.session$.subscribe({
       next: ({ state, sessionId }) => {
@@ -191,9 +210,13 @@ export class LeaseCore {
     // Our node deleted under us (by an operator or a tool) ends the hold: whoever is next in
     // line holds now. Told by the watch the queue set on our node (taken over here: subscribed
     // before the queue's subscription goes, the client keeps its one ZooKeeper watch).
-    this.nodeSubscription = this.client.watchExists(this.node).subscribe({
-      next: (stat) => {
-        if (stat === null || stat.ephemeralOwner !== this.sessionId) this.lose('node-deleted');
+    // The same watch carries revocation requests: the node's data set to `__REVOKE__`.
+    this.nodeSubscription = this.client.watchData(this.node).subscribe({
+      next: (value) => {
+        if (value === null || value.stat.ephemeralOwner !== this.sessionId) {
+          return this.lose('node-deleted');
+        }
+        if (this.revocable && value.data.toString('utf8') === REVOKE_MESSAGE) this.revoke();
       },
       error: () => {
         // The stream failed (client closed): the session events decide.
@@ -226,6 +249,14 @@ export class LeaseCore {
     return this.removeNode();
   }
 
+  /** A revocation was requested: tell the holder (once); the lease stays held. */
+  private revoke(): void {
+    if (!this.isHeld || this.revoked$.value) return;
+    const revoked = new LockRevokedError(this.path, this.node);
+    this.revoked$.next(revoked);
+    this.controller.abort(revoked);
+  }
+
   lose(reason: LockLostReason): void {
     if (!this.isHeld) return;
     this.lostError = new LockLostError(this.path, reason);
@@ -244,6 +275,7 @@ export class LeaseCore {
   private finish(reason: Error): void {
     this.sessionSubscription?.unsubscribe();
     this.nodeSubscription?.unsubscribe();
+    this.revoked$.complete();
     this.controller.abort(reason);
     this.state$.complete();
   }
@@ -279,10 +311,19 @@ class LeaseHandle implements Lease {
   private readonly own: BehaviorSubject<LeaseState>;
   private readonly mirror: Subscription;
   private readonly controller = new LazySignal();
+  private readonly revocation: Subscription;
   readonly lost$: Observable<LockLostError>;
+  readonly revoked$: Observable<LockRevokedError>;
 
   constructor(private readonly core: LeaseCore) {
     this.own = new BehaviorSubject<LeaseState>(core.state$.value);
+    this.revoked$ = core.revoked$.pipe(
+      filter((revoked): revoked is LockRevokedError => revoked !== undefined),
+      take(1),
+    );
+    this.revocation = this.revoked$.subscribe((revoked) => {
+      if (!this.released) this.controller.abort(revoked);
+    });
     this.mirror = core.state$.subscribe({
       next: (state) => {
         if (!this.released) this.own.next(state);
@@ -344,6 +385,7 @@ class LeaseHandle implements Lease {
 
   private finish(reason: Error): void {
     this.mirror?.unsubscribe();
+    this.revocation?.unsubscribe();
     this.controller.abort(reason);
     this.own.complete();
   }

@@ -92,7 +92,7 @@ export interface QueueHold {
   /** The session that owns our node (hex). */
   readonly sessionId: string;
   /**
-   * The engine's watch on our node (`client.watchExists(node)`). Whoever keeps the hold
+   * The engine's watch on our node (`client.watchData(node)`). Whoever keeps the hold
    * subscribes to the same watch before unsubscribing this one (the client shares one ZooKeeper
    * watch per path), so the node is watched without a gap and without a second request.
    */
@@ -482,9 +482,9 @@ class QueueAttempt {
    * moment the server first shows it present is what the trusted hand-off needs.
    */
   private watchNode(node: Created): void {
-    this.nodeWatch = this.client.watchExists(node.path).subscribe({
-      next: (stat) => {
-        if (stat !== null && stat.ephemeralOwner === node.stat.ephemeralOwner) {
+    this.nodeWatch = this.client.watchData(node.path).subscribe({
+      next: (value) => {
+        if (value !== null && value.stat.ephemeralOwner === node.stat.ephemeralOwner) {
           this.nodeSeenAt ??= this.witness.disconnections;
           return;
         }

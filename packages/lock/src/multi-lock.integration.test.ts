@@ -1,5 +1,12 @@
-import { childrenOf, connectedClients, IntervalLog, lockPath } from '@zkrx/test-support';
-import { describe, expect, it } from 'vitest';
+import {
+  childrenOf,
+  connectedClient,
+  connectedClients,
+  IntervalLog,
+  lockPath,
+  proxiedClient,
+} from '@zkrx/test-support';
+import { describe, expect, it, vi } from 'vitest';
 import { acquire, acquireAll, LockTimeoutError } from './index';
 
 describe('multiLock', () => {
@@ -35,6 +42,26 @@ describe('multiLock', () => {
     expect(await childrenOf(a!, p)).toEqual([]);
     expect(await childrenOf(a!, q)).toHaveLength(1);
     await blocker.release();
+  });
+
+  it('starts over when a lock it took is lost while it waits for the next: all held, or none', async () => {
+    const { client, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
+    const other = await connectedClient();
+    const first = lockPath('first');
+    const second = `${first.slice(0, first.lastIndexOf('/'))}/second`;
+    const blocker = await acquire(other, second);
+    const pending = acquireAll(client, [first, second]);
+    // It holds `first` and waits on `second`...
+    await vi.waitUntil(async () => (await childrenOf(other, second)).length === 2);
+    // ...when its connection drops: `first` is lost (suspended), the session lives on.
+    proxy.cut();
+    await vi.waitUntil(() => client.state === 'reconnected', { timeout: 10_000 });
+    await blocker.release();
+    const all = await pending;
+    expect(all.isHeld).toBe(true);
+    expect(all.leases.every((lease) => lease.isHeld)).toBe(true);
+    expect(all.signal.aborted).toBe(false);
+    await all.release();
   });
 
   it('refuses an empty list or a repeated path', async () => {

@@ -4,11 +4,11 @@
  */
 import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { merge, Observable, type Subscription, take } from 'rxjs';
-import type { LockLostError } from './errors';
+import type { LockLostError, LockRevokedError } from './errors';
 import { LockTimeoutError } from './errors';
 import type { Lease } from './lease';
+import { type LockOptions, validateLockPath } from './lock-recipe';
 import { acquire } from './mutex';
-import { type LockOptions, validateLockPath } from './recipe';
 
 /** The leases of a multi-lock, held together. */
 export interface MultiLease {
@@ -21,6 +21,8 @@ export interface MultiLease {
   readonly isHeld: boolean;
   /** Emits the first LockLostError of any lease, then completes. */
   readonly lost$: Observable<LockLostError>;
+  /** With `revocable: true`: emits the first revocation request of any lease. */
+  readonly revoked$: Observable<LockRevokedError>;
   /** Aborts when any lease ends. */
   readonly signal: AbortSignal;
   /** Releases every lease. */
@@ -45,6 +47,7 @@ function canonicalPaths(paths: unknown): string[] {
 
 function makeMultiLease(paths: string[], leases: Lease[]): MultiLease {
   const lost$ = merge(...leases.map((lease) => lease.lost$)).pipe(take(1));
+  const revoked$ = merge(...leases.map((lease) => lease.revoked$)).pipe(take(1));
   const signal = AbortSignal.any(leases.map((lease) => lease.signal));
   const release = async () => {
     // Release in reverse order of acquisition.
@@ -58,6 +61,7 @@ function makeMultiLease(paths: string[], leases: Lease[]): MultiLease {
       return leases.every((lease) => lease.isHeld);
     },
     lost$,
+    revoked$,
     signal,
     release,
     [Symbol.asyncDispose]: release,
@@ -66,7 +70,10 @@ function makeMultiLease(paths: string[], leases: Lease[]): MultiLease {
 
 /**
  * Acquires every lock of `paths` (in sorted order) or none: resolves the multi-lease once all
- * are held; on timeout, abort or error, releases those already taken and rejects.
+ * are held; on timeout, abort or error, releases those already taken and rejects. A lock taken
+ * earlier and lost while waiting for a later one (its session expired, its connection was
+ * suspended) makes it release the others and start over, within the same deadline: the
+ * multi-lease it resolves holds every lock.
  */
 export async function acquireAll(
   client: ZkClient,
@@ -75,21 +82,40 @@ export async function acquireAll(
 ): Promise<MultiLease> {
   const sorted = canonicalPaths(paths);
   const started = performance.now();
-  const taken: Lease[] = [];
-  try {
-    for (const path of sorted) {
-      let timeoutMs: number | undefined;
-      if (options.timeoutMs !== undefined) {
-        timeoutMs = options.timeoutMs - (performance.now() - started);
-        if (timeoutMs < 0) throw new LockTimeoutError(path, performance.now() - started);
+  for (;;) {
+    const taken: Lease[] = [];
+    const lostEarlier = new AbortController();
+    const watching: Subscription[] = [];
+    const signal = options.signal
+      ? AbortSignal.any([options.signal, lostEarlier.signal])
+      : lostEarlier.signal;
+    try {
+      for (const path of sorted) {
+        let timeoutMs: number | undefined;
+        if (options.timeoutMs !== undefined) {
+          timeoutMs = options.timeoutMs - (performance.now() - started);
+          if (timeoutMs < 0) throw new LockTimeoutError(path, performance.now() - started);
+        }
+        const lease = await acquire(client, path, { ...options, timeoutMs, signal });
+        taken.push(lease);
+        watching.push(lease.lost$.subscribe((lost) => lostEarlier.abort(lost)));
       }
-      taken.push(await acquire(client, path, { ...options, timeoutMs }));
+      if (taken.every((lease) => lease.isHeld)) return makeMultiLease(sorted, taken);
+    } catch (error) {
+      await releaseAll(taken);
+      // An earlier lock was lost while waiting: start over (the caller's own abort is not).
+      if (lostEarlier.signal.aborted && !options.signal?.aborted) continue;
+      throw error;
+    } finally {
+      for (const subscription of watching) subscription.unsubscribe();
     }
-  } catch (error) {
-    for (const lease of taken.reverse()) await lease.release().catch(() => {});
-    throw error;
+    // Lost between the last acquisition and now: start over.
+    await releaseAll(taken);
   }
-  return makeMultiLease(sorted, taken);
+}
+
+async function releaseAll(leases: readonly Lease[]): Promise<void> {
+  for (const lease of [...leases].reverse()) await lease.release().catch(() => {});
 }
 
 /**

@@ -14,8 +14,8 @@ import {
 import type { Lease } from './lease';
 import { heldInContext } from './lease';
 import type { Decide } from './lock-queue';
+import { defineLockRecipe, type LockOptions } from './lock-recipe';
 import { Marker } from './node-names';
-import { defineLockRecipe, type LockOptions } from './recipe';
 
 /**
  * Holds when first; otherwise waits for the node just before it (herd-free: a release wakes

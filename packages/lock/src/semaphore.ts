@@ -7,14 +7,14 @@ import type { Observable } from 'rxjs';
 import { LockConflictError, LockTimeoutError } from './errors';
 import { type Lease, LeaseCore } from './lease';
 import { type Decide, joinQueue, removeOwnNode } from './lock-queue';
-import { exclusiveRule } from './mutex';
-import { Marker, parseChild, recipeOfKind } from './node-names';
 import {
   type LockOptions,
   observeLease,
   type ResolvedLockOptions,
   resolveLockOptions,
-} from './recipe';
+} from './lock-recipe';
+import { exclusiveRule } from './mutex';
+import { Marker, parseChild, recipeOfKind } from './node-names';
 
 export interface SemaphoreOptions extends Omit<LockOptions, 'reentrant'> {
   /** How many holders at once (Curator's maxLeases). An integer >= 1. */
@@ -118,7 +118,13 @@ async function holdLease(
         throw conflict.signal.reason;
       }
       return new LeaseCore(
-        { client, path, kind: 'semaphore', onSuspended: resolved.onSuspended },
+        {
+          client,
+          path,
+          kind: 'semaphore',
+          onSuspended: resolved.onSuspended,
+          revocable: resolved.revocable,
+        },
         lease,
       );
     } catch (error) {

@@ -10,11 +10,9 @@ export {
   acquireWrite,
   LockUpgradeError,
   readLock,
-  readRule,
   tryAcquireRead,
   tryAcquireWrite,
   withReadLock,
   withWriteLock,
   writeLock,
-  writeRule,
 } from './rwlock';

@@ -1,4 +1,4 @@
-import { sortChildren } from '@zkrx/lock';
+import { sortChildren } from '@zkrx/lock/recipe';
 import { describe, expect, it } from 'vitest';
 import { readRule, writeRule } from './rwlock';
 

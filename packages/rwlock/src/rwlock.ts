@@ -4,20 +4,18 @@
  */
 
 import type { ZkClient } from '@zkrx/core';
+import { type Lease, LockLostError, type LockOptions } from '@zkrx/lock';
 import {
   type Decide,
   defineLockRecipe,
   joinQueue,
-  type Lease,
   type LeaseCore,
-  LockLostError,
-  type LockOptions,
   Marker,
   parseChild,
   type QueueHold,
   type ResolvedLockOptions,
   removeOwnNode,
-} from '@zkrx/lock';
+} from '@zkrx/lock/recipe';
 import type { MonoTypeOperatorFunction, Observable } from 'rxjs';
 
 /**

@@ -2,7 +2,7 @@
  * Integration tests of startEnsemble against three real servers: quorum, replication,
  * session expiry across members, leader failover, rejoin, cleanup.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createZnode } from '../test/create-znode';
 import { isAlive } from '../test/process-alive';
@@ -21,7 +21,10 @@ const modes = (ensemble: Ensemble) =>
 describe('startEnsemble', () => {
   let ensemble: Ensemble;
   beforeAll(async () => {
-    ensemble = await startEnsemble({ size: 3 });
+    ensemble = await startEnsemble({
+      size: 3,
+      systemProperties: { 'znode.container.checkIntervalMs': '200' },
+    });
   });
   afterAll(() => ensemble?.close());
 
@@ -38,6 +41,12 @@ describe('startEnsemble', () => {
     expect(current.filter((mode) => mode === 'leader')).toHaveLength(1);
     expect(current.filter((mode) => mode === 'follower')).toHaveLength(2);
     expect(current.indexOf('leader')).toBe(await ensemble.leaderIndex());
+    // systemProperties reach every member's JVM, beside the ensemble's own.
+    for (const server of ensemble.servers) {
+      const args = readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
+      expect(args).toContain('-Dznode.container.checkIntervalMs=200');
+      expect(args).toContain('-Dzookeeper.fastleader.maxNotificationInterval=2000');
+    }
     const conf = await ensemble.servers[0]!.fourLetterWord('conf');
     expect(conf).toMatch(/^serverId=1$/m);
     expect(conf).toMatch(/^tickTime=500$/m);

@@ -2,7 +2,7 @@
  * Integration tests of startZooKeeper: start, restart on the same port with the same data,
  * stop of its own process only, options, and start failures.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createZnode } from '../test/create-znode';
@@ -26,6 +26,13 @@ const nodeCount = async (server: ZooKeeperServer) =>
   Number(/Node count: (\d+)/.exec(await server.fourLetterWord('srvr'))?.[1]);
 
 describe('startZooKeeper', () => {
+  it('passes systemProperties to the JVM beside the default JVM options', async () => {
+    const server = await start({ systemProperties: { 'znode.container.checkIntervalMs': '200' } });
+    const args = readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
+    expect(args).toContain('-Dznode.container.checkIntervalMs=200');
+    expect(args).toContain('-XX:+UseSerialGC');
+  });
+
   it('starts a standalone server on a free loopback port, with its own dir and fast ticks', async () => {
     const server = await start();
     expect(server.host).toBe('127.0.0.1');

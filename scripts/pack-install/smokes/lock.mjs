@@ -12,8 +12,9 @@ export default async function smoke(load, { connect, root }) {
       throw new Error(`expected LockTimeoutError, got ${timedOut}`);
     }
     await lease.release();
-    const next = await tryAcquire(b, `${root}/lock`);
-    if (!next?.isHeld) throw new Error('free lock not taken');
+    // The release's delete is on its way (release() does not wait for it): b waits for it.
+    const next = await acquire(b, `${root}/lock`, { timeoutMs: 10_000 });
+    if (!next.isHeld) throw new Error('free lock not taken');
     await next.release();
     await a.promises.delete(root).catch(() => {}); // the lock path is a container node
     return `@zkrx/lock: fencing tokens ${lease.fencingToken} then ${next.fencingToken}`;

@@ -1,0 +1,398 @@
+/**
+ * A lock recipe from a queue rule: its lease observable, promise API, try-once and guarding
+ * operator, with validation, re-entrancy and clean-up shared by every recipe (mutex, read and
+ * write locks, leader election).
+ */
+import { hostname } from 'node:os';
+import {
+  toDataBuffer,
+  validatePath,
+  type ZkClient,
+  type ZkData,
+  ZkError,
+  ZkErrorCode,
+} from '@zkrx/core';
+import {
+  from,
+  type MonoTypeOperatorFunction,
+  Observable,
+  type ObservableInput,
+  type Subscription,
+} from 'rxjs';
+import { heldInContext, type Lease, LeaseCore, runHolding, type SuspendedPolicy } from './lease';
+import { type Decide, joinQueue, type QueueHold } from './lock-queue';
+import { isRecipeNodeName } from './node-names';
+
+export interface LockOptions {
+  /** Give up after this long with LockTimeoutError (nothing is left in ZooKeeper). Default: wait. */
+  timeoutMs?: number;
+  /** Abort to give up waiting (rejects with the signal's reason; nothing is left in ZooKeeper). */
+  signal?: AbortSignal;
+  /**
+   * While the connection is suspended ownership is uncertain: `release` (default) treats it as
+   * lost at once (LockLostError `suspended`), so at most one holder works at any instant;
+   * `continue` keeps the lease (state `suspended`) until the session is known to be lost.
+   */
+  onSuspended?: SuspendedPolicy;
+  /** Re-acquiring in an async context that holds the lock re-enters it (default true). */
+  reentrant?: boolean;
+  /** The lock node's data (default `hostname:pid`, shown by tools listing holders). */
+  data?: ZkData;
+  /** Called with our lock node's path each time it joins the queue, before any wait. */
+  onQueued?: (node: string) => void;
+  /**
+   * Let others ask this holder to release (`requestRevoke`, or Curator's `Revoker`): the lease
+   * then emits `revoked$` and aborts `signal` with LockRevokedError, and stays held until
+   * released — the holder decides when. Default false: such requests are ignored.
+   */
+  revocable?: boolean;
+}
+
+/** The default lock node data: who holds it. */
+export const defaultLockData = `${hostname()}:${process.pid}`;
+
+/** What the current async context holds, as a recipe sees it before joining the queue. */
+export interface JoinContext {
+  readonly client: ZkClient;
+  readonly path: string;
+  /** This client's live hold of `kind` on this path in the current context. */
+  held(kind: string): LeaseCore | undefined;
+}
+
+/** A recipe's rule and how it shares the context with its siblings. */
+export interface LockRecipeSpec {
+  /** Re-entrancy key: holds of one kind on one path by one client re-enter. */
+  readonly kind: string;
+  /** The node name marker (`lock-`, `__READ__`, ...). */
+  readonly marker: string;
+  readonly decide: Decide;
+  /**
+   * Looks at the context's holds before joining: throw to refuse (e.g. a read→write upgrade),
+   * or return a function that makes the hold another way (e.g. a write→read downgrade).
+   */
+  beforeJoin?(
+    context: JoinContext,
+  ): ((options: ResolvedLockOptions) => Promise<QueueHold>) | undefined;
+}
+
+/** A queue-based lock: its lease as an observable and a promise, and a guarding operator. */
+export interface LockRecipe {
+  /** Emits the lease once held; releases on unsubscribe; errors LockLostError on loss. */
+  lease$(client: ZkClient, path: string, options?: LockOptions): Observable<Lease>;
+  /** Resolves the lease once held. */
+  acquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease>;
+  /** The lease if the lock is free now, else null; never waits. */
+  tryAcquire(
+    client: ZkClient,
+    path: string,
+    options?: Omit<LockOptions, 'timeoutMs'>,
+  ): Promise<Lease | null>;
+  /** Runs the source only while holding the lock, releases when it ends. */
+  guard<T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T>;
+  /**
+   * Runs `work(lease)` only while holding the lock: subscribed once held, unsubscribed (and the
+   * observable erroring LockLostError) the moment the lock is lost, released when it ends.
+   */
+  holding<T>(
+    client: ZkClient,
+    path: string,
+    options: LockOptions | undefined,
+    work: (lease: Lease) => ObservableInput<T>,
+  ): Observable<T>;
+}
+
+export interface ResolvedLockOptions {
+  readonly client: ZkClient;
+  readonly path: string;
+  readonly timeoutMs: number | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly onSuspended: SuspendedPolicy;
+  readonly reentrant: boolean;
+  readonly data: Buffer;
+  readonly onQueued: ((node: string) => void) | undefined;
+  readonly revocable: boolean;
+}
+
+/**
+ * Checks a lock path: a valid ZooKeeper path, not the root, not inside another recipe's node.
+ * Throws ZkError `InvalidPath` naming the problem.
+ */
+export function validateLockPath(path: unknown, what = 'lock'): string {
+  const valid = validatePath(path);
+  if (valid === '/') {
+    throw new ZkError(
+      ZkErrorCode.InvalidPath,
+      `Invalid ${what} path "/": the root cannot be a ${what}`,
+      {
+        path: valid,
+      },
+    );
+  }
+  for (const segment of valid.split('/')) {
+    if (isRecipeNodeName(segment)) {
+      throw new ZkError(
+        ZkErrorCode.InvalidPath,
+        `Invalid ${what} path ${JSON.stringify(valid)}: "${segment}" is another recipe's node (lock nodes have no children)`,
+        { path: valid },
+      );
+    }
+  }
+  return valid;
+}
+
+/** Checks a timeout: a finite number of milliseconds >= 0, or undefined. */
+export function validateTimeout(value: unknown, name = 'timeoutMs'): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${name} must be a finite number of milliseconds >= 0, got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+export function isClient(value: unknown): value is ZkClient {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'promises' in value &&
+    'session$' in value &&
+    typeof (value as ZkClient).watchData === 'function'
+  );
+}
+
+/** Validates the common options; throws ZkError `BadArguments`/`InvalidPath` on bad input. */
+export function resolveLockOptions(
+  client: unknown,
+  path: unknown,
+  options: LockOptions | undefined,
+  what = 'lock',
+): ResolvedLockOptions {
+  if (!isClient(client)) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: expected a ZkClient from @zkrx/core's createClient`,
+    );
+  }
+  const valid = validateLockPath(path, what);
+  const given = options ?? {};
+  if (typeof given !== 'object')
+    throw new ZkError(ZkErrorCode.BadArguments, `${what}: options must be an object`);
+  const onSuspended = given.onSuspended ?? 'release';
+  if (onSuspended !== 'release' && onSuspended !== 'continue') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: onSuspended must be 'release' or 'continue', got ${String(onSuspended)}`,
+    );
+  }
+  const reentrant = given.reentrant ?? true;
+  if (typeof reentrant !== 'boolean') {
+    throw new ZkError(ZkErrorCode.BadArguments, `${what}: reentrant must be a boolean`);
+  }
+  const signal = given.signal;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new ZkError(ZkErrorCode.BadArguments, `${what}: signal must be an AbortSignal`);
+  }
+  if (given.onQueued !== undefined && typeof given.onQueued !== 'function') {
+    throw new ZkError(ZkErrorCode.BadArguments, `${what}: onQueued must be a function`);
+  }
+  const revocable = given.revocable ?? false;
+  if (typeof revocable !== 'boolean') {
+    throw new ZkError(ZkErrorCode.BadArguments, `${what}: revocable must be a boolean`);
+  }
+  return {
+    client,
+    path: valid,
+    timeoutMs: validateTimeout(given.timeoutMs),
+    signal,
+    onSuspended,
+    reentrant,
+    data: toDataBuffer(given.data === undefined ? defaultLockData : given.data, valid),
+    onQueued: given.onQueued,
+    revocable,
+  };
+}
+
+function anySignal(signals: readonly (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const present = signals.filter((signal): signal is AbortSignal => signal !== undefined);
+  if (present.length <= 1) return present[0];
+  return AbortSignal.any(present);
+}
+
+/**
+ * A lease as an observable: `start(signal)` makes the hold once subscribed (a hold already in the
+ * context can be given at once); emits the lease in a context holding it, errors with the
+ * LockLostError on loss, completes when the lease ends otherwise, releases on unsubscribe (and
+ * aborts `signal` while the hold is still being made).
+ *
+ * @param start Makes the hold; may throw or reject (the observable errors).
+ * @return The lease, once.
+ */
+export function observeLease(
+  start: (signal: AbortSignal) => LeaseCore | Promise<LeaseCore | undefined>,
+): Observable<Lease> {
+  return new Observable<Lease>((subscriber) => {
+    const controller = new AbortController();
+    let lease: Lease | undefined;
+    let watching: Subscription | undefined;
+    const deliver = (core: LeaseCore | undefined) => {
+      if (!core) return;
+      const own = core.retain();
+      if (subscriber.closed) {
+        void own.release();
+        return;
+      }
+      lease = own;
+      watching = own.state$.subscribe({
+        next: (state) => {
+          if (state === 'lost') subscriber.error(core.lostError);
+        },
+        complete: () => subscriber.complete(),
+      });
+      if (!subscriber.closed) runHolding(core, () => subscriber.next(own));
+    };
+    try {
+      const started = start(controller.signal);
+      if (started instanceof LeaseCore) deliver(started);
+      else started.then(deliver, (error: unknown) => subscriber.error(error));
+    } catch (error) {
+      subscriber.error(error);
+    }
+    return () => {
+      controller.abort();
+      watching?.unsubscribe();
+      void lease?.release();
+    };
+  });
+}
+
+/**
+ * Makes a lock recipe from its queue rule. The mutex, the read and write locks and the leader
+ * recipes are all made this way.
+ *
+ * @param spec The recipe's kind, node marker and rule.
+ * @return The recipe's observable, promise, try-once and operator forms.
+ */
+export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
+  const joinContext = (resolved: ResolvedLockOptions): JoinContext => ({
+    client: resolved.client,
+    path: resolved.path,
+    held: (kind) => heldInContext(resolved.client, kind, resolved.path),
+  });
+
+  /**
+   * Re-entrancy: a live hold of this kind and path by this client in this async context is
+   * given again, counted, with no new node and no listing.
+   *
+   * Safe because it makes no new holder: the same node, session and context hold on, so the
+   * re-entered lease is exactly as held as the outer one, and the two end together (the hold's
+   * state is shared). Only a hold not yet known lost is re-entered; one whose node went or whose
+   * session ended is lost (node watch, session events), and the call queues anew.
+   */
+  const reentered = (resolved: ResolvedLockOptions): LeaseCore | undefined =>
+    resolved.reentrant ? heldInContext(resolved.client, spec.kind, resolved.path) : undefined;
+
+  const hold = async (resolved: ResolvedLockOptions, wait: boolean, signal?: AbortSignal) => {
+    const custom = spec.beforeJoin?.(joinContext(resolved));
+    const merged = { ...resolved, signal: anySignal([resolved.signal, signal]) };
+    const held = custom
+      ? await custom(merged)
+      : await joinQueue({
+          client: resolved.client,
+          path: resolved.path,
+          marker: spec.marker,
+          data: resolved.data,
+          decide: spec.decide,
+          timeoutMs: resolved.timeoutMs,
+          signal: merged.signal,
+          wait,
+          onQueued: resolved.onQueued,
+        });
+    if (!held) return undefined;
+    return new LeaseCore(
+      {
+        client: resolved.client,
+        path: resolved.path,
+        kind: spec.kind,
+        onSuspended: resolved.onSuspended,
+        revocable: resolved.revocable,
+      },
+      held,
+    );
+  };
+
+  const lease$ = (client: ZkClient, path: string, options?: LockOptions): Observable<Lease> =>
+    observeLease((signal) => {
+      const resolved = resolveLockOptions(client, path, options, spec.kind);
+      return reentered(resolved) ?? hold(resolved, true, signal);
+    });
+
+  const acquire = async (client: ZkClient, path: string, options?: LockOptions): Promise<Lease> => {
+    const resolved = resolveLockOptions(client, path, options, spec.kind);
+    const existing = reentered(resolved);
+    if (existing) return existing.retain();
+    const core = await hold(resolved, true);
+    if (!core) throw new ZkError(ZkErrorCode.SystemError, `${spec.kind} ${path}: not acquired`);
+    return core.retain();
+  };
+
+  const tryAcquire = async (
+    client: ZkClient,
+    path: string,
+    options?: Omit<LockOptions, 'timeoutMs'>,
+  ): Promise<Lease | null> => {
+    // Never waits: a timeout, if given, is checked and then has nothing to bound.
+    const resolved = {
+      ...resolveLockOptions(client, path, options, spec.kind),
+      timeoutMs: undefined,
+    };
+    const existing = reentered(resolved);
+    if (existing) return existing.retain();
+    const core = await hold(resolved, false);
+    return core ? core.retain() : null;
+  };
+
+  const holding = <T>(
+    client: ZkClient,
+    path: string,
+    options: LockOptions | undefined,
+    work: (lease: Lease) => ObservableInput<T>,
+  ): Observable<T> =>
+    new Observable<T>((subscriber) => {
+      let running: Subscription | undefined;
+      const lock = lease$(client, path, options).subscribe({
+        next: (lease) => {
+          try {
+            running = from(work(lease)).subscribe(subscriber);
+          } catch (error) {
+            subscriber.error(error);
+          }
+        },
+        error: (error: unknown) => subscriber.error(error),
+        // The lease ended without loss: released by hand or by client.close().
+        complete: () => {
+          if (!subscriber.closed) {
+            subscriber.error(
+              new ZkError(
+                ZkErrorCode.ClientClosed,
+                `${spec.kind} ${path}: lease ended before the work`,
+              ),
+            );
+          }
+        },
+      });
+      return () => {
+        // Stop the work first, then release the lock.
+        running?.unsubscribe();
+        lock.unsubscribe();
+      };
+    });
+
+  const guard =
+    <T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T> =>
+    (source) =>
+      holding(client, path, options, () => source);
+
+  return { lease$, acquire, tryAcquire, guard, holding };
+}

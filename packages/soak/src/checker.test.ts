@@ -1,0 +1,305 @@
+import { describe, expect, it } from 'vitest';
+import { type TxnSpec, txn, txnLogFile } from '../test/txn-builder';
+import { type CheckedHold, type CheckInput, check, type FaultRecord } from './checker';
+import type { RegisterWrite } from './register';
+import { buildTruth } from './truth';
+import { parseTxnLog } from './txn-log';
+
+const P = '/r/lock';
+const node = (name: string) => `${P}/_c_${name}-lock-${name.padStart(10, '0')}`;
+const reader = (name: string) => `${P}/_c_${name}-__READ__${name.padStart(10, '0')}`;
+const writer = (name: string) => `${P}/_c_${name}-__WRIT__${name.padStart(10, '0')}`;
+
+let holdCount = 0;
+function hold(
+  worker: number,
+  path: string,
+  czxid: number,
+  acquiredAt: number,
+  endedAt: number,
+  extra: Partial<CheckedHold> = {},
+): CheckedHold {
+  holdCount += 1;
+  return {
+    holdId: `h${holdCount}`,
+    group: `g${holdCount}`,
+    worker,
+    resource: P,
+    kind: 'exclusive',
+    node: path,
+    token: czxid,
+    sessionId: `a${worker}`,
+    attemptAt: acquiredAt - 1,
+    acquiredAt,
+    endedAt,
+    end: 'released',
+    reason: undefined,
+    uncertainty: 0,
+    ...extra,
+  };
+}
+
+function run(
+  specs: TxnSpec[],
+  holds: CheckedHold[],
+  extra: Partial<CheckInput> = {},
+): ReturnType<typeof check> {
+  const truth = buildTruth(parseTxnLog(txnLogFile(specs)), '/r');
+  return check({
+    sessionTimeoutMs: 1_000,
+    leases: 1,
+    holds,
+    writes: [],
+    faults: [],
+    truth,
+    wallOffset: 0,
+    crashes: [],
+    leftovers: [],
+    noProgress: [],
+    ...extra,
+  });
+}
+
+const kinds = (report: ReturnType<typeof check>) =>
+  report.violations.map((violation) => violation.kind);
+
+function fault(
+  kind: FaultRecord['kind'],
+  target: number | undefined,
+  start: number,
+  end = start,
+): FaultRecord {
+  return {
+    id: start,
+    kind,
+    target,
+    start,
+    healedAt: end,
+    lossReference: kind === 'stall' ? end : start,
+    detail: '',
+  };
+}
+
+function write(
+  holdId: string,
+  token: number,
+  at: number,
+  accepted: boolean,
+  worker = 0,
+): RegisterWrite {
+  return { resource: P, token, holdId, worker, at, accepted, highestBefore: undefined };
+}
+
+describe('check: admission against ZooKeeper', () => {
+  it('passes holds taken one after the other', () => {
+    const report = run(
+      [
+        txn.container(1, 0, 'a0', P),
+        txn.create(2, 10, 'a0', node('0')),
+        txn.create(3, 12, 'a1', node('1')),
+        txn.delete(4, 30, 'a0', node('0')),
+        txn.delete(5, 50, 'a1', node('1')),
+      ],
+      [hold(0, node('0'), 2, 11, 29), hold(1, node('1'), 3, 32, 49)],
+    );
+    expect(report.violations).toEqual([]);
+  });
+
+  it('fails a hold taken while an older node was still there (the quiet-path bug, a lock that does not wait)', () => {
+    const report = run(
+      [
+        txn.container(1, 0, 'a0', P),
+        txn.create(2, 10, 'a1', node('0')),
+        txn.create(3, 12, 'a0', node('1')),
+        txn.delete(4, 40, 'a1', node('0')),
+        txn.delete(5, 50, 'a0', node('1')),
+      ],
+      [hold(1, node('0'), 2, 11, 39), hold(0, node('1'), 3, 13, 49)],
+    );
+    expect(kinds(report)).toEqual(['admission']);
+    expect(report.violations[0]?.message).toContain('deleted 27 ms later');
+  });
+
+  it('gives the benefit of the clocks: a deletion logged within the uncertainty counts as done', () => {
+    const report = run(
+      [
+        txn.create(2, 10, 'a1', node('0')),
+        txn.create(3, 12, 'a0', node('1')),
+        txn.delete(4, 20, 'a1', node('0')),
+        txn.delete(5, 50, 'a0', node('1')),
+      ],
+      [hold(1, node('0'), 2, 11, 19), hold(0, node('1'), 3, 19.5, 49, { uncertainty: 0.5 })],
+    );
+    expect(report.violations).toEqual([]);
+  });
+
+  it('lets readers share and keeps a writer out of them', () => {
+    const specs = [
+      txn.create(2, 10, 'a0', reader('0')),
+      txn.create(3, 11, 'a1', reader('1')),
+      txn.create(4, 12, 'a2', writer('2')),
+      txn.delete(5, 30, 'a0', reader('0')),
+      txn.delete(6, 31, 'a1', reader('1')),
+      txn.delete(7, 50, 'a2', writer('2')),
+    ];
+    const readers = [
+      hold(0, reader('0'), 2, 10.5, 29, { kind: 'read' }),
+      hold(1, reader('1'), 3, 11.5, 30, { kind: 'read' }),
+    ];
+    expect(
+      run(specs, [...readers, hold(2, writer('2'), 4, 33, 49, { kind: 'write' })]).violations,
+    ).toEqual([]);
+    expect(
+      kinds(run(specs, [...readers, hold(2, writer('2'), 4, 20, 49, { kind: 'write' })])),
+    ).toContain('admission');
+  });
+
+  it('counts leases: more than `leases` older leases alive is a violation', () => {
+    const L = '/r/sem/leases';
+    const lease = (name: string) => `${L}/_c_${name}-lease-${name.padStart(10, '0')}`;
+    const specs = [
+      txn.create(2, 10, 'a0', lease('0')),
+      txn.create(3, 11, 'a1', lease('1')),
+      txn.create(4, 12, 'a2', lease('2')),
+      txn.delete(5, 40, 'a0', lease('0')),
+      txn.delete(6, 41, 'a1', lease('1')),
+      txn.delete(7, 42, 'a2', lease('2')),
+    ];
+    const holds = [
+      hold(0, lease('0'), 2, 10.5, 39, { kind: 'lease', resource: '/r/sem' }),
+      hold(1, lease('1'), 3, 11.5, 40, { kind: 'lease', resource: '/r/sem' }),
+      hold(2, lease('2'), 4, 12.5, 41, { kind: 'lease', resource: '/r/sem' }),
+    ];
+    expect(run(specs, holds, { leases: 3 }).violations).toEqual([]);
+    expect(kinds(run(specs, holds, { leases: 2 }))).toEqual(['admission']);
+  });
+
+  it('fails a node ZooKeeper never had, and a token that is not its czxid', () => {
+    const specs = [txn.create(2, 10, 'a0', node('0')), txn.delete(3, 20, 'a0', node('0'))];
+    expect(kinds(run(specs, [hold(0, node('9'), 2, 11, 19)]))).toEqual(['unknown-node']);
+    expect(kinds(run(specs, [hold(0, node('0'), 7, 11, 19)]))).toEqual(['token-mismatch']);
+  });
+});
+
+describe('check: losses', () => {
+  const specs = [
+    txn.create(2, 10, 'a0', node('0')),
+    txn.create(3, 11, 'a1', node('1')),
+    txn.close(4, 2_000, 'a0', [node('0')]),
+    txn.delete(5, 3_000, 'a1', node('1')),
+  ];
+
+  it('passes a loss signalled before ZooKeeper deleted the node, within the session timeout', () => {
+    const report = run(
+      specs,
+      [
+        hold(0, node('0'), 2, 12, 700, { end: 'lost', reason: 'LockLostError:suspended' }),
+        hold(1, node('1'), 3, 2_010, 2_900),
+      ],
+      { faults: [fault('blackhole', 0, 100, 2_500)] },
+    );
+    expect(report.violations).toEqual([]);
+    expect(report.stats.lossLatency.blackhole).toEqual({ count: 1, p50: 600, max: 600 });
+  });
+
+  it('fails a holder that still believed after its node was gone (onSuspended continue under a blackhole)', () => {
+    const report = run(
+      specs,
+      [
+        hold(0, node('0'), 2, 12, 2_600, { end: 'lost', reason: 'LockLostError:session-expired' }),
+        hold(1, node('1'), 3, 2_010, 2_900),
+      ],
+      { faults: [fault('blackhole', 0, 100, 2_500)] },
+    );
+    expect(kinds(report).sort()).toEqual(['late-loss', 'stale-belief']);
+    expect(report.stats.beliefOverlaps).toBe(1);
+  });
+
+  it('excuses a short stale belief after a forced expiry (the server closed a connected session)', () => {
+    const report = run(
+      specs,
+      [
+        hold(0, node('0'), 2, 12, 2_003, { end: 'lost', reason: 'LockLostError:session-expired' }),
+        hold(1, node('1'), 3, 2_002, 2_900),
+      ],
+      { faults: [fault('expire', 0, 1_999)] },
+    );
+    expect(report.violations).toEqual([]);
+    expect(report.stats.staleBeliefs).toBe(1);
+  });
+
+  it('counts, and does not judge, a lease handed over already lost (a multi-lock taking its next lock)', () => {
+    const onArrival = hold(0, node('0'), 2, 2_500, 2_500, {
+      end: 'lost',
+      reason: 'LockLostError:suspended',
+      lostOnArrival: true,
+    });
+    const report = run(specs, [onArrival, hold(1, node('1'), 3, 2_010, 2_900)]);
+    expect(report.violations).toEqual([]);
+    expect(report.stats.lostOnArrival).toBe(1);
+  });
+
+  it('excuses a stalled holder, and measures its loss from the end of the stall', () => {
+    const stalled = hold(0, node('0'), 2, 12, 2_400, {
+      end: 'lost',
+      reason: 'LockLostError:session-expired',
+    });
+    const faults = [fault('stall', 0, 500, 2_390)];
+    expect(
+      run(specs, [stalled, hold(1, node('1'), 3, 2_010, 2_900)], { faults }).violations,
+    ).toEqual([]);
+    const late = { ...stalled, endedAt: 3_500 };
+    expect(kinds(run(specs, [late, hold(1, node('1'), 3, 2_010, 2_900)], { faults }))).toEqual([
+      'late-loss',
+    ]);
+  });
+});
+
+describe('check: fencing', () => {
+  const specs = [
+    txn.create(2, 10, 'a0', node('0')),
+    txn.create(3, 11, 'a1', node('1')),
+    txn.delete(4, 20, 'a0', node('0')),
+    txn.delete(5, 40, 'a1', node('1')),
+  ];
+  const first = hold(0, node('0'), 2, 10.5, 19);
+  const second = hold(1, node('1'), 3, 21, 39);
+
+  it('passes writes in holding order', () => {
+    const writes = [write(first.holdId, 2, 15, true), write(second.holdId, 3, 25, true, 1)];
+    expect(run(specs, [first, second], { writes }).violations).toEqual([]);
+  });
+
+  it('counts a stale write the fence refused, and fails one refused while its node was still there', () => {
+    const late = write(first.holdId, 2, 30, false);
+    const report = run(specs, [first, second], {
+      writes: [write(second.holdId, 3, 25, true, 1), late],
+    });
+    expect(report.stats.staleWritesRefused).toBe(1);
+    const early = write(first.holdId, 2, 16, false);
+    expect(
+      kinds(run(specs, [first, second], { writes: [write(second.holdId, 3, 15, true, 1), early] })),
+    ).toContain('fence');
+  });
+
+  it('fails a register that accepts a lower token, and tokens out of holding order', () => {
+    const writes = [write(second.holdId, 3, 25, true, 1), write(first.holdId, 2, 30, true)];
+    expect(kinds(run(specs, [first, second], { writes }))).toContain('register');
+    const swapped = run(specs, [
+      { ...first, token: 3 },
+      { ...second, token: 2 },
+    ]);
+    expect(kinds(swapped)).toContain('token-order');
+  });
+});
+
+describe('check: the end of the run', () => {
+  it('fails crashes, leftovers and workers that made no progress', () => {
+    const report = run([], [], {
+      crashes: ['worker 1: unhandled rejection'],
+      leftovers: ['/r/lock/_c_x-lock-0000000003'],
+      noProgress: ['worker 2 made no acquisition'],
+    });
+    expect(kinds(report)).toEqual(['crash', 'leftover', 'no-progress']);
+  });
+});

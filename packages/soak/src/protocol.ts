@@ -1,0 +1,151 @@
+/**
+ * What the coordinator and its worker processes say to each other over the IPC channel, and
+ * the records a run keeps. Worker times are on the worker's monotonic clock (see clock.ts).
+ */
+
+/** What a worker process runs. */
+export type WorkerMode =
+  | 'mutex'
+  | 'rwlock'
+  | 'semaphore'
+  | 'multi-lock'
+  | 'leader'
+  | 'curator'
+  /** Positive control: "acquires" by creating its node and going ahead without waiting. */
+  | 'broken';
+
+/** What one hold is, for the checker's rules. */
+export type HoldKind = 'exclusive' | 'read' | 'write' | 'lease' | 'leader';
+
+/** How a worker holds and uses a lock. */
+export interface HoldProfile {
+  /** Register writes of a short hold: between 1 and this. */
+  readonly writesMax: number;
+  /** Pause between two writes of a short hold: 0 to this (ms). */
+  readonly workMsMax: number;
+  /** Chance that a hold is long: writes every 50 ms for `longHoldMs`. */
+  readonly longHoldChance: number;
+  readonly longHoldMs: number;
+  /** Pause between a release and the next acquire: 0 to this (ms). */
+  readonly thinkMsMax: number;
+  /** Chance that an acquire is given a timeout (between 200 ms and 2 session timeouts). */
+  readonly timeoutChance: number;
+}
+
+/** A worker's whole configuration (passed in the environment as JSON). */
+export interface WorkerConfig {
+  readonly index: number;
+  readonly mode: WorkerMode;
+  /** The worker's own fault proxies, one a server. */
+  readonly connect: string;
+  /** The servers themselves (a Curator worker reads its nodes' czxid through it). */
+  readonly directConnect: string;
+  readonly sessionTimeoutMs: number;
+  readonly seed: number;
+  /** Lock paths this worker picks from. */
+  readonly resources: readonly string[];
+  /** Semaphore: the number of leases. */
+  readonly leases: number;
+  /** Multi-lock: how many of the paths one acquisition takes (at most). */
+  readonly multiCount: number;
+  readonly onSuspended: 'release' | 'continue';
+  readonly profile: HoldProfile;
+}
+
+/** The identity of one hold as the worker reports it. */
+export interface HoldStart {
+  readonly holdId: string;
+  /** Holds taken together (a multi-lock) share a group. */
+  readonly group: string;
+  readonly resource: string;
+  readonly kind: HoldKind;
+  /** The lock node (full path) when the worker knows it. */
+  readonly node: string | undefined;
+  /** The fencing token (the lock node's czxid) when the worker knows it. */
+  readonly token: number | undefined;
+  /** The session that holds (hex). */
+  readonly sessionId: string | undefined;
+  /** When acquire resolved (worker clock). */
+  readonly at: number;
+  /** When the attempt began (worker clock). */
+  readonly attemptAt: number;
+}
+
+/** One write to the fenced register of a resource. */
+export interface WriteRequest {
+  readonly holdId: string;
+  readonly resource: string;
+  readonly token: number;
+}
+
+export type CoordinatorMessage =
+  | { readonly type: 'ping'; readonly id: number }
+  | { readonly type: 'start' }
+  | { readonly type: 'stall'; readonly ms: number; readonly faultId: number }
+  /** Make the next hold a long one (the nemesis will strike during it). */
+  | { readonly type: 'linger'; readonly ms: number }
+  | { readonly type: 'idle'; readonly on: boolean; readonly delayMs?: number }
+  | { readonly type: 'stop' }
+  | { readonly type: 'write-reply'; readonly id: number; readonly accepted: readonly boolean[] };
+
+/** Counters a worker keeps and reports when it stops. */
+export interface WorkerCounters {
+  acquisitions: number;
+  attemptsFailed: number;
+  timeouts: number;
+  writes: number;
+  rejectedWrites: number;
+}
+
+export type WorkerMessage =
+  | { readonly type: 'ready'; readonly pid: number; readonly at: number }
+  | { readonly type: 'pong'; readonly id: number; readonly at: number }
+  | {
+      readonly type: 'session';
+      readonly state: string;
+      readonly sessionId: string | undefined;
+      readonly password: string | undefined;
+      readonly at: number;
+    }
+  | ({ readonly type: 'acquired' } & HoldStart)
+  | {
+      readonly type: 'ended';
+      readonly holdId: string;
+      readonly at: number;
+      readonly how: 'released' | 'lost';
+      /** Lost: what the signal said (`LockLostError:session-expired`, ...). */
+      readonly reason?: string;
+      /** The lease was already lost when the API handed it over (never believed held). */
+      readonly onArrival?: boolean;
+    }
+  | {
+      readonly type: 'release-done';
+      readonly holdId: string;
+      readonly ms: number;
+      readonly error?: string;
+    }
+  | {
+      readonly type: 'write';
+      readonly id: number;
+      readonly at: number;
+      readonly writes: readonly WriteRequest[];
+    }
+  | {
+      readonly type: 'attempt-failed';
+      readonly at: number;
+      readonly resource: string;
+      readonly error: string;
+      readonly elapsedMs: number;
+      readonly timeoutMs: number | undefined;
+    }
+  | {
+      readonly type: 'stalled';
+      readonly faultId: number;
+      readonly start: number;
+      readonly end: number;
+      readonly holdIds: readonly string[];
+    }
+  | { readonly type: 'idle-ack' }
+  | { readonly type: 'note'; readonly at: number; readonly text: string }
+  | { readonly type: 'fatal'; readonly at: number; readonly error: string }
+  | { readonly type: 'stopped'; readonly counters: WorkerCounters };

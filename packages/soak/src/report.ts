@@ -1,0 +1,56 @@
+/**
+ * How a mode's report is printed: one summary line, and the violations.
+ */
+import { FAULT_KINDS, type Latency } from './checker';
+import type { ModeReport } from './run';
+
+const latency = (figures: Latency | undefined) =>
+  figures && figures.count > 0 ? `${figures.p50}/${figures.max}` : '-';
+
+/**
+ * One line: acquisitions, faults by kind, violations, loss-signal latency and recovery by kind.
+ *
+ * @param report A mode's report.
+ * @return The line.
+ */
+export function formatModeLine(report: ModeReport): string {
+  const faults = FAULT_KINDS.filter((kind) => report.faults[kind])
+    .map((kind) => `${kind} ${report.faults[kind]}`)
+    .join(', ');
+  const losses = FAULT_KINDS.filter((kind) => report.check.stats.lossLatency[kind])
+    .map((kind) => `${kind} ${latency(report.check.stats.lossLatency[kind])}`)
+    .join(', ');
+  const recovery = FAULT_KINDS.filter((kind) => report.recovery[kind])
+    .map((kind) => `${kind} ${latency(report.recovery[kind])}`)
+    .join(', ');
+  const violations = report.check.violations;
+  const byKind = new Map<string, number>();
+  for (const violation of violations)
+    byKind.set(violation.kind, (byKind.get(violation.kind) ?? 0) + 1);
+  return [
+    `${report.mode.padEnd(10)} ${report.acquisitions} acquisitions in ${Math.round(report.durationMs / 1000)} s`,
+    `violations ${violations.length}${byKind.size > 0 ? ` (${[...byKind].map(([kind, n]) => `${kind} ${n}`).join(', ')})` : ''}`,
+    `faults ${Object.values(report.faults).reduce((a, b) => a + (b ?? 0), 0)} (${faults || 'none'})`,
+    `loss signal p50/max ms: ${losses || '-'}`,
+    `recovery after heal p50/max ms: ${recovery || '-'}; final ${latency(report.finalRecovery)}`,
+    `seed ${report.seed}`,
+  ].join(' | ');
+}
+
+/**
+ * The violations of a report, one per line (at most `limit`).
+ *
+ * @param report A mode's report.
+ * @param limit How many to print.
+ * @return The text.
+ */
+export function formatViolations(report: ModeReport, limit: number): string {
+  const violations = report.check.violations;
+  const lines = violations
+    .slice(0, limit)
+    .map((violation) => `  ${violation.kind}: ${violation.message}`);
+  if (violations.length > limit) lines.push(`  ... and ${violations.length - limit} more`);
+  return [`${report.mode}: ${violations.length} violation(s), seed ${report.seed}`, ...lines].join(
+    '\n',
+  );
+}

@@ -1,0 +1,757 @@
+/**
+ * One soak run of one mode: a fresh 3-server ensemble, the worker processes behind their own
+ * fault proxies, the nemesis, the heal, the progress check, the stop, then ZooKeeper's
+ * transaction log read back and the checker's verdict.
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient, type ZkClient } from '@zkrx/core';
+import { type Ensemble, startEnsemble, startProxy, type TcpProxy } from '@zkrx/testing';
+import {
+  type CheckedHold,
+  type CheckReport,
+  check,
+  FAULT_KINDS,
+  type FaultKind,
+  type FaultRecord,
+  type Latency,
+  latencyOf,
+} from './checker';
+import { mono, WorkerClock, wallClockOffset } from './clock';
+import { forkWorker, type WorkerProcess } from './fleet';
+import { Nemesis, planFaults } from './nemesis';
+import type {
+  HoldProfile,
+  HoldStart,
+  WorkerConfig,
+  WorkerCounters,
+  WorkerMessage,
+  WorkerMode,
+} from './protocol';
+import { hash32 } from './random';
+import { FencedRegister } from './register';
+import { buildTruth } from './truth';
+import { readQuorumLog } from './txn-log';
+
+/** What `pnpm soak` can run; `broken` and `continue` are the positive controls. */
+export type SoakMode =
+  | 'mutex'
+  | 'rwlock'
+  | 'semaphore'
+  | 'multi-lock'
+  | 'leader'
+  | 'mixed'
+  | 'broken'
+  | 'continue';
+
+export const DEFAULT_MODES: readonly SoakMode[] = [
+  'mutex',
+  'rwlock',
+  'semaphore',
+  'multi-lock',
+  'leader',
+  'mixed',
+];
+export const CONTROL_MODES: readonly SoakMode[] = ['broken', 'continue'];
+
+export interface ModeOptions {
+  readonly mode: SoakMode;
+  readonly seed: number;
+  readonly workers: number;
+  readonly sessionTimeoutMs: number;
+  /** How long faults are injected (ms); the run then heals and checks progress. */
+  readonly faultPhaseMs: number;
+  /** Mean time between two fault starts (ms). */
+  readonly meanFaultGapMs: number;
+  /** Start with one fault of each kind. */
+  readonly coverEveryKind: boolean;
+  /** Fault weights (defaults: every kind). */
+  readonly weights?: Partial<Record<FaultKind, number>>;
+  /** Every worker fault strikes the current holder (default: the mode's choice). */
+  readonly strikeHolder?: boolean;
+  /** ZooKeeper's container check interval (ms): idle lock paths are reaped this fast. */
+  readonly reapIntervalMs: number;
+  /** Acquisitions each worker must make after the heal. */
+  readonly progressAcquisitions: number;
+  /** How long the run waits for them (ms). */
+  readonly progressTimeoutMs: number;
+  /** A progress line every this many ms (0: none). */
+  readonly progressEveryMs: number;
+  /** Where progress lines go (stderr). */
+  readonly progress?: (line: string) => void;
+  /** Where the nemesis' notes go (verbose). */
+  readonly log?: (line: string) => void;
+}
+
+/** What a mode's run found. */
+export interface ModeReport {
+  readonly mode: SoakMode;
+  readonly seed: number;
+  readonly workers: number;
+  readonly sessionTimeoutMs: number;
+  readonly durationMs: number;
+  readonly acquisitions: number;
+  readonly attemptsFailed: number;
+  readonly faults: Partial<Record<FaultKind, number>>;
+  readonly check: CheckReport;
+  /** Heal of each fault → the next acquisition (of its worker; of anyone for server faults). */
+  readonly recovery: Partial<Record<FaultKind, Latency>>;
+  /** Final heal → each worker's next acquisition. */
+  readonly finalRecovery: Latency;
+  readonly releaseMs: Latency;
+  /** LockTimeoutError: how much later than its timeoutMs it came. */
+  readonly timeoutOvershootMs: Latency;
+  readonly lossReasons: Record<string, number>;
+  readonly failureReasons: Record<string, number>;
+  readonly containersReaped: number;
+  readonly sessionsClosed: number;
+  readonly unconfirmedTxns: number;
+  readonly clock: { maxAbsOffsetMs: number; worstBestRttMs: number };
+  readonly nemesisFailures: readonly string[];
+  readonly notes: readonly string[];
+}
+
+const SHORT_PROFILE: HoldProfile = {
+  writesMax: 3,
+  workMsMax: 4,
+  longHoldChance: 0.015,
+  longHoldMs: 1_200,
+  thinkMsMax: 20,
+  timeoutChance: 0.25,
+};
+
+interface ModeShape {
+  readonly workerModes: (index: number) => WorkerMode;
+  readonly resources: (root: string) => string[];
+  readonly leases: number;
+  readonly multiCount: number;
+  readonly onSuspended: 'release' | 'continue';
+  readonly profile: HoldProfile;
+  readonly weights: Partial<Record<FaultKind, number>>;
+  readonly strikeHolder?: boolean;
+}
+
+const EVERY_FAULT: Partial<Record<FaultKind, number>> = {
+  expire: 2,
+  cut: 2,
+  'reply-lost': 2,
+  blackhole: 2,
+  'server-restart': 1,
+  'leader-stop': 1,
+  'quorum-loss': 1,
+  'idle-gap': 1.5,
+  stall: 2,
+};
+
+const paths = (root: string, prefix: string, count: number) =>
+  Array.from({ length: count }, (_, index) => `${root}/${prefix}-${index}`);
+
+function shapeOf(mode: SoakMode, sessionTimeoutMs: number): ModeShape {
+  const base = {
+    leases: 1,
+    multiCount: 2,
+    onSuspended: 'release' as const,
+    profile: SHORT_PROFILE,
+    weights: EVERY_FAULT,
+  };
+  switch (mode) {
+    case 'mutex':
+      // One hot path (contention) and quiet ones the reaper removes between uses.
+      return {
+        ...base,
+        workerModes: () => 'mutex',
+        resources: (root) => [
+          ...paths(root, 'hot', 1),
+          ...paths(root, 'hot', 1),
+          ...paths(root, 'quiet', 5),
+        ],
+      };
+    case 'rwlock':
+      return { ...base, workerModes: () => 'rwlock', resources: (root) => paths(root, 'rw', 3) };
+    case 'semaphore':
+      return {
+        ...base,
+        leases: 3,
+        workerModes: () => 'semaphore',
+        resources: (root) => paths(root, 'sem', 2),
+      };
+    case 'multi-lock':
+      return {
+        ...base,
+        multiCount: 3,
+        workerModes: () => 'multi-lock',
+        resources: (root) => paths(root, 'multi', 5),
+      };
+    case 'leader':
+      return {
+        ...base,
+        workerModes: () => 'leader',
+        resources: (root) => [`${root}/elect`, `${root}/select`],
+      };
+    case 'mixed':
+      return {
+        ...base,
+        workerModes: (index) => (index === 0 ? 'curator' : 'mutex'),
+        resources: (root) => paths(root, 'shared', 2),
+      };
+    case 'broken':
+      return {
+        ...base,
+        workerModes: () => 'broken',
+        resources: (root) => paths(root, 'broken', 1),
+        profile: {
+          ...SHORT_PROFILE,
+          writesMax: 3,
+          workMsMax: 10,
+          longHoldChance: 0,
+          timeoutChance: 0,
+        },
+        weights: {},
+      };
+    case 'continue':
+      // The documented-unsafe policy, long holds, and long blackholes on the holder.
+      return {
+        ...base,
+        onSuspended: 'continue',
+        workerModes: () => 'mutex',
+        resources: (root) => paths(root, 'continue', 1),
+        // Holds of 2.5 session timeouts: struck as it begins, a hold outlives the session.
+        profile: {
+          ...SHORT_PROFILE,
+          longHoldChance: 1,
+          longHoldMs: 2.5 * sessionTimeoutMs,
+          timeoutChance: 0,
+        },
+        weights: { blackhole: 1 },
+        strikeHolder: true,
+      };
+  }
+}
+
+/** Live state of a run, fed by the workers' messages. */
+class RunState {
+  readonly holds = new Map<
+    string,
+    HoldStart & {
+      worker: number;
+      ended?: { at: number; how: 'released' | 'lost'; reason?: string; onArrival?: boolean };
+    }
+  >();
+  readonly openHolds = new Map<number, Set<string>>();
+  readonly credentials = new Map<number, { sessionId: string; password: string }>();
+  readonly clocks = new Map<number, WorkerClock>();
+  readonly register = new FencedRegister();
+  readonly faults: FaultRecord[] = [];
+  readonly crashes: string[] = [];
+  readonly counters = new Map<number, WorkerCounters>();
+  readonly releaseMs: number[] = [];
+  readonly timeoutOvershoot: number[] = [];
+  readonly lossReasons: Record<string, number> = {};
+  readonly failureReasons: Record<string, number> = {};
+  readonly notes: string[] = [];
+  readonly idleAcks = new Set<number>();
+  readonly pings = new Map<string, number>();
+  acquisitions = 0;
+  /** Acquisitions per worker (coordinator time of each). */
+  readonly acquiredAt = new Map<number, number[]>();
+  private readonly holdWaiters = new Map<number, (() => void)[]>();
+
+  clock(worker: number): WorkerClock {
+    const clock = this.clocks.get(worker) ?? new WorkerClock();
+    this.clocks.set(worker, clock);
+    return clock;
+  }
+
+  toCoordinator(worker: number, at: number): number {
+    return this.clock(worker).toCoordinator(at);
+  }
+
+  isHolding(worker: number): boolean {
+    return (this.openHolds.get(worker)?.size ?? 0) > 0;
+  }
+
+  /** Resolves true at the worker's next acquisition (false after `timeoutMs`). */
+  untilNextHold(worker: number, timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      const list = this.holdWaiters.get(worker) ?? [];
+      list.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+      this.holdWaiters.set(worker, list);
+    });
+  }
+
+  private readonly acquireWaiters: ((worker: number) => void)[] = [];
+
+  /** The next worker to acquire (undefined after `timeoutMs`). */
+  nextHolder(timeoutMs: number): Promise<number | undefined> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), timeoutMs);
+      this.acquireWaiters.push((worker) => {
+        clearTimeout(timer);
+        resolve(worker);
+      });
+    });
+  }
+
+  onAcquired(worker: number, start: HoldStart): void {
+    for (const waiter of this.acquireWaiters.splice(0)) waiter(worker);
+    this.holds.set(start.holdId, { ...start, worker });
+    const open = this.openHolds.get(worker) ?? new Set<string>();
+    this.openHolds.set(worker, open);
+    open.add(start.holdId);
+    const waiters = this.holdWaiters.get(worker);
+    this.holdWaiters.delete(worker);
+    for (const waiter of waiters ?? []) waiter();
+  }
+}
+
+function count(record: Record<string, number>, key: string): void {
+  record[key] = (record[key] ?? 0) + 1;
+}
+
+/**
+ * Runs one mode against a fresh ensemble and checks it.
+ *
+ * @param options The mode, seed, fleet and timings.
+ * @return The report (violations and figures).
+ */
+export async function runMode(options: ModeOptions): Promise<ModeReport> {
+  const shape = shapeOf(options.mode, options.sessionTimeoutMs);
+  const session = options.sessionTimeoutMs;
+  const started = mono();
+  const progress = options.progress ?? (() => {});
+  const log = options.log ?? (() => {});
+  const state = new RunState();
+  const root = `/soak-${options.mode}-${randomBytes(4).toString('hex')}`;
+  const resources = shape.resources(root);
+  const workers: WorkerProcess[] = [];
+  const proxies: TcpProxy[][] = [];
+  let observer: ZkClient | undefined;
+  let ensemble: Ensemble | undefined;
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  let pinger: ReturnType<typeof setInterval> | undefined;
+  const wallOffsets: number[] = [];
+  try {
+    ensemble = await startEnsemble({
+      size: 3,
+      tmpfs: true,
+      systemProperties: {
+        'znode.container.checkIntervalMs': String(options.reapIntervalMs),
+        // Small log preallocation: the soak reads the logs back.
+        'zookeeper.preAllocSize': '1024',
+      },
+    });
+    observer = createClient({ connect: ensemble.connectString, sessionTimeoutMs: 10_000 });
+    await observer.connected();
+    await observer.promises.mkdirp(root);
+    wallOffsets.push(wallClockOffset());
+
+    for (let index = 0; index < options.workers; index++) {
+      proxies.push(
+        await Promise.all(ensemble.servers.map((server) => startProxy(server.connectString))),
+      );
+    }
+
+    // ---- the fleet ----
+    const ready = new Set<number>();
+    const stopped = new Set<number>();
+    let everyoneReady: (() => void) | undefined;
+    const onMessage = (worker: number, message: WorkerMessage) => {
+      const at = (time: number) => state.toCoordinator(worker, time);
+      switch (message.type) {
+        case 'ready':
+          ready.add(worker);
+          if (ready.size === options.workers) everyoneReady?.();
+          break;
+        case 'pong': {
+          const sentAt = state.pings.get(`${worker}:${message.id}`);
+          state.pings.delete(`${worker}:${message.id}`);
+          if (sentAt === undefined) break;
+          const receivedAt = mono();
+          state.clock(worker).add({
+            at: (sentAt + receivedAt) / 2,
+            offset: message.at - (sentAt + receivedAt) / 2,
+            rtt: receivedAt - sentAt,
+          });
+          break;
+        }
+        case 'session':
+          if (message.sessionId && message.password) {
+            state.credentials.set(worker, {
+              sessionId: message.sessionId,
+              password: message.password,
+            });
+          }
+          break;
+        case 'acquired': {
+          const { type: _, ...start } = message;
+          state.onAcquired(worker, start);
+          state.acquisitions += 1;
+          const list = state.acquiredAt.get(worker) ?? [];
+          list.push(at(message.at));
+          state.acquiredAt.set(worker, list);
+          break;
+        }
+        case 'ended': {
+          const hold = state.holds.get(message.holdId);
+          if (hold)
+            hold.ended = {
+              at: message.at,
+              how: message.how,
+              ...(message.reason ? { reason: message.reason } : {}),
+              ...(message.onArrival ? { onArrival: true } : {}),
+            };
+          state.openHolds.get(worker)?.delete(message.holdId);
+          if (message.how === 'lost') count(state.lossReasons, message.reason ?? 'unknown');
+          break;
+        }
+        case 'release-done':
+          state.releaseMs.push(message.ms);
+          if (message.error) count(state.failureReasons, `release: ${message.error}`);
+          break;
+        case 'write': {
+          const coordinatorAt = mono();
+          const accepted = message.writes.map((write) =>
+            state.register.write({ ...write, worker, at: coordinatorAt }),
+          );
+          workers[worker]?.send({ type: 'write-reply', id: message.id, accepted });
+          break;
+        }
+        case 'attempt-failed':
+          count(state.failureReasons, message.error);
+          if (message.error.startsWith('LockTimeoutError') && message.timeoutMs !== undefined) {
+            state.timeoutOvershoot.push(message.elapsedMs - message.timeoutMs);
+          }
+          break;
+        case 'stalled':
+          state.faults.push({
+            id: message.faultId,
+            kind: 'stall',
+            target: worker,
+            start: at(message.start),
+            healedAt: at(message.end),
+            lossReference: at(message.end),
+            detail: `${Math.round(message.end - message.start)} ms${message.holdIds.length > 0 ? ` holding ${message.holdIds.join(',')}` : ''}`,
+          });
+          log(
+            `fault #${message.faultId} stall on worker ${worker}: ${Math.round(message.end - message.start)} ms, holding ${message.holdIds.join(',') || 'nothing'}`,
+          );
+          break;
+        case 'idle-ack':
+          state.idleAcks.add(worker);
+          break;
+        case 'note':
+          if (message.text !== 'bye') state.notes.push(`worker ${worker}: ${message.text}`);
+          break;
+        case 'fatal':
+          state.crashes.push(`worker ${worker}: ${message.error}`);
+          break;
+        case 'stopped':
+          stopped.add(worker);
+          state.counters.set(worker, message.counters);
+          break;
+      }
+    };
+    const allReady = new Promise<void>((resolve) => {
+      everyoneReady = resolve;
+    });
+    for (let index = 0; index < options.workers; index++) {
+      const config: WorkerConfig = {
+        index,
+        mode: shape.workerModes(index),
+        connect: proxies[index]!.map((proxy) => proxy.connectString).join(','),
+        directConnect: ensemble.connectString,
+        sessionTimeoutMs: session,
+        seed: options.seed,
+        resources,
+        leases: shape.leases,
+        multiCount: shape.multiCount,
+        onSuspended: shape.onSuspended,
+        profile: shape.profile,
+      };
+      workers.push(forkWorker(config, (message) => onMessage(index, message)));
+    }
+    const exitedEarly = Promise.race(
+      workers.map((worker) =>
+        worker.exited.then(({ code, signal }) => {
+          throw new Error(
+            `worker ${worker.index} exited while starting (${signal ?? code}): ${worker.stderr()}`,
+          );
+        }),
+      ),
+    );
+    exitedEarly.catch(() => {});
+    await Promise.race([
+      allReady,
+      exitedEarly,
+      sleep(90_000).then(() => Promise.reject(new Error('workers not ready within 90 s'))),
+    ]);
+
+    // ---- clocks: ping-pong now and every 2 s ----
+    let pingId = 0;
+    const pingAll = () => {
+      pingId += 1;
+      for (const worker of workers) {
+        state.pings.set(`${worker.index}:${pingId}`, mono());
+        worker.send({ type: 'ping', id: pingId });
+      }
+    };
+    for (let round = 0; round < 5; round++) {
+      pingAll();
+      await sleep(20);
+    }
+    pinger = setInterval(() => {
+      pingAll();
+      if (pingId % 5 === 0) wallOffsets.push(wallClockOffset());
+    }, 2_000);
+
+    // ---- the fault phase ----
+    const plan = planFaults({
+      // Each mode its own plan, all from the one seed printed at the start.
+      seed: hash32(`${options.seed}:${options.mode}`),
+      durationMs: options.faultPhaseMs,
+      quietTailMs: Math.min(options.faultPhaseMs / 4, 2 * session),
+      workers: options.workers,
+      sessionTimeoutMs: session,
+      meanGapMs: options.meanFaultGapMs,
+      reapWaitMs: 3 * options.reapIntervalMs + 400,
+      weights: options.weights ?? shape.weights,
+      coverEveryKind: options.coverEveryKind,
+      strikeHolder: options.strikeHolder ?? shape.strikeHolder ?? false,
+      unstallable: Array.from({ length: options.workers }, (_, index) => index).filter(
+        (index) => shape.workerModes(index) === 'curator',
+      ),
+    });
+    const nemesis = new Nemesis({
+      ensemble,
+      sessionTimeoutMs: session,
+      proxiesOf: (worker) => {
+        const list = proxies[worker];
+        if (!list) throw new RangeError(`no worker ${worker}`);
+        return list;
+      },
+      credentials: (worker) => state.credentials.get(worker),
+      untilNextHold: (worker, timeoutMs) => state.untilNextHold(worker, timeoutMs),
+      nextHolder: (timeoutMs) => state.nextHolder(timeoutMs),
+      send: (worker, message) => workers[worker]?.send(message),
+      idleAll: async () => {
+        state.idleAcks.clear();
+        for (const worker of workers) worker.send({ type: 'idle', on: true });
+        const deadline = mono() + 4 * session;
+        while (state.idleAcks.size < workers.length && mono() < deadline) await sleep(10);
+      },
+      now: mono,
+      record: (fault) => state.faults.push(fault),
+      log,
+    });
+    const faultStart = mono();
+    for (const worker of workers) worker.send({ type: 'start' });
+    let lastCount = 0;
+    if (options.progressEveryMs > 0) {
+      ticker = setInterval(() => {
+        const elapsed = Math.round((mono() - faultStart) / 1000);
+        const holding = workers.filter((worker) => state.isHolding(worker.index)).length;
+        progress(
+          `[soak ${options.mode} +${elapsed}s] acquisitions ${state.acquisitions} (+${state.acquisitions - lastCount}), faults ${state.faults.length}/${plan.length}, holders now ${holding}, losses ${Object.values(state.lossReasons).reduce((a, b) => a + b, 0)}`,
+        );
+        lastCount = state.acquisitions;
+      }, options.progressEveryMs);
+    }
+    const running = nemesis.run(plan);
+    await Promise.race([running, sleep(options.faultPhaseMs)]);
+    await running;
+    const remaining = faultStart + options.faultPhaseMs - mono();
+    if (remaining > 0) await sleep(remaining);
+    await nemesis.heal();
+    const healedAt = mono();
+    log(`healed at +${Math.round(healedAt - faultStart)} ms`);
+
+    // ---- progress after the heal ----
+    const after = (worker: number) =>
+      (state.acquiredAt.get(worker) ?? []).filter((at) => at > healedAt);
+    const progressDeadline = healedAt + options.progressTimeoutMs;
+    while (
+      workers.some((worker) => after(worker.index).length < options.progressAcquisitions) &&
+      mono() < progressDeadline
+    ) {
+      await sleep(50);
+    }
+    const noProgress = workers
+      .filter((worker) => after(worker.index).length === 0)
+      .map(
+        (worker) =>
+          `worker ${worker.index} made no acquisition in the ${options.progressTimeoutMs} ms after the heal`,
+      );
+    const finalRecovery = workers.flatMap((worker) => {
+      const first = after(worker.index)[0];
+      return first === undefined ? [] : [first - healedAt];
+    });
+
+    // ---- stop ----
+    for (const worker of workers) worker.send({ type: 'stop' });
+    const stopDeadline = sleep(Math.max(20_000, 4 * session)).then(() => 'timeout' as const);
+    for (const worker of workers) {
+      const outcome = await Promise.race([worker.exited, stopDeadline]);
+      if (outcome === 'timeout') {
+        state.crashes.push(
+          `worker ${worker.index} did not stop within ${Math.max(20_000, 4 * session)} ms: ${worker.stderr().slice(-2_000)}`,
+        );
+        worker.kill();
+      } else if (
+        outcome.code !== 0 &&
+        !state.crashes.some((crash) => crash.startsWith(`worker ${worker.index}:`))
+      ) {
+        state.crashes.push(
+          `worker ${worker.index} exited with ${outcome.signal ?? `code ${outcome.code}`}: ${worker.stderr().slice(-2_000)}`,
+        );
+      } else if (!stopped.has(worker.index) && outcome.code === 0) {
+        state.crashes.push(`worker ${worker.index} exited without reporting`);
+      }
+    }
+    clearInterval(ticker);
+    clearInterval(pinger);
+
+    // ---- nothing left behind: only containers the reaper removes ----
+    const leftovers = await leftoversUnder(
+      observer,
+      root,
+      Math.max(10_000, 3 * session),
+      options.reapIntervalMs,
+    );
+    await observer.promises.delete(root).catch(() => {});
+
+    // ---- ZooKeeper's record, and the verdict ----
+    const { txns, unconfirmed } = readQuorumLog(
+      ensemble.servers.map((server) => server.dataDir),
+      2,
+    );
+    const truth = buildTruth(txns, root);
+    const wallOffset = median(wallOffsets);
+    const holds: CheckedHold[] = [...state.holds.values()].map((hold) => {
+      const clock = state.clock(hold.worker);
+      return {
+        holdId: hold.holdId,
+        group: hold.group,
+        worker: hold.worker,
+        resource: hold.resource,
+        kind: hold.kind,
+        node: hold.node,
+        token: hold.token,
+        sessionId: hold.sessionId,
+        attemptAt: clock.toCoordinator(hold.attemptAt),
+        acquiredAt: clock.toCoordinator(hold.at),
+        endedAt: hold.ended ? clock.toCoordinator(hold.ended.at) : undefined,
+        end: hold.ended?.how,
+        reason: hold.ended?.reason,
+        lostOnArrival: hold.ended?.onArrival === true,
+        uncertainty: clock.uncertainty(hold.at),
+      };
+    });
+    const report = check({
+      sessionTimeoutMs: session,
+      leases: shape.leases,
+      holds,
+      writes: state.register.log,
+      faults: state.faults,
+      truth,
+      wallOffset,
+      crashes: state.crashes,
+      leftovers,
+      noProgress,
+    });
+
+    // ---- figures ----
+    const recoveryValues = new Map<FaultKind, number[]>();
+    const allAcquisitions = [...state.acquiredAt.values()].flat().sort((a, b) => a - b);
+    for (const fault of state.faults) {
+      if (fault.healedAt === undefined) continue;
+      const pool =
+        fault.target === undefined ? allAcquisitions : (state.acquiredAt.get(fault.target) ?? []);
+      const next = pool.find((at) => at > (fault.healedAt as number));
+      if (next === undefined) continue;
+      const list = recoveryValues.get(fault.kind) ?? [];
+      list.push(next - fault.healedAt);
+      recoveryValues.set(fault.kind, list);
+    }
+    const faults: Partial<Record<FaultKind, number>> = {};
+    for (const kind of FAULT_KINDS) {
+      const applied = state.faults.filter((fault) => fault.kind === kind).length;
+      if (applied > 0) faults[kind] = applied;
+    }
+    const recovery: Partial<Record<FaultKind, Latency>> = {};
+    for (const [kind, values] of recoveryValues) recovery[kind] = latencyOf(values);
+    const clocks = [...state.clocks.values()].map((clock) => clock.summary());
+    return {
+      mode: options.mode,
+      seed: options.seed,
+      workers: options.workers,
+      sessionTimeoutMs: session,
+      durationMs: Math.round(mono() - started),
+      acquisitions: state.acquisitions,
+      attemptsFailed: [...state.counters.values()].reduce(
+        (sum, counters) => sum + counters.attemptsFailed,
+        0,
+      ),
+      faults,
+      check: report,
+      recovery,
+      finalRecovery: latencyOf(finalRecovery),
+      releaseMs: latencyOf(state.releaseMs),
+      timeoutOvershootMs: latencyOf(state.timeoutOvershoot),
+      lossReasons: state.lossReasons,
+      failureReasons: state.failureReasons,
+      containersReaped: truth.containersReaped,
+      sessionsClosed: truth.sessionCloses.size,
+      unconfirmedTxns: unconfirmed,
+      clock: {
+        maxAbsOffsetMs: Math.max(0, ...clocks.map((clock) => clock.maxAbsOffsetMs)),
+        worstBestRttMs: Math.max(0, ...clocks.map((clock) => clock.bestRttMs)),
+      },
+      nemesisFailures: nemesis.failures,
+      notes: state.notes,
+    };
+  } finally {
+    clearInterval(ticker);
+    clearInterval(pinger);
+    for (const worker of workers) worker.kill();
+    await Promise.all(workers.map((worker) => worker.exited));
+    for (const list of proxies) await Promise.all(list.map((proxy) => proxy.close()));
+    await observer?.close().catch(() => {});
+    await ensemble?.close();
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/**
+ * What is left under `root` once the workers are gone: waits (up to `timeoutMs`) for the
+ * reaper to remove the empty containers; whatever remains then is left behind.
+ */
+async function leftoversUnder(
+  client: ZkClient,
+  root: string,
+  timeoutMs: number,
+  pollMs: number,
+): Promise<string[]> {
+  const deadline = mono() + timeoutMs;
+  for (;;) {
+    const found: string[] = [];
+    const walk = async (path: string): Promise<void> => {
+      const children = await client.promises.children(path).catch(() => [] as string[]);
+      for (const child of children) {
+        const full = `${path}/${child}`;
+        found.push(full);
+        await walk(full);
+      }
+    };
+    await walk(root);
+    if (found.length === 0 || mono() >= deadline) return found;
+    await sleep(pollMs);
+  }
+}

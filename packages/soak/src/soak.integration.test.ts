@@ -1,0 +1,65 @@
+/**
+ * The soak in the suite: its positive controls must fail (a lock that does not wait, and
+ * `onSuspended: 'continue'` under a blackhole longer than the session timeout), and a short
+ * seeded run of every mode must pass. Each run has its own 3-server ensemble. Verdicts only:
+ * no assertion here is about a time.
+ */
+import { peerAvailability } from '@zkrx/interop';
+import { describe, expect, it } from 'vitest';
+import { formatModeLine, formatViolations } from './report';
+import { DEFAULT_MODES, type ModeOptions, runMode, type SoakMode } from './run';
+
+const SEED = 20_261_125;
+
+const short = (mode: SoakMode, overrides: Partial<ModeOptions> = {}): ModeOptions => ({
+  mode,
+  seed: SEED,
+  workers: 4,
+  sessionTimeoutMs: 2_000,
+  faultPhaseMs: 8_000,
+  meanFaultGapMs: 1_200,
+  coverEveryKind: true,
+  reapIntervalMs: 100,
+  progressAcquisitions: 2,
+  progressTimeoutMs: 30_000,
+  progressEveryMs: 0,
+  ...overrides,
+});
+
+const violationKinds = (report: Awaited<ReturnType<typeof runMode>>) =>
+  new Set(report.check.violations.map((violation) => violation.kind));
+
+describe('positive controls: the checker fails what must fail', () => {
+  it('a lock that does not wait: admission violations', async () => {
+    const report = await runMode(short('broken', { workers: 3, faultPhaseMs: 3_000 }));
+    expect(report.acquisitions).toBeGreaterThan(0);
+    expect([...violationKinds(report)], formatModeLine(report)).toContain('admission');
+  });
+
+  it("onSuspended 'continue' under a blackhole longer than the session timeout: a holder outlives its node", async () => {
+    const report = await runMode(
+      short('continue', {
+        workers: 3,
+        faultPhaseMs: 6_000,
+        meanFaultGapMs: 3_000,
+        progressAcquisitions: 1,
+      }),
+    );
+    expect(report.faults.blackhole).toBeGreaterThan(0);
+    expect([...violationKinds(report)], formatModeLine(report)).toContain('stale-belief');
+  });
+});
+
+const curator = peerAvailability().curator;
+
+describe(`a short seeded run (seed ${SEED}) of every mode finds no violation`, () => {
+  for (const mode of DEFAULT_MODES) {
+    const skip = mode === 'mixed' && !curator.available;
+    it.skipIf(skip)(`${mode}${skip ? ` (skipped: ${curator.reason})` : ''}`, async () => {
+      const report = await runMode(short(mode));
+      const summary = `${formatModeLine(report)}\n${formatViolations(report, 20)}`;
+      expect(report.acquisitions, summary).toBeGreaterThan(10);
+      expect(report.check.violations, summary).toEqual([]);
+    });
+  }
+});
