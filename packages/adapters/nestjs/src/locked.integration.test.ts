@@ -2,7 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { isZkError, ZkErrorCode } from '@zkrx/core';
 import { LockLostError, LockTimeoutError } from '@zkrx/lock';
 import { LockUpgradeError } from '@zkrx/rwlock';
-import { childrenOf, connectedClient, IntervalLog, lockPath, sleep } from '@zkrx/test-support';
+import {
+  childrenOf,
+  connectedClient,
+  IntervalLog,
+  lockPath,
+  sleep,
+  untilEmpty,
+} from '@zkrx/test-support';
 import { expireSession } from '@zkrx/testing';
 import { firstValueFrom, Observable, Subject, take, toArray } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
@@ -179,6 +186,8 @@ describe('@Locked', () => {
     await expect(b!.get(Ledger).postIfFree('b', 10)).resolves.toBeUndefined();
     expect(log.holds.map((hold) => hold.who)).toEqual(['a']);
     await holding;
+    // The release follows the method's result by a round trip: wait for a's node to go.
+    await untilEmpty(clientOf(a!), path);
     await expect(b!.get(Ledger).postIfFree('b', 10)).resolves.toBe('b ran');
     expect(log.violations).toEqual([]);
   });
