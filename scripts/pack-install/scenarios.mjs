@@ -70,4 +70,9 @@ export const scenarios = [
     after: runNestExampleApp,
   })),
   { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing') },
+  {
+    name: 'mixed-builds',
+    install: ['@zkrx/lock', '@zkrx/rwlock', '@zkrx/leader'],
+    smoke: smoke('mixed-builds'),
+  },
 ];

@@ -140,7 +140,8 @@ export class ZkClient {
   private connectedOnHandle = false;
   private hadSession = false;
   private suspendTimer: ReturnType<typeof setTimeout> | undefined;
-  private closedFlag = false;
+  /** True once the session is being torn down (after `close()` waited for tracked work). */
+  private tornDown = false;
   private closePromise: Promise<void> | undefined;
   private readonly listener: SessionListener;
   /** The connect string's chroot (`''` without one): the server sees it before every path. */
@@ -164,7 +165,7 @@ export class ZkClient {
     const host = {
       currentHandle: () => this.handle,
       whenConnected: (callback: () => void) => this.whenConnected(callback),
-      isClosed: () => this.closedFlag,
+      isClosed: () => this.tornDown,
     };
     this.watches = new WatchRegistry(host);
     this.trees = new TreeWatches({ ...host, transportName: () => this.transport.name });
@@ -207,7 +208,7 @@ export class ZkClient {
 
   /** True once `close()` has been called. */
   get isClosed(): boolean {
-    return this.closedFlag || this.closePromise !== undefined;
+    return this.tornDown || this.closePromise !== undefined;
   }
 
   /** The session's negotiated timeout (ms), or the requested one before the first connection. */
@@ -464,7 +465,7 @@ export class ZkClient {
    * releases they start from synchronous teardowns this way.
    */
   track(work: Promise<unknown>): void {
-    if (this.closedFlag) return;
+    if (this.tornDown) return;
     this.tracked.add(work);
     const forget = () => this.tracked.delete(work);
     work.then(forget, forget);
@@ -505,7 +506,7 @@ export class ZkClient {
       clearTimeout(timer);
       subscription?.unsubscribe();
     }
-    this.closedFlag = true;
+    this.tornDown = true;
     clearTimeout(this.suspendTimer);
     for (const call of [...this.pending]) call.cancel();
     this.pending.clear();
@@ -524,7 +525,7 @@ export class ZkClient {
   // ---- session lifecycle ----
 
   private openHandle(abandoned: SessionCredentials | undefined): void {
-    if (this.closedFlag) return;
+    if (this.tornDown) return;
     this.connectedOnHandle = false;
     this.handle = this.transport.open(
       {
@@ -553,7 +554,7 @@ export class ZkClient {
   }
 
   private onConnected(handle: SessionHandle): void {
-    if (handle !== this.handle || this.closedFlag) return;
+    if (handle !== this.handle || this.tornDown) return;
     clearTimeout(this.suspendTimer);
     this.suspendTimer = undefined;
     if (!this.connectedOnHandle) {
@@ -572,7 +573,7 @@ export class ZkClient {
   }
 
   private onDisconnected(handle: SessionHandle): void {
-    if (handle !== this.handle || this.closedFlag) return;
+    if (handle !== this.handle || this.tornDown) return;
     if (!this.connectedOnHandle || this.state === 'suspended') return;
     this.setState('suspended', handle.sessionId);
     // The server expires a silent session after its timeout: past that, treat it as expired
@@ -592,7 +593,7 @@ export class ZkClient {
   }
 
   private onHandleClosed(handle: SessionHandle, rc: number): void {
-    if (handle !== this.handle || this.closedFlag) return;
+    if (handle !== this.handle || this.tornDown) return;
     if (rc === Rc.authFailed || rc === Rc.invalidCallback) {
       this.handle = undefined;
       this.setState('auth-failed', this.sessionId);
@@ -685,10 +686,10 @@ export class ZkClient {
     path: string | undefined,
     cause: unknown,
   ): ZkError {
-    if (rc === TRANSACTION_FAILED && cause instanceof ZkError) return cause;
+    if (rc === TRANSACTION_FAILED && ZkError.isInstance(cause)) return cause;
     const where = path === undefined ? '' : ` ${path}`;
     if (rc === Rc.closing || rc === Rc.invalidState) {
-      if (this.closedFlag) return this.closedError(operation, path);
+      if (this.tornDown) return this.closedError(operation, path);
       return new ZkError(
         ZkErrorCode.SessionExpired,
         `${operation}${where}: the session ended mid-call`,
@@ -736,7 +737,7 @@ export class ZkClient {
     ) => void,
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.closedFlag) {
+      if (this.tornDown) {
         reject(this.closedError(operation, path));
         return;
       }
@@ -757,7 +758,7 @@ export class ZkClient {
       };
       const run = (): void => {
         timer = undefined;
-        if (this.closedFlag) return fail(this.closedError(operation, path));
+        if (this.tornDown) return fail(this.closedError(operation, path));
         if (!this.hadSession) {
           // Never connected: "ZooKeeper unreachable" must not look like a slow server.
           const remaining = this.options.connectTimeoutMs - (performance.now() - started);
@@ -782,7 +783,7 @@ export class ZkClient {
           const error = this.errorOf(rc, operation, path, cause);
           if (
             idempotent &&
-            !this.closedFlag &&
+            !this.tornDown &&
             (error.isRetryable || error.code === ZkErrorCode.SessionExpired)
           ) {
             retries += 1;
@@ -827,7 +828,7 @@ export class ZkClient {
     if (!request.parents) return attempt;
     const mode = request.parents;
     return attempt.catch(async (error: unknown) => {
-      if (!(error instanceof ZkError) || error.code !== ZkErrorCode.NoNode) throw error;
+      if (!ZkError.isInstance(error) || error.code !== ZkErrorCode.NoNode) throw error;
       // A container parent can vanish again before our create lands: try a few times.
       let lastError: unknown = error;
       for (let tries = 0; tries < 5; tries++) {
@@ -836,7 +837,7 @@ export class ZkClient {
           return await this.createOnce(request);
         } catch (retryError) {
           lastError = retryError;
-          if (!(retryError instanceof ZkError) || retryError.code !== ZkErrorCode.NoNode)
+          if (!ZkError.isInstance(retryError) || retryError.code !== ZkErrorCode.NoNode)
             throw retryError;
         }
       }
@@ -947,7 +948,7 @@ export class ZkClient {
         await this.mkdirpWalk(segments, mode, acl);
         return;
       } catch (error) {
-        if (!(error instanceof ZkError) || error.code !== ZkErrorCode.NoNode) throw error;
+        if (!ZkError.isInstance(error) || error.code !== ZkErrorCode.NoNode) throw error;
         if (attempt >= MKDIRP_ATTEMPTS) throw error;
       }
     }
@@ -970,7 +971,7 @@ export class ZkClient {
       try {
         await this.createIdempotent(prefix, mode, acl);
       } catch (error) {
-        if (error instanceof ZkError && error.code === ZkErrorCode.NodeExists) continue;
+        if (ZkError.isInstance(error) && error.code === ZkErrorCode.NodeExists) continue;
         throw error;
       }
     }
@@ -1040,7 +1041,7 @@ export class ZkClient {
       handle.multi(resolved, (rc, results, cause) => {
         if (rc !== Rc.ok || !results) return settle(rc, undefined, cause);
         const outcome = transactionOutcome(resolved, results);
-        if (outcome instanceof ZkError) {
+        if (ZkError.isInstance(outcome)) {
           // Not a return code of the call: reject with the failed op's error as it is.
           this.rejectWith(settle, outcome);
           return;

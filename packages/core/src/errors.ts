@@ -152,6 +152,46 @@ export function codeOfReturnCode(rc: number): ZkErrorCode {
   return codeOfRc.get(rc) ?? ZkErrorCode.SystemError;
 }
 
+/**
+ * Error identity that survives two copies of a package in one process — its ESM and CommonJS
+ * builds, or two versions — where `instanceof` against one copy's class fails for the other's
+ * errors. Each class marks its instances with a `Symbol.for` key (shared by every copy) and
+ * recognises them by that mark: `isInstance`, and `instanceof` too.
+ *
+ * ## Example
+ * ```ts
+ * const identity = errorIdentity('@my/package.MyError');
+ * class MyError extends Error {
+ *   constructor(message: string) { super(message); identity.mark(this); }
+ *   static isInstance(value: unknown): value is MyError { return identity.is(value); }
+ *   static override [Symbol.hasInstance](value: unknown): boolean { return identity.is(value); }
+ * }
+ * ```
+ *
+ * @param name A name unique to the class across packages (`<package>.<class>`).
+ * @return `mark(error)` for the constructor, `is(value)` for the checks.
+ */
+export function errorIdentity(name: string): {
+  mark(error: Error): void;
+  is(value: unknown): boolean;
+} {
+  const marker = Symbol.for(`zkrx.error:${name}`);
+  return {
+    mark(error) {
+      Object.defineProperty(error, marker, { value: true, enumerable: false });
+    },
+    is(value) {
+      return (
+        typeof value === 'object' &&
+        value !== null &&
+        (value as Record<symbol, unknown>)[marker] === true
+      );
+    },
+  };
+}
+
+const zkErrorIdentity = errorIdentity('@zkrx/core.ZkError');
+
 export interface ZkErrorOptions {
   path?: string;
   rc?: number;
@@ -169,7 +209,7 @@ export interface ZkErrorOptions {
  * try {
  *   await client.promises.delete('/jobs/42');
  * } catch (error) {
- *   if (error instanceof ZkError && error.code === 'NoNode') console.log('already gone');
+ *   if (ZkError.isInstance(error) && error.code === 'NoNode') console.log('already gone');
  * }
  * // Output: already gone
  * ```
@@ -189,6 +229,20 @@ export class ZkError extends Error {
     this.path = options.path;
     this.rc = options.rc;
     this.opIndex = options.opIndex;
+    zkErrorIdentity.mark(this);
+  }
+
+  /**
+   * True for a ZkError from any copy of @zkrx/core loaded in the process (its ESM and CommonJS
+   * builds are two copies): what zkrx's packages check, never `instanceof` alone. `instanceof
+   * ZkError` answers the same.
+   */
+  static isInstance(value: unknown): value is ZkError {
+    return zkErrorIdentity.is(value);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return zkErrorIdentity.is(value);
   }
 
   /** True when the same call may succeed if tried again (the connection was lost, not the session). */
@@ -206,5 +260,5 @@ export function errorFromRc(rc: number, operation: string, path?: string): ZkErr
 
 /** True when `error` is a ZkError with one of `codes`. */
 export function isZkError(error: unknown, ...codes: ZkErrorCode[]): error is ZkError {
-  return error instanceof ZkError && (codes.length === 0 || codes.includes(error.code));
+  return ZkError.isInstance(error) && (codes.length === 0 || codes.includes(error.code));
 }

@@ -148,7 +148,7 @@ export function resolveTransaction(
           );
       }
     } catch (error) {
-      if (error instanceof ZkError) {
+      if (ZkError.isInstance(error)) {
         throw new ZkError(error.code, `multi: op ${index}: ${error.message}`, {
           path: error.path,
           opIndex: index,

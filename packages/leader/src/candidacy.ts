@@ -213,7 +213,7 @@ class Candidacy implements Election {
           this.lease = undefined;
           this.setLeading(false, error instanceof Error ? error : undefined);
           // Lost leadership (or the session went while queued): stand again.
-          if (error instanceof LockLostError || isZkError(error, ZkErrorCode.SessionExpired)) {
+          if (LockLostError.isInstance(error) || isZkError(error, ZkErrorCode.SessionExpired)) {
             return this.stand();
           }
           if (!this.joined) this.onFailedToJoin(error);

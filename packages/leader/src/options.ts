@@ -20,13 +20,13 @@ export interface CandidateOptions {
 
 /** Curator LeaderLatch layout: `_c_<uuid>-latch-<seq>`. */
 export const latch = defineLockRecipe({
-  kind: 'leader-latch',
+  name: 'leader-latch',
   marker: Marker.latch,
   decide: exclusiveRule,
 });
 /** Curator LeaderSelector layout: a mutex on the path (`_c_<uuid>-lock-<seq>`). */
 export const selector = defineLockRecipe({
-  kind: 'leader-selector',
+  name: 'leader-selector',
   marker: Marker.lock,
   decide: exclusiveRule,
 });

@@ -76,7 +76,7 @@ export function whileLeader<T>(
       // Leadership lost mid-work: the work is already unsubscribed; stand again.
       retry({
         delay: (error: unknown) =>
-          error instanceof LockLostError || isZkError(error, ZkErrorCode.SessionExpired)
+          LockLostError.isInstance(error) || isZkError(error, ZkErrorCode.SessionExpired)
             ? timer(0)
             : throwError(() => error),
       }),

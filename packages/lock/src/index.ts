@@ -5,9 +5,14 @@
  */
 
 export type { LockLostReason } from './errors';
-export { LockConflictError, LockLostError, LockRevokedError, LockTimeoutError } from './errors';
+export {
+  LeaseReleasedError,
+  LockConflictError,
+  LockLostError,
+  LockRevokedError,
+  LockTimeoutError,
+} from './errors';
 export type { Lease, LeaseState, SuspendedPolicy } from './lease';
-export { LeaseReleasedError } from './lease';
 export type { LockOptions } from './lock-recipe';
 export { validateLockPath, validateTimeout } from './lock-recipe';
 export type { MultiLease } from './multi-lock';

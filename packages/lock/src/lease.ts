@@ -5,7 +5,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ZkClient } from '@zkrx/core';
 import { BehaviorSubject, filter, map, type Observable, type Subscription, take } from 'rxjs';
-import { LockLostError, type LockLostReason, LockRevokedError } from './errors';
+import { LeaseReleasedError, LockLostError, type LockLostReason, LockRevokedError } from './errors';
 import type { QueueHold } from './lock-queue';
 import { removeOwnNode } from './lock-queue';
 
@@ -68,7 +68,7 @@ export interface LeaseCoreOptions {
   readonly client: ZkClient;
   readonly path: string;
   /** What the reentrancy context keys this hold by (the recipe and its side, e.g. `write`). */
-  readonly kind: string;
+  readonly recipe: string;
   readonly onSuspended: SuspendedPolicy;
   /** Act on revocation requests (the node's data set to `__REVOKE__`, Curator's protocol). */
   readonly revocable?: boolean;
@@ -76,14 +76,6 @@ export interface LeaseCoreOptions {
 
 /** What a revocation request writes into the lock node (Curator's `Revoker`). */
 export const REVOKE_MESSAGE = '__REVOKE__';
-
-/** Thrown into a lease's signal when it is released rather than lost. */
-export class LeaseReleasedError extends Error {
-  override readonly name = 'AbortError';
-  constructor(readonly path: string) {
-    super(`Lease on ${path} released`);
-  }
-}
 
 /** A release is no failure: its reason needs no stack trace (which costs more than the rest). */
 function releasedReason(path: string): LeaseReleasedError {
@@ -128,18 +120,22 @@ const storage = new AsyncLocalStorage<HoldMap>();
 const clientIds = new WeakMap<ZkClient, number>();
 let nextClientId = 1;
 
-function holdKey(client: ZkClient, kind: string, path: string): string {
+function holdKey(client: ZkClient, recipe: string, path: string): string {
   let id = clientIds.get(client);
   if (id === undefined) {
     id = nextClientId++;
     clientIds.set(client, id);
   }
-  return `${id}\u0000${kind}\u0000${path}`;
+  return `${id}\u0000${recipe}\u0000${path}`;
 }
 
-/** The live hold of this client on `path` (of `kind`) in the current async context, if any. */
-export function heldInContext(client: ZkClient, kind: string, path: string): LeaseCore | undefined {
-  const core = storage.getStore()?.get(holdKey(client, kind, path));
+/** The live hold of this client on `path` (by `recipe`) in the current async context, if any. */
+export function heldInContext(
+  client: ZkClient,
+  recipe: string,
+  path: string,
+): LeaseCore | undefined {
+  const core = storage.getStore()?.get(holdKey(client, recipe, path));
   return core?.isHeld ? core : undefined;
 }
 
@@ -178,7 +174,7 @@ export class LeaseCore {
   constructor(options: LeaseCoreOptions, hold: QueueHold) {
     this.client = options.client;
     this.path = options.path;
-    this.key = holdKey(options.client, options.kind, options.path);
+    this.key = holdKey(options.client, options.recipe, options.path);
     this.node = hold.node;
     this.fencingToken = hold.stat.czxid;
     this.sessionId = hold.sessionId;

@@ -55,14 +55,17 @@ export const defaultLockData = `${hostname()}:${process.pid}`;
 export interface JoinContext {
   readonly client: ZkClient;
   readonly path: string;
-  /** This client's live hold of `kind` on this path in the current context. */
-  held(kind: string): LeaseCore | undefined;
+  /** This client's live hold by the recipe named `recipe` on this path in the current context. */
+  held(recipe: string): LeaseCore | undefined;
 }
 
 /** A recipe's rule and how it shares the context with its siblings. */
 export interface LockRecipeSpec {
-  /** Re-entrancy key: holds of one kind on one path by one client re-enter. */
-  readonly kind: string;
+  /**
+   * The recipe's name (`mutex`, `read`, `write`, ...): in messages, and the re-entrancy key —
+   * holds by one recipe on one path by one client in one async context re-enter.
+   */
+  readonly name: string;
   /** The node name marker (`lock-`, `__READ__`, ...). */
   readonly marker: string;
   readonly decide: Decide;
@@ -271,18 +274,18 @@ export function observeLease(
  * Makes a lock recipe from its queue rule. The mutex, the read and write locks and the leader
  * recipes are all made this way.
  *
- * @param spec The recipe's kind, node marker and rule.
+ * @param spec The recipe's name, node marker and rule.
  * @return The recipe's observable, promise, try-once and operator forms.
  */
 export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
   const joinContext = (resolved: ResolvedLockOptions): JoinContext => ({
     client: resolved.client,
     path: resolved.path,
-    held: (kind) => heldInContext(resolved.client, kind, resolved.path),
+    held: (recipe) => heldInContext(resolved.client, recipe, resolved.path),
   });
 
   /**
-   * Re-entrancy: a live hold of this kind and path by this client in this async context is
+   * Re-entrancy: a live hold by this recipe on this path by this client in this async context is
    * given again, counted, with no new node and no listing.
    *
    * Safe because it makes no new holder: the same node, session and context hold on, so the
@@ -291,7 +294,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
    * session ended is lost (node watch, session events), and the call queues anew.
    */
   const reentered = (resolved: ResolvedLockOptions): LeaseCore | undefined =>
-    resolved.reentrant ? heldInContext(resolved.client, spec.kind, resolved.path) : undefined;
+    resolved.reentrant ? heldInContext(resolved.client, spec.name, resolved.path) : undefined;
 
   const hold = async (resolved: ResolvedLockOptions, wait: boolean, signal?: AbortSignal) => {
     const custom = spec.beforeJoin?.(joinContext(resolved));
@@ -314,7 +317,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
       {
         client: resolved.client,
         path: resolved.path,
-        kind: spec.kind,
+        recipe: spec.name,
         onSuspended: resolved.onSuspended,
         revocable: resolved.revocable,
       },
@@ -324,16 +327,16 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
 
   const lease$ = (client: ZkClient, path: string, options?: LockOptions): Observable<Lease> =>
     observeLease((signal) => {
-      const resolved = resolveLockOptions(client, path, options, spec.kind);
+      const resolved = resolveLockOptions(client, path, options, spec.name);
       return reentered(resolved) ?? hold(resolved, true, signal);
     });
 
   const acquire = async (client: ZkClient, path: string, options?: LockOptions): Promise<Lease> => {
-    const resolved = resolveLockOptions(client, path, options, spec.kind);
+    const resolved = resolveLockOptions(client, path, options, spec.name);
     const existing = reentered(resolved);
     if (existing) return existing.retain();
     const core = await hold(resolved, true);
-    if (!core) throw new ZkError(ZkErrorCode.SystemError, `${spec.kind} ${path}: not acquired`);
+    if (!core) throw new ZkError(ZkErrorCode.SystemError, `${spec.name} ${path}: not acquired`);
     return core.retain();
   };
 
@@ -344,7 +347,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
   ): Promise<Lease | null> => {
     // Never waits: a timeout, if given, is checked and then has nothing to bound.
     const resolved = {
-      ...resolveLockOptions(client, path, options, spec.kind),
+      ...resolveLockOptions(client, path, options, spec.name),
       timeoutMs: undefined,
     };
     const existing = reentered(resolved);
@@ -376,7 +379,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
             subscriber.error(
               new ZkError(
                 ZkErrorCode.ClientClosed,
-                `${spec.kind} ${path}: lease ended before the work`,
+                `${spec.name} ${path}: lease ended before the work`,
               ),
             );
           }

@@ -30,7 +30,7 @@ export const exclusiveRule: Decide = (children, ourIndex) =>
     ? { holds: true }
     : { holds: false, waitFor: children[ourIndex - 1] as (typeof children)[number] };
 
-const exclusive = defineLockRecipe({ kind: 'mutex', marker: Marker.lock, decide: exclusiveRule });
+const exclusive = defineLockRecipe({ name: 'mutex', marker: Marker.lock, decide: exclusiveRule });
 
 /**
  * An exclusive lock as an observable: emits the {@link Lease} once held, releases it on

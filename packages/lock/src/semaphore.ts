@@ -2,7 +2,7 @@
  * The counting semaphore (Curator InterProcessSemaphoreV2 layout: a mutex at `<path>/locks`
  * serialises takers, leases live under `<path>/leases`) and the semaphore mutex.
  */
-import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { isZkError, joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import type { Observable } from 'rxjs';
 import { LockConflictError, LockTimeoutError } from './errors';
 import { type Lease, LeaseCore } from './lease';
@@ -121,14 +121,14 @@ async function holdLease(
         {
           client,
           path,
-          kind: 'semaphore',
+          recipe: 'semaphore',
           onSuspended: resolved.onSuspended,
           revocable: resolved.revocable,
         },
         lease,
       );
     } catch (error) {
-      if (error instanceof ZkError && error.code === ZkErrorCode.SessionExpired) continue;
+      if (isZkError(error, ZkErrorCode.SessionExpired)) continue;
       throw error;
     } finally {
       // Let the next taker count: remove our `locks` node without waiting for it.

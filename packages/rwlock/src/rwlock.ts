@@ -3,7 +3,7 @@
  * exclude, FIFO across both, herd-free waits, write→read downgrade, read→write upgrade refused.
  */
 
-import type { ZkClient } from '@zkrx/core';
+import { errorIdentity, type ZkClient } from '@zkrx/core';
 import { type Lease, LockLostError, type LockOptions } from '@zkrx/lock';
 import {
   type Decide,
@@ -18,16 +18,29 @@ import {
 } from '@zkrx/lock/recipe';
 import type { MonoTypeOperatorFunction, Observable } from 'rxjs';
 
+const upgradeIdentity = errorIdentity('@zkrx/rwlock.LockUpgradeError');
+
 /**
  * Asking for the write lock while this async context holds the read lock of the same path
  * would wait forever on itself (Curator deadlocks there): zkrx refuses at once.
  */
 export class LockUpgradeError extends Error {
   override readonly name = 'LockUpgradeError';
+  readonly code = 'LockUpgrade';
   constructor(readonly path: string) {
     super(
       `Cannot take the write lock of ${path} while holding its read lock (it would wait on itself): release the read lock first`,
     );
+    upgradeIdentity.mark(this);
+  }
+
+  /** True for a LockUpgradeError from any copy of @zkrx/rwlock in the process. */
+  static isInstance(value: unknown): value is LockUpgradeError {
+    return upgradeIdentity.is(value);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return upgradeIdentity.is(value);
   }
 }
 
@@ -102,7 +115,7 @@ function downgrade(writer: LeaseCore): (options: ResolvedLockOptions) => Promise
 }
 
 const writeRecipe = defineLockRecipe({
-  kind: 'write',
+  name: 'write',
   marker: Marker.write,
   decide: writeRule,
   beforeJoin(context) {
@@ -112,7 +125,7 @@ const writeRecipe = defineLockRecipe({
 });
 
 const readRecipe = defineLockRecipe({
-  kind: 'read',
+  name: 'read',
   marker: Marker.read,
   decide: readRule,
   beforeJoin(context) {

@@ -39,7 +39,7 @@ const send = (message: WorkerMessage): void => {
   }
 };
 const describe = (error: unknown): string =>
-  error instanceof LockLostError
+  LockLostError.isInstance(error)
     ? `LockLostError:${error.reason}`
     : error instanceof Error
       ? `${error.name}${'code' in error && typeof error.code === 'string' ? `:${error.code}` : ''}`

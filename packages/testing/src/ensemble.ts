@@ -132,7 +132,7 @@ export async function startEnsemble(options: StartEnsembleOptions = {}): Promise
       } catch (error) {
         await Promise.all(members.map((member) => member.jvm?.stop()));
         const retry =
-          error instanceof ZooKeeperStartError && error.bindFailed && attempt < BIND_ATTEMPTS;
+          ZooKeeperStartError.isInstance(error) && error.bindFailed && attempt < BIND_ATTEMPTS;
         if (!retry) throw error;
       }
     }

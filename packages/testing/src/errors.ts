@@ -1,7 +1,24 @@
 /**
  * Typed errors of @zkrx/testing: ZooKeeper (or Java) is not installed, or a server did not start.
- * Each has a stable `name` so tests and CI logs can tell them apart without `instanceof`.
+ * Each has a stable `name`, and a static `isInstance` that recognises it across copies of the
+ * package (its ESM and CommonJS builds); `instanceof` answers the same. (This package has no
+ * runtime dependency, so it marks its errors itself, as @zkrx/core's `errorIdentity` does.)
  */
+
+/** Marks instances with a `Symbol.for` key, shared by every copy of the package. */
+function identity(name: string) {
+  const marker = Symbol.for(`zkrx.error:@zkrx/testing.${name}`);
+  return {
+    mark: (error: Error) => Object.defineProperty(error, marker, { value: true }),
+    is: (value: unknown) =>
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[marker] === true,
+  };
+}
+
+const notFound = identity('ZooKeeperNotFoundError');
+const startFailed = identity('ZooKeeperStartError');
 
 /** How to get a ZooKeeper this package can run; part of every {@link ZooKeeperNotFoundError}. */
 export const INSTALL_HINT = [
@@ -20,7 +37,7 @@ export const INSTALL_HINT = [
  * try {
  *   await startZooKeeper();
  * } catch (error) {
- *   if (error instanceof ZooKeeperNotFoundError) console.log(error.searched);
+ *   if (ZooKeeperNotFoundError.isInstance(error)) console.log(error.searched);
  * }
  * // Output: [ 'ZOOKEEPER_HOME (not set)', '/usr/share/java/zookeeper.jar', 'zkServer.sh on PATH' ]
  * ```
@@ -37,6 +54,16 @@ export class ZooKeeperNotFoundError extends Error {
   constructor(reason: string, searched: readonly string[]) {
     super(`${reason}\nSearched: ${searched.join('; ')}.\n${INSTALL_HINT}`);
     this.searched = searched;
+    notFound.mark(this);
+  }
+
+  /** True for a ZooKeeperNotFoundError from any copy of @zkrx/testing in the process. */
+  static isInstance(value: unknown): value is ZooKeeperNotFoundError {
+    return notFound.is(value);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return notFound.is(value);
   }
 }
 
@@ -49,7 +76,7 @@ export class ZooKeeperNotFoundError extends Error {
  * try {
  *   await startZooKeeper({ extraConfig: { tickTime: 'soon' } });
  * } catch (error) {
- *   if (error instanceof ZooKeeperStartError) console.log(error.exitCode, error.logTail);
+ *   if (ZooKeeperStartError.isInstance(error)) console.log(error.exitCode, error.logTail);
  * }
  * // Output: 1 '... NumberFormatException: For input string: "soon" ...'
  * ```
@@ -75,5 +102,15 @@ export class ZooKeeperStartError extends Error {
     this.logTail = details.logTail;
     this.exitCode = details.exitCode;
     this.bindFailed = details.bindFailed ?? false;
+    startFailed.mark(this);
+  }
+
+  /** True for a ZooKeeperStartError from any copy of @zkrx/testing in the process. */
+  static isInstance(value: unknown): value is ZooKeeperStartError {
+    return startFailed.is(value);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return startFailed.is(value);
   }
 }

@@ -139,7 +139,7 @@ export async function startZooKeeper(
         return serverHandle(installation, options, dir, dataDir, port, securePort, jvm);
       } catch (error) {
         const retry =
-          error instanceof ZooKeeperStartError &&
+          ZooKeeperStartError.isInstance(error) &&
           error.bindFailed &&
           options.port === undefined &&
           attempt < BIND_ATTEMPTS;

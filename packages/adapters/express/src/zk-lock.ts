@@ -274,7 +274,7 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
         if (decided) return;
         decided = true;
         sessionWatch?.unsubscribe();
-        if (error instanceof LockTimeoutError) {
+        if (LockTimeoutError.isInstance(error)) {
           answerRetryLater(response, statusCode, retryAfterSeconds, 'lock-timeout');
         } else if (isZooKeeperUnavailable(error)) {
           answerRetryLater(response, 503, retryAfterSeconds, 'zookeeper-unavailable');

@@ -59,12 +59,12 @@ export type LockableMethod = (
 /** Where Nest puts the module's connection on a decorated instance. */
 const CONNECTION = Symbol.for('@zkrx/nestjs: @Locked needs ZkModule');
 
-interface LockKind {
+interface LockFunctions {
   acquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease>;
   tryAcquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease | null>;
 }
 
-const locks: Record<NonNullable<LockedOptions['lock']>, LockKind> = {
+const locks: Record<NonNullable<LockedOptions['lock']>, LockFunctions> = {
   mutex: { acquire, tryAcquire },
   read: { acquire: acquireRead, tryAcquire: tryAcquireRead },
   write: { acquire: acquireWrite, tryAcquire: tryAcquireWrite },
@@ -104,7 +104,7 @@ function returnKindOf(type: unknown): 'observable' | 'promise' | undefined {
 function endedError(lease: Lease, path: string): LockLostError {
   const reason: unknown = lease.signal.reason;
   // Ended without a loss: the client was closed (its session, and the lock node, are gone).
-  return reason instanceof LockLostError ? reason : new LockLostError(path, 'session-expired');
+  return LockLostError.isInstance(reason) ? reason : new LockLostError(path, 'session-expired');
 }
 
 class LockReleasedError extends Error {

@@ -198,7 +198,7 @@ export class Connection {
       // Never thrown out of a socket event (that would end the process): the connection goes,
       // with what went wrong as its reason.
       this.drop(
-        error instanceof ProtocolError
+        ProtocolError.isInstance(error)
           ? new ZkError(
               ZkErrorCode.MarshallingError,
               `malformed data from ${this.describe()}: ${error.message}`,

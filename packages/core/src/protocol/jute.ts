@@ -8,9 +8,22 @@
  * items, -1 for null. Every frame on the socket is prefixed by its int length.
  */
 
+import { errorIdentity } from '../errors';
+
+const protocolErrorIdentity = errorIdentity('@zkrx/core.ProtocolError');
+
 /** A frame or record that breaks jute's rules: the connection that sent it cannot be trusted. */
 export class ProtocolError extends Error {
   override readonly name = 'ProtocolError';
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    protocolErrorIdentity.mark(this);
+  }
+
+  static isInstance(value: unknown): value is ProtocolError {
+    return protocolErrorIdentity.is(value);
+  }
 }
 
 const TWO_POW_32 = 2 ** 32;
