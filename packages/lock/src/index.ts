@@ -12,6 +12,14 @@ export {
   LockRevokedError,
   LockTimeoutError,
 } from './errors';
+export type { InspectedLock, InspectedParticipant } from './inspect';
+export { inspect, inspectTree } from './inspect';
+export type {
+  InspectedKind,
+  InspectedLayout,
+  NodeLayout,
+  ParticipantMode,
+} from './inspect-rules';
 export type { Lease, LeaseState, SuspendedPolicy } from './lease';
 export type { LockOptions } from './lock-recipe';
 export { validateLockPath, validateTimeout } from './lock-recipe';
