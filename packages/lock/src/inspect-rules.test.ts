@@ -92,6 +92,8 @@ describe('inspect rules', () => {
     expect(roles([])).toBeUndefined();
     // Sub-directories beside lock nodes do not take part.
     expect(roles([lock(1), 'sub'])).toMatchObject({ holders: [lock(1)], waiters: [] });
+    // A marker without a sequence is a path, not a lock node (kazoo's `<semaphore>-__lock__`).
+    expect(roles(['semaphore-__lock__', 'lock-files'])).toBeUndefined();
   });
 
   it('modes and layouts', () => {

@@ -30,9 +30,13 @@ export function isKazooLeaseName(name: string): boolean {
   return kazooLeasePattern.test(name);
 }
 
-/** True for a child that is a recipe's queue node (a marker zkrx, Curator or kazoo writes). */
+/**
+ * True for a child that is a recipe's node: a marker zkrx, Curator or kazoo writes, followed by
+ * a sequence (a downgrade's read node carries its writer's). A name with a marker and no
+ * sequence is not one: kazoo's `<semaphore>-__lock__` is a path, not a lock node.
+ */
 export function isQueueNode(child: LockChild): boolean {
-  return child.kind !== 'other';
+  return child.kind !== 'other' && Number.isFinite(child.order);
 }
 
 /** The layout a node name follows. */
@@ -87,7 +91,9 @@ export function modeOf(child: LockChild, kind: InspectedKind): ParticipantMode {
 /** The children that take part in a queue lock of `kind` (the others are ignored by its rule). */
 export function participantsOf(kind: InspectedKind, children: readonly LockChild[]): LockChild[] {
   if (kind === 'election') {
-    return children.filter((child) => child.kind === 'latch' || child.kind === 'exclusive');
+    return children.filter(
+      (child) => isQueueNode(child) && (child.kind === 'latch' || child.kind === 'exclusive'),
+    );
   }
   return children.filter((child) => isQueueNode(child) && child.kind !== 'lease');
 }
@@ -139,10 +145,16 @@ export function isSemaphoreListing(
   leases: readonly string[] | undefined,
   locks: readonly string[] | undefined,
 ): boolean {
-  const leaseKinds = (leases ?? []).map((name) => parseChild(name).kind);
-  const lockKinds = (locks ?? []).map((name) => parseChild(name).kind);
-  if (!leaseKinds.every((kind) => kind === 'lease')) return false;
-  if (!lockKinds.every((kind) => kind === 'exclusive' || kind === 'write')) return false;
+  const leaseKinds = (leases ?? []).map(parseChild);
+  const lockKinds = (locks ?? []).map(parseChild);
+  if (!leaseKinds.every((child) => isQueueNode(child) && child.kind === 'lease')) return false;
+  if (
+    !lockKinds.every(
+      (child) => isQueueNode(child) && (child.kind === 'exclusive' || child.kind === 'write'),
+    )
+  ) {
+    return false;
+  }
   return (
     leaseKinds.length > 0 || lockKinds.length > 0 || (leases !== undefined && locks !== undefined)
   );

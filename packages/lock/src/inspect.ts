@@ -18,6 +18,7 @@ import {
   type InspectedKind,
   type InspectedLayout,
   isKazooLeaseName,
+  isQueueNode,
   isSemaphoreListing,
   KAZOO_SEMAPHORE_LOCK_SUFFIX,
   layoutOfAll,
@@ -216,11 +217,7 @@ class Reader {
     if (!isSemaphoreListing(leases?.children, locks?.children)) return undefined;
     const [leaseNodes, lockNodes] = await Promise.all([
       readNodes(this.client, leasesPath, sortChildren(leases?.children ?? [])),
-      readNodes(
-        this.client,
-        locksPath,
-        sortChildren(locks?.children ?? []).filter((child) => child.kind !== 'other'),
-      ),
+      readNodes(this.client, locksPath, sortChildren(locks?.children ?? []).filter(isQueueNode)),
     ]);
     const stamp = (read: ReadNode) => ({
       sessionId: read.stat.ephemeralOwner,
@@ -267,7 +264,7 @@ class Reader {
     const waiters = await readNodes(
       this.client,
       lockPath,
-      sortChildren(takers?.children ?? []).filter((child) => child.kind !== 'other'),
+      sortChildren(takers?.children ?? []).filter(isQueueNode),
     );
     if (leases.length === 0 && waiters.length === 0) return undefined;
     return this.lock(path, 'semaphore', leases, waiters, list.stat.pzxid, capacity);
@@ -283,7 +280,7 @@ class Reader {
       if (semaphore) return { lock: semaphore, descend: [] };
       return { lock: undefined, descend: list.children };
     }
-    const others = list.children.filter((name) => parseChild(name).kind === 'other');
+    const others = list.children.filter((name) => !isQueueNode(parseChild(name)));
     const queue = await this.queue(path, list);
     if (queue) return { lock: queue, descend: others };
     if (list.children.length > 0 && list.children.every(isKazooLeaseName)) {
