@@ -1,0 +1,113 @@
+/**
+ * The help of `zkrx` and of each of its commands (`zkrx --help`, `zkrx <command> --help`).
+ */
+import type { CommandName } from './options';
+import { DEFAULT_CONNECT, DEFAULT_TIMEOUT_MS } from './options';
+
+const connection = `Connection:
+  -c, --connect <hosts>  ZooKeeper: host:port[,host:port...][/chroot]
+                         (default: $ZK_CONNECT, else ${DEFAULT_CONNECT})
+      --timeout <ms>     give up connecting after this long (default ${DEFAULT_TIMEOUT_MS})
+      --no-color         no colours (also NO_COLOR=1)
+  -h, --help             this help`;
+
+const exitCodes = `Exit codes: 0 done; 1 failed (ZooKeeper unreachable, node gone, not confirmed);
+2 wrong usage (unknown command or option, bad path, not a lock node).`;
+
+const root = `zkrx — who holds which ZooKeeper lock: locks, semaphores, read-write locks and
+elections written by zkrx, Apache Curator or kazoo.
+
+Usage:
+  zkrx locks <path> [--watch] [--json]    locks under <path>: holders, then waiters in order
+  zkrx leaders <path> [--watch] [--json]  elections under <path>: leader, then candidates
+  zkrx release <node> --force [--yes]     delete a stuck holder's lock node (asks first)
+  zkrx revoke <node>                      ask a holder to release (Curator's revocation)
+  zkrx help <command>                     help for one command
+
+${connection}
+  -v, --version          the version of zkrx
+
+${exitCodes}`;
+
+const pages: Record<CommandName, string> = {
+  locks: `Usage: zkrx locks <path> [--watch] [--json]
+
+The locks at <path> and under it: mutexes, read-write locks and semaphores, in zkrx's
+and Curator's layout or kazoo's. For each: who holds it, then who waits in the order the
+recipe lets them in, with their session, what their node says (zkrx: host:pid; Curator:
+the client's IP address; kazoo: the identifier), how long, and the node's name (the
+full path is <lock path>/<name>: what zkrx release and zkrx revoke take).
+
+  -w, --watch  a live view: redraws on every change (one ZooKeeper watch on <path>),
+               hold times ticking, hand-overs and lost leases listed; q quits
+      --json   JSON: {"path", "locks": [...]} (with --watch: one line per change)
+
+A mutex's layout is also a LeaderSelector's and whileLeader's: such elections show here
+too (and in zkrx leaders).
+
+Example:
+  zkrx locks /locks --connect zk1:2181
+  zkrx locks /locks --watch
+
+${connection}
+
+${exitCodes}`,
+  leaders: `Usage: zkrx leaders <path> [--watch] [--json]
+
+The elections at <path> and under it: Curator LeaderLatch layout (zkrx elect and
+leadership), and the mutex layout that Curator's LeaderSelector, zkrx's whileLeader and
+kazoo's Election use. The leader first, then the candidates in line, with their session,
+id (the node's data) and how long.
+
+  -w, --watch  a live view: redraws on every change, leader changes listed; q quits
+      --json   JSON: {"path", "locks": [...]} (with --watch: one line per change)
+
+Example:
+  zkrx leaders /election
+
+${connection}
+
+${exitCodes}`,
+  release: `Usage: zkrx release <node> --force [--yes]
+
+Deletes one lock node: for a holder that is stuck (hung, or gone but its session not
+yet expired), so the next in line gets the lock. Shows the node's holder and asks for
+confirmation first. The holder is not told: a zkrx holder learns it (LockLostError,
+reason node-deleted) and stops; a Curator or kazoo holder does not, and may go on
+working as if it held the lock — prefer zkrx revoke for holders that listen, and stop
+a stuck process before releasing its lock.
+
+<node> is a full lock node path, as zkrx locks lists it: <lock path>/<name>.
+Refuses anything that is not a lock, semaphore or election node.
+
+      --force  required: says you mean it
+  -y, --yes    do not ask (for scripts; without a terminal, --yes is required)
+
+Example:
+  zkrx release /locks/orders/_c_0f8fad5b-d9cb-469f-a165-70867728950e-lock-0000000007 --force
+
+${connection}
+
+${exitCodes}`,
+  revoke: `Usage: zkrx revoke <node>
+
+Asks the holder of a lock node to release it, Curator's way (writes __REVOKE__ into the
+node): a zkrx lease taken with { revocable: true } and a Curator lock made revocable
+hear it and decide when to release; other holders ignore it. Exits 1 when the node is
+gone already.
+
+Example:
+  zkrx revoke /locks/reindex/_c_0f8fad5b-d9cb-469f-a165-70867728950e-lock-0000000003
+
+${connection}
+
+${exitCodes}`,
+  help: `Usage: zkrx help <command>
+
+Prints the help of one command: ${['locks', 'leaders', 'release', 'revoke'].join(', ')}.`,
+};
+
+/** The help of `command`, or of zkrx itself. */
+export function helpText(command?: CommandName): string {
+  return `${command === undefined ? root : pages[command]}\n`;
+}

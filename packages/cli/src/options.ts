@@ -1,0 +1,120 @@
+/**
+ * The command line of `zkrx`: which command, its path or node, and its options — checked, with
+ * a usage error that says what to type instead.
+ */
+import { parseArgs } from 'node:util';
+import { CliError, CliErrorCode } from './errors';
+
+export const COMMANDS = ['locks', 'leaders', 'release', 'revoke', 'help'] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+/** Where zkrx connects when neither `--connect` nor `ZK_CONNECT` says. */
+export const DEFAULT_CONNECT = '127.0.0.1:2181';
+/** How long zkrx tries to connect by default. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+export interface ParsedCommandLine {
+  /** The command; undefined for `zkrx` alone, `--help` or `--version`. */
+  readonly command: CommandName | undefined;
+  /** The path (locks, leaders), node (release, revoke) or command (help). */
+  readonly target: string | undefined;
+  readonly connect: string;
+  readonly timeoutMs: number;
+  readonly json: boolean;
+  readonly watch: boolean;
+  readonly force: boolean;
+  readonly yes: boolean;
+  readonly help: boolean;
+  readonly version: boolean;
+  /** False with `--no-color` (or `NO_COLOR`); else colours on a terminal. */
+  readonly colour: boolean;
+}
+
+const options = {
+  connect: { type: 'string', short: 'c' },
+  timeout: { type: 'string' },
+  json: { type: 'boolean' },
+  watch: { type: 'boolean', short: 'w' },
+  force: { type: 'boolean' },
+  yes: { type: 'boolean', short: 'y' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+  'no-color': { type: 'boolean' },
+} as const;
+
+type OptionName = keyof typeof options;
+
+/** The options each command takes besides the common ones. */
+const commandOptions: Record<CommandName, readonly OptionName[]> = {
+  locks: ['json', 'watch'],
+  leaders: ['json', 'watch'],
+  release: ['force', 'yes'],
+  revoke: [],
+  help: [],
+};
+const common: readonly OptionName[] = ['connect', 'timeout', 'help', 'version', 'no-color'];
+
+function usage(message: string): CliError {
+  return new CliError(CliErrorCode.BadUsage, message);
+}
+
+/** Parses `argv` (without `node` and the script); throws CliError `BadUsage`. */
+export function parseCommandLine(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): ParsedCommandLine {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  } catch (error) {
+    const text = (error as Error).message.replace(/\. To specify a positional.*$/s, '');
+    throw usage(`${text} (zkrx --help lists the options)`);
+  }
+  const { values, positionals } = parsed;
+  const [first, target, ...extra] = positionals;
+  let command: CommandName | undefined;
+  if (first !== undefined) {
+    if (!(COMMANDS as readonly string[]).includes(first)) {
+      throw usage(`zkrx has no command "${first}": use ${COMMANDS.join(', ')} (zkrx --help)`);
+    }
+    command = first as CommandName;
+  }
+  if (extra.length > 0) {
+    throw usage(`zkrx ${command}: unexpected argument "${extra[0]}" (zkrx ${command} --help)`);
+  }
+  if (command === undefined && target !== undefined) {
+    throw usage(`unexpected argument "${target}" (zkrx --help)`);
+  }
+  if (command !== undefined) {
+    const allowed = new Set([...common, ...commandOptions[command]]);
+    for (const name of Object.keys(values) as OptionName[]) {
+      if (!allowed.has(name)) {
+        throw usage(`zkrx ${command} does not take --${name} (zkrx ${command} --help)`);
+      }
+    }
+  }
+  let timeoutMs = DEFAULT_TIMEOUT_MS;
+  if (values.timeout !== undefined) {
+    timeoutMs = Number(values.timeout);
+    if (!/^\d+$/.test(values.timeout) || timeoutMs < 1) {
+      throw usage(`--timeout takes milliseconds, a whole number above 0: got "${values.timeout}"`);
+    }
+  }
+  const connect = values.connect ?? env.ZK_CONNECT ?? DEFAULT_CONNECT;
+  if (connect.trim() === '') {
+    throw usage('--connect (or ZK_CONNECT) is empty: give host:port[,host:port...][/chroot]');
+  }
+  return {
+    command,
+    target,
+    connect,
+    timeoutMs,
+    json: values.json === true,
+    watch: values.watch === true,
+    force: values.force === true,
+    yes: values.yes === true,
+    help: values.help === true,
+    version: values.version === true,
+    colour: values['no-color'] !== true && (env.NO_COLOR ?? '') === '',
+  };
+}
