@@ -51,7 +51,7 @@ export function eventLine(
       ? ''
       : ` (held ${event.exact ? '' : '≤'}${formatDuration(event.heldMs)})`;
   const holds = command === 'leaders' ? 'leads' : 'holds';
-  const prefix = root === '/' ? '/' : `${root}/`;
+  const prefix = `${root}/`;
   const path = event.path.startsWith(prefix) ? event.path.slice(prefix.length) : event.path;
   const start = `${formatClock(event.at)}  ${path}  `;
   const { from, to } = event;
