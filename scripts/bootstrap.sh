@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bootstrap.sh [--with-interop] — everything the two quick-start commands need, idempotently:
 # pnpm 10 (not corepack: its signature check fails against this registry), ZooKeeper 3.8 from
-# Debian (brings Java), and with --with-interop Curator 5.4 and kazoo 2.8 for the interop
-# tests; then the workspace's dependencies (pnpm compiles the zookeeper binding) and a build.
+# Debian (brings Java), tmux (the zkrx command's tests drive it in a terminal), and with
+# --with-interop Curator 5.4 and kazoo 2.8 for the interop tests; then the workspace's
+# dependencies (pnpm compiles the zookeeper binding) and a build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,7 @@ have_interop() {
 
 packages=()
 have_zookeeper || packages+=(zookeeper)
+command -v tmux >/dev/null 2>&1 || packages+=(tmux)
 if [[ ${1:-} == --with-interop ]] && ! have_interop; then
   packages+=(libcurator-recipes-java python3-kazoo)
 fi

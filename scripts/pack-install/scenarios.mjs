@@ -70,6 +70,8 @@ export const scenarios = [
     after: runNestExampleApp,
   })),
   { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing') },
+  // The zkrx command alone: `npx zkrx --help`, `npx zkrx locks` on the test server, `run()`.
+  { name: 'cli', install: ['@zkrx/cli'], smoke: smoke('cli') },
   {
     name: 'mixed-builds',
     install: ['@zkrx/lock', '@zkrx/rwlock', '@zkrx/leader'],

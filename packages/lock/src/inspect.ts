@@ -71,7 +71,9 @@ export interface InspectedParticipant {
 export interface InspectedLock {
   /** The lock's path (what a recipe was given). */
   readonly path: string;
+  /** `mutex` (also the layout of selector-style elections), `read-write`, `semaphore`, `election`. */
   readonly kind: InspectedKind;
+  /** `curator` (Curator's layout, which zkrx shares), `kazoo`, or `mixed`: both queue on it. */
   readonly layout: InspectedLayout;
   /**
    * Who holds it: a mutex's first node, a read-write lock's writer or every reader before the
