@@ -71,6 +71,12 @@ export const scenarios = [
   })),
   { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing') },
   {
+    name: 'lock-ignore-scripts',
+    install: ['@zkrx/lock', '@zkrx/testing'],
+    npmArgs: ['--ignore-scripts'],
+    smoke: smoke('lock-through-proxy'),
+  },
+  {
     name: 'mixed-builds',
     install: ['@zkrx/lock', '@zkrx/rwlock', '@zkrx/leader'],
     smoke: smoke('mixed-builds'),
