@@ -73,6 +73,12 @@ export const scenarios = [
   // The zkrx command alone: `npx zkrx --help`, `npx zkrx locks` on the test server, `run()`.
   { name: 'cli', install: ['@zkrx/cli'], smoke: smoke('cli') },
   {
+    name: 'lock-ignore-scripts',
+    install: ['@zkrx/lock', '@zkrx/testing'],
+    npmArgs: ['--ignore-scripts'],
+    smoke: smoke('lock-through-proxy'),
+  },
+  {
     name: 'mixed-builds',
     install: ['@zkrx/lock', '@zkrx/rwlock', '@zkrx/leader'],
     smoke: smoke('mixed-builds'),
