@@ -32,6 +32,8 @@ export interface LiveViewOptions {
 
 /** How long a lost lease stays marked on its lock's title. */
 const LOST_MARK_MS = 60_000;
+/** Reads in a row thrown away because a change came during them, before one is used anyway. */
+const MAX_TORN_READS = 5;
 /** Lines of recent changes shown (fewer on a short terminal). */
 const RECENT_LINES = 8;
 
@@ -133,6 +135,7 @@ export function liveView(
   return new Promise<number>((resolve) => {
     let reading = false;
     let again = false;
+    let torn = 0;
     let ticker: ReturnType<typeof setInterval> | undefined;
     let watching: Subscription | undefined;
     let sessions: Subscription | undefined;
@@ -161,6 +164,14 @@ export function liveView(
               if (stat) gone.set(lock.path, stat.pzxid);
             }),
           );
+          // A change notified during the read may have been read in part (ZooKeeper sends a
+          // change's notification before any reply that shows the change): read again rather
+          // than compare a torn read, unless changes never stop.
+          if (again && torn < MAX_TORN_READS) {
+            torn += 1;
+            continue;
+          }
+          torn = 0;
           const events = state.update(locks, at, (path) => gone.get(path));
           reads += 1;
           problem = '';

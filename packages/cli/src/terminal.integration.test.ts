@@ -71,13 +71,14 @@ describe.skipIf(!tmux.available)(
         `worker-b's hold time moving on from ${shown}`,
       );
 
-      // A lost lease: worker-c holds two locks, worker-d waits on one; worker-c's session expires.
+      // A lost lease: worker-c holds two locks, worker-d waits on both; worker-c's session expires.
       const payments = await acquire(c, `${root}/payments`, { data: 'worker-c:303' });
       const refunds = await acquire(c, `${root}/refunds`, { data: 'worker-c:303' });
       const next = await queue(d, `${root}/payments`, 'worker-d:404');
+      const nextToo = await queue(d, `${root}/refunds`, 'worker-d:404');
       await terminal.until(
-        (screen) => /waits 1 +exclusive +0x\w+ +worker-d:404/.test(screen),
-        'worker-d waiting behind worker-c',
+        (screen) => screen.match(/waits 1 +exclusive +0x\w+ +worker-d:404/g)?.length === 2,
+        'worker-d waiting behind worker-c twice',
       );
       const expired = session(c);
       await expireSession(c);
@@ -98,6 +99,7 @@ describe.skipIf(!tmux.available)(
       await terminal.until((screen) => screen.includes('[exited 0]'), 'zkrx exiting 0');
       await second.release();
       await (await next.lease).release();
+      await (await nextToo.lease).release();
     });
 
     it('release --force shows the holder and asks; "y" deletes its node, and the holder learns it', async () => {
