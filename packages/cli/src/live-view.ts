@@ -110,7 +110,7 @@ export function liveView(
         ? 'reading…'
         : locks.length === 0
           ? `${nothingFound(command, root)} Waiting for changes.`
-          : `${locks.length} ${command === 'locks' ? 'lock' : 'election'}${locks.length === 1 ? '' : 's'} · ${holding} holding · ${waiting} waiting`;
+          : `${locks.length} ${command === 'locks' ? 'lock' : 'election'}${locks.length === 1 ? '' : 's'} · ${holding} ${command === 'locks' ? 'holding' : 'leading'} · ${waiting} waiting`;
     const recent = state.events
       .slice(-RECENT_LINES)
       .reverse()
