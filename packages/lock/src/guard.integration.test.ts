@@ -195,6 +195,27 @@ describe('lease.guard', () => {
     });
   }
 
+  it('in flight when the connection drops, the lease living on: rejects the ConnectionLoss (it may have landed)', async () => {
+    const { client, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
+    const other = await connectedClient();
+    const root = await scratch(other);
+    const lease = await acquire(client, lockPath(), { onSuspended: 'continue' });
+    // The transaction reaches the server and is applied; its reply never comes back.
+    proxy.holdReplies();
+    const outcome = settled(lease.guard([op.create(`${root}/applied`, 'x')]));
+    await vi.waitUntil(async () => (await dataOf(other, `${root}/applied`)) === 'x');
+    proxy.cut();
+    proxy.holdReplies(false);
+    const { error } = await outcome;
+    // Back on the same session, the lease held: not a loss, and not known either way.
+    expect(LockLostError.isInstance(error)).toBe(false);
+    expect(isZkError(error, 'ConnectionLoss')).toBe(true);
+    expect(client.state).toBe('reconnected');
+    await vi.waitUntil(() => lease.state === 'held');
+    await lease.release();
+    await removeScratch(other, root);
+  });
+
   it('writes nothing after an operator deleted its node, before the client heard of it', async () => {
     const { client, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
     const operator = await connectedClient();

@@ -15,7 +15,9 @@
  *   `check` that passes found OUR node, not a later holder's.
  * So the check passes at zxid Z only if we hold at Z, and the writes are applied at that Z. What
  * the client knows or believes plays no part: a client that has not heard of its expiry (a paused
- * process, a partition) may send the transaction, and ZooKeeper refuses it.
+ * process, a partition) may send the transaction, and it does not land — the server closed the
+ * session's connections when it ended it, and refuses its requests; a node deleted by someone
+ * else fails the check.
  */
 import {
   isConnectedState,
