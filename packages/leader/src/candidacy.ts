@@ -3,8 +3,16 @@
  * `elect` and `leadership`, and what the adapters build on — a term signal, runs kept in view,
  * and a graceful close that never lets two leaders work at once.
  */
-import { isZkError, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import {
+  isZkError,
+  type TransactionOp,
+  type TransactionResult,
+  type ZkClient,
+  ZkError,
+  ZkErrorCode,
+} from '@zkrx/core';
 import { type Lease, LeaseReleasedError, LockLostError } from '@zkrx/lock';
+import { validateGuardOps } from '@zkrx/lock/recipe';
 import { BehaviorSubject, distinctUntilChanged, Observable, type Subscription } from 'rxjs';
 import { type CandidateOptions, latch, resolveCandidate } from './options';
 
@@ -42,6 +50,21 @@ export interface Election {
    * ```
    */
   runIfLeader<T>(work: (signal: AbortSignal) => T): T | undefined;
+  /**
+   * A leader-only write: applies `ops` in one ZooKeeper transaction behind a `check` of the
+   * current term's node, so they land only while this candidate leads — even if it has not heard
+   * yet that it lost. Rejects at once, writing nothing, while not leading (with the reason
+   * `signal` carries: the LockLostError of the loss, LeaseReleasedError once `close()` began,
+   * ZkError `Aborted` before the first term), and otherwise as a lock lease's `guard` does
+   * (LockLostError, the failing op's ZkError, `BadArguments`). It guards whichever term is current
+   * when called: work that must not outlive its own term checks that term's signal.
+   *
+   * ## Example
+   * ```ts
+   * await election.guard([op.set('/config/scheduler', JSON.stringify(plan))]);
+   * ```
+   */
+  guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]>;
   /**
    * Leaves the election gracefully: stops leading at once (`isLeader` false, `signal` aborts),
    * waits for the tracked runs to settle, then removes the candidate's node — the next
@@ -151,6 +174,18 @@ class Candidacy implements Election {
     const result = work(this.signal);
     if (isThenable(result)) this.track(result);
     return result;
+  }
+
+  guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]> {
+    const lease = this.state.value ? this.lease : undefined;
+    if (lease) return lease.guard(ops);
+    try {
+      validateGuardOps(ops, [], `guard of election ${this.path}`);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // Not leading: known without a round trip (the term ended, or none began).
+    return Promise.reject(this.term.signal.reason);
   }
 
   close(): Promise<void> {

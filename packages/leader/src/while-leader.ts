@@ -2,7 +2,14 @@
  * `whileLeader`: work that runs only while this candidate leads (Curator LeaderSelector layout),
  * unsubscribed the moment leadership ends, and queued again when it completes.
  */
-import { isZkError, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import {
+  isZkError,
+  type TransactionOp,
+  type TransactionResult,
+  type ZkClient,
+  ZkError,
+  ZkErrorCode,
+} from '@zkrx/core';
 import { LockLostError } from '@zkrx/lock';
 import {
   catchError,
@@ -28,6 +35,14 @@ export interface LeaderTerm {
   readonly node: string;
   /** Aborts when the term ends, with the LockLostError of the loss or LeaseReleasedError. */
   readonly signal: AbortSignal;
+  /**
+   * A write of this term only: applies `ops` in one ZooKeeper transaction behind a `check` of
+   * the term's node, so they land only while this term lasts — even if the leader has not heard
+   * yet that it ended. Rejects with LockLostError once the term is lost (nothing written),
+   * LeaseReleasedError once it ended otherwise, the failing op's ZkError, or `BadArguments`; see
+   * `Lease.guard` in @zkrx/lock.
+   */
+  guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]>;
 }
 
 export interface WhileLeaderOptions extends CandidateOptions {
@@ -69,7 +84,13 @@ export function whileLeader<T>(
       client,
       path,
       { data: candidate.id, onSuspended: candidate.onSuspended, reentrant: false },
-      (lease) => work({ fencingToken: lease.fencingToken, node: lease.node, signal: lease.signal }),
+      (lease) =>
+        work({
+          fencingToken: lease.fencingToken,
+          node: lease.node,
+          signal: lease.signal,
+          guard: (ops) => lease.guard(ops),
+        }),
     );
     const terms = options?.requeue === false ? term : term.pipe(repeat());
     return terms.pipe(

@@ -16,6 +16,10 @@ const lostIdentity = errorIdentity('@zkrx/lock.LockLostError');
  * - `session-expired`: the session ended, its lock node with it; another client may hold it.
  * - `suspended`: the connection was lost and the policy is to stop at once (ownership uncertain).
  * - `node-deleted`: the lock node was deleted by someone else.
+ *
+ * From a guarded write (`lease.guard`), it means nothing was written — unless `cause` is a ZkError
+ * `ConnectionLoss`/`OperationTimeout`: the transaction was in flight when the connection dropped,
+ * and ZooKeeper may have applied it (then while the lock was still held, never after).
  */
 export class LockLostError extends Error {
   override readonly name = 'LockLostError';
@@ -23,8 +27,12 @@ export class LockLostError extends Error {
   constructor(
     readonly path: string,
     readonly reason: LockLostReason,
+    options?: { cause?: unknown },
   ) {
-    super(`Lock ${path} lost: ${reason}`);
+    super(
+      `Lock ${path} lost: ${reason}${options?.cause === undefined ? '' : ` (${(options.cause as Error).message ?? String(options.cause)})`}`,
+      options,
+    );
     lostIdentity.mark(this);
   }
 

@@ -3,9 +3,10 @@
  * fencing token, an AbortSignal, and a release that leaves no node behind on any path.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ZkClient } from '@zkrx/core';
+import type { TransactionOp, TransactionResult, ZkClient } from '@zkrx/core';
 import { BehaviorSubject, filter, map, type Observable, type Subscription, take } from 'rxjs';
 import { LeaseReleasedError, LockLostError, type LockLostReason, LockRevokedError } from './errors';
+import { guardedWrite } from './guard';
 import type { QueueHold } from './lock-queue';
 import { removeOwnNode } from './lock-queue';
 
@@ -61,6 +62,30 @@ export interface Lease {
   release(): Promise<void>;
   /** Runs `fn` in an async context holding this lease: re-acquiring the lock inside re-enters it. */
   run<T>(fn: () => T): T;
+  /**
+   * A guarded write: applies `ops` in one ZooKeeper transaction behind a `check` of this lease's
+   * node, so they land only if the lock is still held when ZooKeeper applies them — even if this
+   * client has not heard yet that it lost it. Resolves the ops' results.
+   *
+   * Rejects with LockLostError when the lock was lost (nothing written; at once, without a round
+   * trip, when the lease knows already), LeaseReleasedError after `release()`, the ZkError of the
+   * failing op (`code`, `opIndex` in `ops`; nothing written), or ZkError `BadArguments` for bad
+   * ops (not an array, not `op.*` results, a `set`/`delete` of the lease's own node). While
+   * `suspended` it waits for the connection (or the loss) before sending. A LockLostError whose
+   * `cause` is a ZkError `ConnectionLoss` means the transaction was in flight when the connection
+   * dropped: it may have been applied — while the lock was held, never after.
+   *
+   * ## Example
+   * ```ts
+   * const [written] = await lease.guard([op.set('/orders/42/state', 'shipped')]);
+   * console.log(written.type);
+   * // Output: set
+   * ```
+   *
+   * @param ops The writes (`op.create`, `op.set`, `op.delete`, `op.check` from @zkrx/core).
+   * @return One result per op, as `client.promises.multi` gives them.
+   */
+  guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -301,6 +326,27 @@ export class LeaseCore {
   }
 }
 
+/** The leases made here (a multi-lock guards its leases' holds in one transaction). */
+const handles = new WeakMap<Lease, LeaseHandle>();
+
+/**
+ * A guarded write over several leases of one client (a multi-lock): one transaction with a check
+ * of every lease's node, then `ops`. See {@link Lease.guard}.
+ */
+export function guardLeases(
+  leases: readonly Lease[],
+  ops: readonly TransactionOp[],
+  what: string,
+): Promise<TransactionResult[]> {
+  const found = leases.map((lease) => handles.get(lease) as LeaseHandle);
+  return guardedWrite(
+    found.map((handle) => handle.core),
+    ops,
+    what,
+    found.some((handle) => handle.state === 'released'),
+  );
+}
+
 /** One lease on a LeaseCore (re-entrant acquisitions each get their own). */
 class LeaseHandle implements Lease {
   private released = false;
@@ -311,7 +357,8 @@ class LeaseHandle implements Lease {
   readonly lost$: Observable<LockLostError>;
   readonly revoked$: Observable<LockRevokedError>;
 
-  constructor(private readonly core: LeaseCore) {
+  constructor(readonly core: LeaseCore) {
+    handles.set(this, this);
     this.own = new BehaviorSubject<LeaseState>(core.state$.value);
     this.revoked$ = core.revoked$.pipe(
       filter((revoked): revoked is LockRevokedError => revoked !== undefined),
@@ -373,6 +420,12 @@ class LeaseHandle implements Lease {
 
   run<T>(fn: () => T): T {
     return runHolding(this.core, fn);
+  }
+
+  guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]> {
+    // Released while held: over, though its hold may live on for a re-entrant sibling. (Released
+    // after a loss, it stays `lost`: the guard says why.)
+    return guardedWrite([this.core], ops, `guard of ${this.core.path}`, this.state === 'released');
   }
 
   [Symbol.asyncDispose](): Promise<void> {

@@ -2,11 +2,17 @@
  * All-or-nothing locking of several paths: acquired one by one in a canonical order (so two
  * multi-locks over the same paths never deadlock), what was taken is released on failure.
  */
-import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import {
+  type TransactionOp,
+  type TransactionResult,
+  type ZkClient,
+  ZkError,
+  ZkErrorCode,
+} from '@zkrx/core';
 import { merge, Observable, type Subscription, take } from 'rxjs';
 import type { LockLostError, LockRevokedError } from './errors';
 import { LockTimeoutError } from './errors';
-import type { Lease } from './lease';
+import { guardLeases, type Lease } from './lease';
 import { type LockOptions, validateLockPath } from './lock-recipe';
 import { acquire } from './mutex';
 
@@ -25,6 +31,13 @@ export interface MultiLease {
   readonly revoked$: Observable<LockRevokedError>;
   /** Aborts when any lease ends. */
   readonly signal: AbortSignal;
+  /**
+   * A guarded write under every lock at once: one transaction with a `check` of each lease's
+   * node, then `ops`, so they land only if all the locks are held when ZooKeeper applies them.
+   * Rejects with the LockLostError of the first lease found lost; otherwise as
+   * {@link Lease.guard}.
+   */
+  guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]>;
   /** Releases every lease. */
   release(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -63,6 +76,7 @@ function makeMultiLease(paths: string[], leases: Lease[]): MultiLease {
     lost$,
     revoked$,
     signal,
+    guard: (ops) => guardLeases(leases, ops, `guard of ${paths.join(', ')}`),
     release,
     [Symbol.asyncDispose]: release,
   };

@@ -5,6 +5,7 @@
  * (@zkrx/lock, @zkrx/rwlock, @zkrx/leader) are the stable surface.
  */
 
+export { validateGuardOps } from './guard';
 export type { LeaseCore } from './lease';
 export type { Decide, JoinOptions, QueueDecision, QueueHold } from './lock-queue';
 export { joinQueue, removeOwnNode } from './lock-queue';
