@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
 const globalSetup = fileURLToPath(
   new URL('./packages/testing/src/vitest-global-setup.ts', import.meta.url),
 );
+/** Patient `vi.waitUntil` defaults for every test file (see the file). */
+const setupFiles = [fileURLToPath(new URL('./vitest.setup.ts', import.meta.url))];
 
 /**
  * Resolve `@zkrx/*` to their `src/` so tests never need a build. Vitest also hands these to
@@ -28,6 +30,7 @@ export function defineZkrxVitest(root: string, options: ZkrxVitestOptions = {}) 
     ssr: { resolve: { conditions, externalConditions: ['@zkrx/source'] } },
     test: {
       root,
+      setupFiles,
       reporters: process.env.CI ? ['default'] : ['default'],
       projects: [
         {
