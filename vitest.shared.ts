@@ -31,6 +31,8 @@ export function defineZkrxVitest(root: string, options: ZkrxVitestOptions = {}) 
     test: {
       root,
       setupFiles,
+      // expect.poll's default cap (1 s) fails a merely late condition on two busy cores.
+      expect: { poll: { timeout: 15_000 } },
       reporters: process.env.CI ? ['default'] : ['default'],
       projects: [
         {

@@ -230,7 +230,7 @@ describe('read-write lock', () => {
       return lease;
     });
     await vi.waitUntil(async () => (await childrenOf(a!, path)).length === 3);
-    const read = await write.run(() => acquireRead(a!, path, { timeoutMs: 1_000 }));
+    const read = await write.run(() => acquireRead(a!, path, { timeoutMs: 20_000 }));
     expect(read.node).not.toBe(write.node);
     await write.release();
     // The downgraded read still holds: the queued writer (and the reader behind it) wait.
