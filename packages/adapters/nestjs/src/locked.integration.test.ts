@@ -126,10 +126,11 @@ function ledgerService(path: string, log: IntervalLog) {
 function catalogService(path: string, log: IntervalLog) {
   @Injectable()
   class Catalog {
+    /** Reads for `ms` (or until `wake` resolves). */
     @Locked(path, { lock: 'read' })
-    async read(who: string, ms: number): Promise<void> {
+    async read(who: string, ms: number, wake?: Promise<unknown>): Promise<void> {
       const record = log.enter(who);
-      await sleep(ms);
+      await (wake ?? sleep(ms));
       log.exit(record);
     }
 
@@ -271,11 +272,19 @@ describe('@Locked', () => {
     const log = new IntervalLog(2);
     const Catalog = catalogService(path, log);
     const [a, b] = await startApps(2, { providers: [Catalog] });
-    await Promise.all([
-      a!.get(Catalog).read('a', 150),
-      b!.get(Catalog).read('b', 150),
-      sleep(50).then(() => a!.get(Catalog).write('a', 20)),
-    ]);
+    // Both readers in at once, then a writer queued behind them, then the readers finish.
+    const wake = deferred();
+    const reads = [
+      a!.get(Catalog).read('a', 0, wake.promise),
+      b!.get(Catalog).read('b', 0, wake.promise),
+    ];
+    await vi.waitUntil(() => log.holds.length === 2);
+    expect(log.maxInside).toBe(2);
+    const writing = a!.get(Catalog).write('a', 20);
+    await vi.waitUntil(async () => (await childrenOf(clientOf(a!), path)).length === 3);
+    expect(log.holds).toHaveLength(2);
+    wake.resolve();
+    await Promise.all([...reads, writing]);
     expect(log.maxInside).toBe(2);
     const write = log.holds.find((hold) => hold.who === 'a (write)')!;
     for (const hold of log.holds.filter((other) => other !== write)) {
@@ -317,7 +326,8 @@ describe('@Locked', () => {
 
   it('rejects at once on loss even when the method ignores its signal', async () => {
     const path = lockPath();
-    const Ledger = ledgerService(path, new IntervalLog(1));
+    const log = new IntervalLog(1);
+    const Ledger = ledgerService(path, log);
     const app = await startApp({ providers: [Ledger] });
     // The method sleeps until the test wakes it, after the call has settled.
     const wake = deferred();
