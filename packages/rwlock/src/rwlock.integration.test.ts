@@ -70,6 +70,17 @@ describe('read-write lock', () => {
         await lease.release();
       }
     };
+    // Readers share: two hold together before anyone writes (the mix below need not show it —
+    // how often readers meet there is the machine's pace).
+    const together = await Promise.all([
+      acquireRead(readers[0]!, path),
+      acquireRead(readers[1]!, path),
+    ]);
+    log.enter('read', 'r0');
+    log.enter('read', 'r1');
+    log.exit('read');
+    log.exit('read');
+    for (const lease of together) await lease.release();
     await Promise.all([
       ...readers.map((client, index) => loop(client, 'read', `r${index}`, 30)),
       ...writers.map((client, index) => loop(client, 'write', `w${index}`, 25)),
