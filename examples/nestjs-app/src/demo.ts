@@ -210,6 +210,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     const reportsAfter = count(journal.of('report').slice(beforeClose), names);
 
     const reportOverlaps = journal.overlaps('report');
+    // Which runs overlapped, so a failure tells a hand-over gap from anything else.
+    const at = (ms: number) =>
+      Number.isNaN(ms) ? 'still running' : `${((ms - started) / 1000).toFixed(3)}s`;
+    for (const [run, other] of journal.overlapping('report')) {
+      line(
+        'demo',
+        `OVERLAP: ${run.instance} ran ${at(run.start)}–${at(run.end)}, ${other.instance} ${at(other.start)}–${at(other.end)}`,
+      );
+    }
     const ok =
       reportsBefore[leader.name]! > 0 &&
       reportsBefore[other.name] === 0 &&
