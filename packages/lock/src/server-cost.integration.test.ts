@@ -25,14 +25,16 @@ describe('what an uncontended lock costs the server', () => {
     await untilEmpty(observer!, path);
     const perRound: number[] = [];
     for (let round = 0; round < 3; round++) {
-      const before = await requestsMade(connectString, client!.sessionId);
+      const before = await requestsMade(connectString, client!.sessionId as string);
       for (let i = 0; i < 20; i++) {
         const lease = await acquire(client!, path);
         expect(lease.isHeld).toBe(true);
         await lease.release();
       }
       await untilEmpty(observer!, path);
-      perRound.push(((await requestsMade(connectString, client!.sessionId)) - before) / 20);
+      perRound.push(
+        ((await requestsMade(connectString, client!.sessionId as string)) - before) / 20,
+      );
     }
     // The create (with the listing pipelined behind it: one round trip), the watch on our own
     // node (how a deleted node is noticed), the delete: four requests, whose replies and that
