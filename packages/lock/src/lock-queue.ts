@@ -153,9 +153,14 @@ export async function joinQueue(options: JoinOptions): Promise<QueueHold | null>
     options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : started + options.timeoutMs;
   if (options.signal?.aborted) throw abortReason(options.signal);
   const witness = new ConnectionWitness(options.client);
+  // Marks of the lock paths this acquisition made (see `removeUnusedContainer`): kept across
+  // attempts, since a later attempt may give up before any node of ours went in.
+  const pathsMade: string[] = [];
+  let held = false;
   try {
     for (;;) {
-      const outcome = await new QueueAttempt(options, started, deadline, witness).run();
+      const outcome = await new QueueAttempt(options, started, deadline, witness, pathsMade).run();
+      held = outcome !== RESTART && outcome !== null;
       if (outcome !== RESTART) return outcome;
       if (options.onSessionLoss === 'fail') {
         throw new ZkError(
@@ -167,6 +172,9 @@ export async function joinQueue(options: JoinOptions): Promise<QueueHold | null>
     }
   } finally {
     witness.stop();
+    if (!held) {
+      for (const mark of pathsMade) void removeUnusedContainer(options.client, options.path, mark);
+    }
   }
 }
 
@@ -346,8 +354,6 @@ class QueueAttempt {
   /** `witness.disconnections` when the server first showed our node, once it has. */
   private nodeSeenAt: number | undefined;
   private nodeGone = false;
-  /** The mark of the lock path, if this acquisition made it (see `removeUnusedContainer`). */
-  private madePath: string | undefined;
   private onNodeGone: (() => void) | undefined;
 
   constructor(
@@ -355,6 +361,8 @@ class QueueAttempt {
     private readonly started: number,
     private readonly deadline: number,
     private readonly witness: ConnectionWitness,
+    /** Where `makePath` leaves the mark of each lock path it made, or may have made. */
+    private readonly pathsMade: string[],
   ) {
     this.client = options.client;
   }
@@ -568,21 +576,15 @@ class QueueAttempt {
   private async makePath(): Promise<void> {
     const { client, path } = this.options;
     const mark = randomUUID();
-    const making = client.promises.create(path, mark, {
-      mode: 'container',
-      parents: 'container',
-    });
-    const removeIfUnused = () => removeUnusedContainer(client, path, mark);
+    // Left before the create is sent: whatever happens to it, the acquisition's end looks.
+    this.pathsMade.push(mark);
     try {
-      await this.bounded(making, () =>
-        // Given up while the create was out: whatever it made is unused.
-        client.track(making.then(removeIfUnused, removeIfUnused)),
+      await this.bounded(
+        client.promises.create(path, mark, { mode: 'container', parents: 'container' }),
       );
-      this.madePath = mark;
     } catch (error) {
-      // The create may have been applied: the mark tells, if we give up.
-      if (isZkError(error, ...lostConnection)) this.madePath = mark;
-      else if (!isZkError(error, ZkErrorCode.NodeExists, ZkErrorCode.NoNode)) throw error;
+      if (!isZkError(error, ZkErrorCode.NodeExists, ZkErrorCode.NoNode, ...lostConnection))
+        throw error;
     }
   }
 
@@ -728,8 +730,6 @@ class QueueAttempt {
     const node = this.node;
     this.node = undefined;
     if (node) void removeOwnNode(this.client, node.path, node.stat.ephemeralOwner);
-    else if (this.madePath !== undefined)
-      void removeUnusedContainer(this.client, this.options.path, this.madePath);
   }
 
   /** Waits until `node` is gone, bounded by the deadline, the signal and our session's life. */

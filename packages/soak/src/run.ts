@@ -751,7 +751,21 @@ async function leftoversUnder(
       }
     };
     await walk(root);
-    if (found.length === 0 || mono() >= deadline) return found;
+    if (found.length === 0) return found;
+    if (mono() >= deadline) return Promise.all(found.map((path) => describeZnode(client, path)));
     await sleep(pollMs);
   }
+}
+
+/**
+ * A znode left behind, with what tells why: a container the reaper would keep has `cversion` 0
+ * (never had a child); a lock path made by zkrx carries the making acquisition's mark as data.
+ */
+async function describeZnode(client: ZkClient, path: string): Promise<string> {
+  const found = await client.promises.get(path).catch(() => undefined);
+  if (!found) return path;
+  const { stat, data } = found;
+  const text =
+    data.length > 0 ? `, data ${JSON.stringify(data.toString('utf8').slice(0, 80))}` : '';
+  return `${path} (cversion ${stat.cversion}, children ${stat.numChildren}, owner ${stat.ephemeralOwner}, czxid ${stat.czxid}${text})`;
 }
