@@ -127,9 +127,11 @@ export function lockAttributes(labels: LockLabels): Attributes {
   };
 }
 
-/** A bounded name for an error: a ZkError's code, else the error's class name. */
+/** A bounded name for an error: its `code` (ZkError's, `LockLost`, ...), else its name. */
 export function errorType(error: unknown): string {
   if (isZkError(error)) return error.code;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code;
   if (error instanceof Error) return error.name;
   return typeof error;
 }

@@ -18,3 +18,4 @@ export {
   untilWatching,
   watchersOf,
 } from './reaping';
+export { type Point, recordTelemetry, type TelemetryRecorder } from './telemetry';
