@@ -257,6 +257,42 @@ export function removeOwnNode(client: ZkClient, node: string, sessionId: string)
   return work;
 }
 
+/**
+ * Removes the lock path `path` if it is still the container this acquisition made (`czxid`) and
+ * no node ever went into it: the acquisition gave up before its node went in. ZooKeeper's reaper
+ * removes only containers whose child count once moved (`cversion` > 0), so such a container
+ * would stay for good — one znode per path given up on that way.
+ *
+ * Safe because it does only what the reaper does at any moment: it deletes an empty container,
+ * and every recipe already copes with its lock path vanishing (a create that meets NoNode makes
+ * the path again; `container-reaped.integration.test.ts`). The czxid names the very znode we
+ * made (a path deleted and made again by someone else has another), `cversion` 0 says no node
+ * was ever in it, and the delete fails with NotEmpty if one went in since.
+ * Retried across disconnections until done or the client closes; tracked, so `close()` waits.
+ */
+export function removeUnusedContainer(
+  client: ZkClient,
+  path: string,
+  czxid: number,
+): Promise<void> {
+  const work = (async () => {
+    for (;;) {
+      if (client.isClosed) return;
+      try {
+        await client.connected();
+        const stat = await client.promises.exists(path);
+        if (!stat || stat.czxid !== czxid || stat.cversion > 0 || stat.numChildren > 0) return;
+        await client.promises.delete(path, stat.version);
+        return;
+      } catch (error) {
+        if (client.isClosed || !isZkError(error) || !error.isRetryable) return;
+      }
+    }
+  })();
+  client.track(work);
+  return work;
+}
+
 /** Deletes a node; a node already gone (or a closed client, whose session took it) is fine. */
 export async function deleteQuietly(client: ZkClient, node: string): Promise<void> {
   try {
@@ -310,6 +346,8 @@ class QueueAttempt {
   /** `witness.disconnections` when the server first showed our node, once it has. */
   private nodeSeenAt: number | undefined;
   private nodeGone = false;
+  /** The czxid of the lock path, if this acquisition made it (see `removeUnusedContainer`). */
+  private madePath: number | undefined;
   private onNodeGone: (() => void) | undefined;
 
   constructor(
@@ -525,10 +563,22 @@ class QueueAttempt {
 
   /** Makes the lock path (containers); a parent reaped meanwhile is left to the next create. */
   private async makePath(): Promise<void> {
+    const { client, path } = this.options;
+    const making = client.promises.create(path, undefined, {
+      mode: 'container',
+      parents: 'container',
+    });
     try {
-      await this.bounded(this.client.promises.mkdirp(this.options.path, { mode: 'container' }));
+      const made = await this.bounded(making, () =>
+        // Given up while the create was out: if it made the path, that path is unused.
+        client.track(
+          making.then((node) => removeUnusedContainer(client, path, node.stat.czxid), ignore),
+        ),
+      );
+      this.madePath = made.stat.czxid;
     } catch (error) {
-      if (!isZkError(error, ZkErrorCode.NoNode, ...lostConnection)) throw error;
+      if (!isZkError(error, ZkErrorCode.NodeExists, ZkErrorCode.NoNode, ...lostConnection))
+        throw error;
     }
   }
 
@@ -674,6 +724,8 @@ class QueueAttempt {
     const node = this.node;
     this.node = undefined;
     if (node) void removeOwnNode(this.client, node.path, node.stat.ephemeralOwner);
+    else if (this.madePath !== undefined)
+      void removeUnusedContainer(this.client, this.options.path, this.madePath);
   }
 
   /** Waits until `node` is gone, bounded by the deadline, the signal and our session's life. */

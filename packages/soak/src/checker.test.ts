@@ -179,6 +179,24 @@ describe('check: admission against ZooKeeper', () => {
     expect(kinds(run(specs, [hold(0, node('9'), 2, 11, 19)]))).toEqual(['unknown-node']);
     expect(kinds(run(specs, [hold(0, node('0'), 7, 11, 19)]))).toEqual(['token-mismatch']);
   });
+
+  it('finds a node by its token alone, and fails a node created after the belief', () => {
+    const specs = [
+      txn.create(2, 10, 'a0', node('0')),
+      txn.create(3, 11, 'a1', node('1')),
+      txn.delete(4, 20, 'a0', node('0')),
+      txn.delete(5, 30, 'a1', node('1')),
+    ];
+    // By token: node 1 (czxid 3), believed after node 0 went.
+    expect(run(specs, [hold(1, node('1'), 3, 21, 29, { node: undefined })]).violations).toEqual([]);
+    // By token, while node 0 was still there: the admission fails as with a named node.
+    expect(kinds(run(specs, [hold(1, node('1'), 3, 15, 29, { node: undefined })]))).toEqual([
+      'admission',
+    ]);
+    // Node 1 named for a belief that began before ZooKeeper created it: the node is misnamed,
+    // and admission is not judged on it.
+    expect(kinds(run(specs, [hold(1, node('1'), 3, 5, 29)]))).toEqual(['node-after-belief']);
+  });
 });
 
 describe('check: losses', () => {

@@ -94,6 +94,7 @@ export type ViolationKind =
   | 'stale-belief'
   | 'late-loss'
   | 'unknown-node'
+  | 'node-after-belief'
   | 'token-mismatch'
   | 'token-order'
   | 'register'
@@ -244,6 +245,16 @@ export function check(input: CheckInput): CheckReport {
       violate(
         'unknown-node',
         `${hold.holdId} (worker ${hold.worker}) held ${hold.node ?? `a node of session ${hold.sessionId}`} on ${hold.resource}, which ZooKeeper never had`,
+        [hold.holdId],
+      );
+      continue;
+    }
+    // A belief cannot predate its node: the worker named the wrong node (a harness fault, not
+    // the lock's), and judging admission on it would blame the lock for siblings it never had.
+    if (low(life.created) > hold.acquiredAt + hold.uncertainty + 1) {
+      violate(
+        'node-after-belief',
+        `${hold.holdId} (worker ${hold.worker}) believed it held ${life.name} on ${life.parent} ${Math.round(low(life.created) - hold.acquiredAt)} ms before ZooKeeper created it`,
         [hold.holdId],
       );
       continue;
@@ -477,6 +488,10 @@ function findLife(
   if (hold.node) {
     const lives = truth.byPath.get(hold.node);
     return lives?.[lives.length - 1];
+  }
+  // A token is its node's czxid: unique in the whole log.
+  if (hold.token !== undefined) {
+    return (truth.childrenOf.get(hold.resource) ?? []).find((life) => life.czxid === hold.token);
   }
   if (!hold.sessionId) return undefined;
   const candidates = (truth.childrenOf.get(hold.resource) ?? []).filter(

@@ -5,9 +5,9 @@
  */
 import { createClient, type ZkClient } from '@zkrx/core';
 import { type Peer, startPeer } from '@zkrx/interop';
-import { elect, whileLeader } from '@zkrx/leader';
+import { elect, type LeaderTerm, whileLeader } from '@zkrx/leader';
 import { acquire, acquireAll, acquireSemaphore, LockLostError } from '@zkrx/lock';
-import { protectedName, sortChildren } from '@zkrx/lock/recipe';
+import { protectedName } from '@zkrx/lock/recipe';
 import { acquireRead, acquireWrite } from '@zkrx/rwlock';
 import { Observable, type Subscription } from 'rxjs';
 import { mono } from './clock';
@@ -181,8 +181,8 @@ interface Held {
   /** Aborts when this hold ends (lost or released). */
   readonly signal: AbortSignal;
   /**
-   * When `signal` aborted, if it did before the hold was recorded (a leader's term lost while
-   * it looked its node up): the hold ended then, not when recorded.
+   * When `signal` aborted, if it did before the hold was recorded: the hold ended then, not
+   * when recorded.
    */
   readonly abortedAt?: () => number | undefined;
 }
@@ -207,7 +207,7 @@ interface Acquisition {
   readonly holds: readonly Held[];
   /** Register writes are made (fenced resources); false for leases. */
   readonly fenced: boolean;
-  /** When the hold began, if before it is recorded (a leader looks its node up first). */
+  /** When the hold began, if before it is recorded (a leader's term, as it began). */
   readonly acquiredAt?: number;
   release(): Promise<void>;
 }
@@ -489,36 +489,6 @@ async function zkrxWorker(client: ZkClient): Promise<void> {
   }
 }
 
-/**
- * The node and fencing token of a candidacy on `path`: a child whose data is the candidacy's own
- * id (each candidacy gets a fresh one) and whose owner is our session. elect and whileLeader
- * expose no token: leaders look it up once elected. A leader's node is the first child (one
- * read). Otherwise the newest of ours: a candidacy that stood again after a loss (same id) may
- * still have its old node, on its way out.
- */
-async function ownNode(
-  client: ZkClient,
-  path: string,
-  id: string,
-): Promise<{ node: string; token: number } | undefined> {
-  const session = client.sessionId;
-  const ours = async (name: string) => {
-    const node = `${path}/${name}`;
-    const found = await client.promises.get(node).catch(() => undefined);
-    return found && found.stat.ephemeralOwner === session && found.data.toString('utf8') === id
-      ? { node, token: found.stat.czxid }
-      : undefined;
-  };
-  const children = sortChildren(await client.promises.children(path));
-  const first = children[0] ? await ours(children[0].name) : undefined;
-  if (first) return first;
-  for (const child of children.slice(1).reverse()) {
-    const found = await ours(child.name);
-    if (found) return found;
-  }
-  return undefined;
-}
-
 /** Leader mode: an `elect` loop on the first path and a `whileLeader` on the second, at once. */
 async function leaderWorker(client: ZkClient): Promise<void> {
   const [electPath, selectorPath] = config!.resources as [string, string];
@@ -532,36 +502,33 @@ async function leaderWorker(client: ZkClient): Promise<void> {
   // loss. Unsubscribing the whole candidacy (idle, stop) is our own release.
   let selector: Subscription | undefined;
   let leaving = false;
-  const term = (id: string) =>
+  const term = (leader: LeaderTerm) =>
     new Observable<never>((subscriber) => {
-      // Subscribed: this candidate leads from now on.
+      // Subscribed: this candidate leads from now on, on the term's node.
       const attemptAt = mono();
       const ended = new AbortController();
       const abortedAt = abortClock(ended.signal);
       let finished: (() => void) | undefined;
       let done = false;
+      const acquisition: Acquisition = {
+        acquiredAt: attemptAt,
+        holds: [
+          {
+            resource: selectorPath,
+            kind: 'leader',
+            node: leader.node,
+            token: leader.fencingToken,
+            sessionId: client.sessionId,
+            signal: ended.signal,
+            abortedAt,
+          },
+        ],
+        fenced: true,
+        release: async () => {},
+      };
+      const { ids, endAll, anyLost } = track(acquisition, attemptAt);
+      finished = endAll;
       void (async () => {
-        const sessionId = client.sessionId;
-        const own = await ownNode(client, selectorPath, id).catch(() => undefined);
-        if (done && !ended.signal.aborted) return; // we left before it was recorded
-        const acquisition: Acquisition = {
-          acquiredAt: attemptAt,
-          holds: [
-            {
-              resource: selectorPath,
-              kind: 'leader',
-              node: own?.node,
-              token: own?.token,
-              sessionId,
-              signal: ended.signal,
-              abortedAt,
-            },
-          ],
-          fenced: own !== undefined,
-          release: async () => {},
-        };
-        const { ids, endAll, anyLost } = track(acquisition, attemptAt);
-        finished = endAll;
         try {
           await use(acquisition, ids, anyLost);
         } finally {
@@ -577,13 +544,19 @@ async function leaderWorker(client: ZkClient): Promise<void> {
         done = true;
         // Torn down before the work completed: our own leaving is a release, else a loss.
         if (leaving) finished?.();
-        else ended.abort(new Error('whileLeader unsubscribed the work'));
+        else {
+          ended.abort(
+            leader.signal.aborted
+              ? leader.signal.reason
+              : new Error('whileLeader unsubscribed the work'),
+          );
+        }
       };
     });
   const standSelector = () => {
     selector?.unsubscribe();
     leaving = false;
-    // One term a candidacy (a fresh id, so the term's node is known): stand again on completion.
+    // One term a candidacy (a fresh id each): stand again on completion.
     const options = { ...candidate(), requeue: false };
     let current: Subscription | undefined;
     let ended = false;
@@ -591,7 +564,7 @@ async function leaderWorker(client: ZkClient): Promise<void> {
       ended = true;
       if (current && selector === current) selector = undefined;
     };
-    current = whileLeader(client, selectorPath, () => term(options.id), options).subscribe({
+    current = whileLeader(client, selectorPath, term, options).subscribe({
       error: (error: unknown) => {
         send({ type: 'note', at: mono(), text: `whileLeader errored: ${describe(error)}` });
         clear();
@@ -615,32 +588,39 @@ async function leaderWorker(client: ZkClient): Promise<void> {
       const onAbort = () => void election.close();
       signal.addEventListener('abort', onAbort, { once: true });
       try {
-        const termSignal = await Promise.race([
-          election.whenLeader(),
-          new Promise<never>((_, reject) => {
+        // The term as it begins: leadership$ tells synchronously, while the election's token is
+        // still this term's (a later look-up could see the next term, or none).
+        const began = await new Promise<{ at: number; signal: AbortSignal; token?: number }>(
+          (resolve, reject) => {
             const fail = () => reject(signal.reason ?? new Error('aborted'));
-            if (signal.aborted) fail();
-            else signal.addEventListener('abort', fail, { once: true });
-          }),
-        ]);
-        const acquiredAt = mono();
+            if (signal.aborted) return fail();
+            signal.addEventListener('abort', fail, { once: true });
+            const watching = election.leadership$.subscribe({
+              next: (leading) => {
+                if (!leading) return;
+                resolve({ at: mono(), signal: election.signal, token: election.fencingToken });
+                queueMicrotask(() => watching.unsubscribe());
+              },
+              complete: () => reject(new Error(`election ${electPath} closed`)),
+            });
+          },
+        );
+        const termSignal = began.signal;
         const abortedAt = abortClock(termSignal);
-        const sessionId = client.sessionId;
-        const own = await ownNode(client, electPath, options.id).catch(() => undefined);
         return {
-          acquiredAt,
+          acquiredAt: began.at,
           holds: [
             {
               resource: electPath,
               kind: 'leader',
-              node: own?.node,
-              token: own?.token,
-              sessionId,
+              node: undefined,
+              token: began.token,
+              sessionId: client.sessionId,
               signal: termSignal,
               abortedAt,
             },
           ],
-          fenced: own !== undefined,
+          fenced: began.token !== undefined,
           release: () => election.close(),
         };
       } catch (error) {
