@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
 const globalSetup = fileURLToPath(
   new URL('./packages/testing/src/vitest-global-setup.ts', import.meta.url),
 );
+/** Patient `vi.waitUntil` defaults for every test file (see the file). */
+const setupFiles = [fileURLToPath(new URL('./vitest.setup.ts', import.meta.url))];
 
 /**
  * Resolve `@zkrx/*` to their `src/` so tests never need a build. Vitest also hands these to
@@ -28,6 +30,9 @@ export function defineZkrxVitest(root: string, options: ZkrxVitestOptions = {}) 
     ssr: { resolve: { conditions, externalConditions: ['@zkrx/source'] } },
     test: {
       root,
+      setupFiles,
+      // expect.poll's default cap (1 s) fails a merely late condition on two busy cores.
+      expect: { poll: { timeout: 15_000 } },
       reporters: process.env.CI ? ['default'] : ['default'],
       projects: [
         {

@@ -17,6 +17,11 @@ export interface DemoOptions {
   connect?: string;
   /** How long to watch the report job before and after the leader closes. */
   phaseMs?: number;
+  /**
+   * Report runs the leader must have made before a phase ends (default 1): a phase lasts
+   * `phaseMs` and then until then, so a slow machine shows as many runs as a fast one.
+   */
+  minReports?: number;
   /** Restock requests sent to each instance at once. */
   restocksPerInstance?: number;
   /** Where the demo's lines go (default: stdout). */
@@ -81,6 +86,7 @@ function count(entries: readonly JournalEntry[], names: readonly string[]) {
  */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   const phaseMs = options.phaseMs ?? Math.max(2_500, REPORT_EVERY_MS * 5);
+  const minReports = options.minReports ?? 1;
   const restocksPerInstance = options.restocksPerInstance ?? 3;
   const print = options.print ?? ((line: string) => console.log(line));
   const started = performance.now();
@@ -141,6 +147,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
 
     const names = instances.map((instance) => instance.name);
     await sleep(phaseMs);
+    const reportsOf = (who: Instance, from: number) =>
+      journal
+        .of('report')
+        .slice(from)
+        .filter((entry) => entry.instance === who.name).length;
+    await until(() => reportsOf(leader, 0) >= minReports, 30_000, `${minReports} report runs`);
     const reportsBefore = count(journal.of('report'), names);
     line(
       'demo',
@@ -190,9 +202,23 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     );
     await until(() => journal.of('report').length > beforeClose, 10_000, 'the job to move');
     await sleep(phaseMs);
+    await until(
+      () => reportsOf(other, beforeClose) >= minReports,
+      30_000,
+      `${minReports} report runs`,
+    );
     const reportsAfter = count(journal.of('report').slice(beforeClose), names);
 
     const reportOverlaps = journal.overlaps('report');
+    // Which runs overlapped, so a failure tells a hand-over gap from anything else.
+    const at = (ms: number) =>
+      Number.isNaN(ms) ? 'still running' : `${((ms - started) / 1000).toFixed(3)}s`;
+    for (const [run, other] of journal.overlapping('report')) {
+      line(
+        'demo',
+        `OVERLAP: ${run.instance} ran ${at(run.start)}–${at(run.end)}, ${other.instance} ${at(other.start)}–${at(other.end)}`,
+      );
+    }
     const ok =
       reportsBefore[leader.name]! > 0 &&
       reportsBefore[other.name] === 0 &&

@@ -42,16 +42,21 @@ export class Journal {
 
   /** Pairs of entries of one kind that overlapped in time. */
   overlaps(kind: JournalEntry['kind']): number {
+    return this.overlapping(kind).length;
+  }
+
+  /** The pairs of entries of one kind that overlapped in time (a run still going ends never). */
+  overlapping(kind: JournalEntry['kind']): [JournalEntry, JournalEntry][] {
     const runs = this.of(kind);
-    let count = 0;
+    const pairs: [JournalEntry, JournalEntry][] = [];
     for (const [index, run] of runs.entries()) {
       for (const other of runs.slice(index + 1)) {
         const runEnd = Number.isNaN(run.end) ? Number.POSITIVE_INFINITY : run.end;
         const otherEnd = Number.isNaN(other.end) ? Number.POSITIVE_INFINITY : other.end;
-        if (run.start < otherEnd && other.start < runEnd) count += 1;
+        if (run.start < otherEnd && other.start < runEnd) pairs.push([run, other]);
       }
     }
-    return count;
+    return pairs;
   }
 }
 

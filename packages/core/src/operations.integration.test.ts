@@ -168,7 +168,7 @@ describe('container and TTL nodes (a server with extendedTypesEnabled and a fast
     // A container with a child stays, and so does one that never had any.
     expect(await client.promises.exists(container.path)).not.toBeNull();
     await client.promises.delete(child.path);
-    await waitFor(async () => (await client.promises.exists(container.path)) === null, 5_000);
+    await waitFor(async () => (await client.promises.exists(container.path)) === null);
     expect(await client.promises.exists(never.path)).not.toBeNull();
   });
 
@@ -179,7 +179,7 @@ describe('container and TTL nodes (a server with extendedTypesEnabled and a fast
     expect(await listTree(client, root)).toEqual(['/a', '/a/b', '/a/b/leaf']);
     await client.promises.delete(leaf.path);
     // b goes once empty, then a once b is gone.
-    await waitFor(async () => (await client.promises.children(root)).length === 0, 5_000);
+    await waitFor(async () => (await client.promises.children(root)).length === 0);
   });
 
   it('creates TTL nodes (plain and sequential) that the server deletes once expired', async () => {
@@ -193,7 +193,7 @@ describe('container and TTL nodes (a server with extendedTypesEnabled and a fast
     const kept = await client.promises.create(`${root}/ttl-long`, 'z', { ttlMs: 60_000 });
     expect(plain.stat.dataLength).toBe(1);
     expect(sequential.path.slice(`${root}/ttl-`.length)).toMatch(SEQUENCE);
-    await waitFor(async () => (await client.promises.children(root)).length === 1, 5_000);
+    await waitFor(async () => (await client.promises.children(root)).length === 1);
     expect(await client.promises.children(root)).toEqual(['ttl-long']);
     expect(await client.promises.exists(kept.path)).not.toBeNull();
   });

@@ -286,7 +286,7 @@ describe.skipIf(!availability.kazoo.available)(
       const { zkrx, path } = suite;
       const kazoo = suite.peers[0] as Peer;
       const lease = await acquire(zkrx, path);
-      const hold = await kazoo.acquire('mutex', path, { extraLockPatterns: [], timeoutMs: 2_000 });
+      const hold = await kazoo.acquire('mutex', path, { extraLockPatterns: [], timeoutMs: 20_000 });
       expect(lease.isHeld).toBe(true);
       expect(await kazoo.isHeld(hold.id)).toBe(true);
       await kazoo.release(hold.id);
@@ -336,7 +336,7 @@ describe.skipIf(!availability.curator.available || !availability.kazoo.available
         await kazoo.release(kazooHold.id); // the 1-in-16 name that Curator would sort first
         kazooHold = await kazoo.acquire('mutex', path, { extraLockPatterns: ['-lock-'] });
       }
-      const curatorHold = await curator.acquire('mutex', path, { timeoutMs: 2_000 });
+      const curatorHold = await curator.acquire('mutex', path, { timeoutMs: 20_000 });
       expect(await kazoo.isHeld(kazooHold.id)).toBe(true);
       expect(await curator.isHeld(curatorHold.id)).toBe(true);
       // zkrx, ordering by sequence, agrees with kazoo: it is kept out by both.

@@ -228,9 +228,9 @@ function readWriteInteropSuite(
     const log = new ReadWriteLog();
 
     // zkrx first, the peer joins.
-    const zkrxFirst = await acquireRead(a, path, { timeoutMs: 2_000 });
+    const zkrxFirst = await acquireRead(a, path, { timeoutMs: 20_000 });
     const zkrxFirstRecord = log.enter('zkrx-a', 'read', zkrxFirst.node);
-    const peerRead = await peer.acquire('read', path, { timeoutMs: 2_000 });
+    const peerRead = await peer.acquire('read', path, { timeoutMs: 20_000 });
     const peerRecord = log.enter(`${kind}-a`, 'read', peerRead.node as string);
     // Each library's own account: both hold at this instant.
     expect(zkrxFirst.isHeld).toBe(true);
@@ -239,7 +239,7 @@ function readWriteInteropSuite(
     // The peer alone, zkrx joins.
     log.exit(zkrxFirstRecord);
     await zkrxFirst.release();
-    const zkrxSecond = await acquireRead(b, path, { timeoutMs: 2_000 });
+    const zkrxSecond = await acquireRead(b, path, { timeoutMs: 20_000 });
     const zkrxSecondRecord = log.enter('zkrx-b', 'read', zkrxSecond.node);
     const zkrxThird = await tryAcquireRead(c, path);
     expect(zkrxThird, 'a zkrx reader was refused beside readers').not.toBeNull();
@@ -402,7 +402,7 @@ function readWriteInteropSuite(
     );
 
     const read = await write.run(() =>
-      acquireRead(a, path, { timeoutMs: 1_000, data: 'zkrx-downgraded' }),
+      acquireRead(a, path, { timeoutMs: 20_000, data: 'zkrx-downgraded' }),
     );
     // The downgrade node is Curator 5.5's: `_c_<uuid>-__READ__<the writer's sequence>`.
     expect(baseName(read.node)).toMatch(new RegExp(`^_c_${UUID}-__READ__${writerKey}$`));

@@ -122,7 +122,7 @@ export async function untilChildren(
   client: ZkClient,
   path: string,
   count: number,
-  timeoutMs = 5_000,
+  timeoutMs = 15_000,
 ): Promise<string[]> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {

@@ -12,6 +12,7 @@
  * that parent, after our create. Nothing learnt outside such a listing decides a hold, but for
  * one shortcut, the trusted hand-off (see `QueueAttempt.mayTrust`).
  */
+import { randomUUID } from 'node:crypto';
 import {
   type Created,
   isConnectedState,
@@ -258,30 +259,29 @@ export function removeOwnNode(client: ZkClient, node: string, sessionId: string)
 }
 
 /**
- * Removes the lock path `path` if it is still the container this acquisition made (`czxid`) and
- * no node ever went into it: the acquisition gave up before its node went in. ZooKeeper's reaper
- * removes only containers whose child count once moved (`cversion` > 0), so such a container
- * would stay for good — one znode per path given up on that way.
+ * Removes the lock path `path` if it is still the container this acquisition made (its data is
+ * `mark`, a UUID made for that one create) and no node ever went into it: the acquisition gave up
+ * before its node went in. ZooKeeper's reaper removes only containers whose child count once
+ * moved (`cversion` > 0), so such a container would stay for good — one znode per path given up
+ * on that way. The mark also recognises a path whose create's reply was lost.
  *
  * Safe because it does only what the reaper does at any moment: it deletes an empty container,
  * and every recipe already copes with its lock path vanishing (a create that meets NoNode makes
- * the path again; `container-reaped.integration.test.ts`). The czxid names the very znode we
- * made (a path deleted and made again by someone else has another), `cversion` 0 says no node
- * was ever in it, and the delete fails with NotEmpty if one went in since.
+ * the path again; `container-reaped.integration.test.ts`). The mark names the very znode we
+ * made (a path made again by anyone else carries other data), `cversion` 0 says no node was ever
+ * in it, and the delete (at the version read) fails if the znode changed since.
  * Retried across disconnections until done or the client closes; tracked, so `close()` waits.
  */
-export function removeUnusedContainer(
-  client: ZkClient,
-  path: string,
-  czxid: number,
-): Promise<void> {
+export function removeUnusedContainer(client: ZkClient, path: string, mark: string): Promise<void> {
   const work = (async () => {
     for (;;) {
       if (client.isClosed) return;
       try {
         await client.connected();
-        const stat = await client.promises.exists(path);
-        if (!stat || stat.czxid !== czxid || stat.cversion > 0 || stat.numChildren > 0) return;
+        const found = await client.promises.get(path);
+        const { stat } = found;
+        if (found.data.toString('utf8') !== mark || stat.cversion > 0 || stat.numChildren > 0)
+          return;
         await client.promises.delete(path, stat.version);
         return;
       } catch (error) {
@@ -346,8 +346,8 @@ class QueueAttempt {
   /** `witness.disconnections` when the server first showed our node, once it has. */
   private nodeSeenAt: number | undefined;
   private nodeGone = false;
-  /** The czxid of the lock path, if this acquisition made it (see `removeUnusedContainer`). */
-  private madePath: number | undefined;
+  /** The mark of the lock path, if this acquisition made it (see `removeUnusedContainer`). */
+  private madePath: string | undefined;
   private onNodeGone: (() => void) | undefined;
 
   constructor(
@@ -561,24 +561,28 @@ class QueueAttempt {
     );
   }
 
-  /** Makes the lock path (containers); a parent reaped meanwhile is left to the next create. */
+  /**
+   * Makes the lock path (containers), marked as made by this acquisition (see
+   * `removeUnusedContainer`); a parent reaped meanwhile is left to the next create.
+   */
   private async makePath(): Promise<void> {
     const { client, path } = this.options;
-    const making = client.promises.create(path, undefined, {
+    const mark = randomUUID();
+    const making = client.promises.create(path, mark, {
       mode: 'container',
       parents: 'container',
     });
+    const removeIfUnused = () => removeUnusedContainer(client, path, mark);
     try {
-      const made = await this.bounded(making, () =>
-        // Given up while the create was out: if it made the path, that path is unused.
-        client.track(
-          making.then((node) => removeUnusedContainer(client, path, node.stat.czxid), ignore),
-        ),
+      await this.bounded(making, () =>
+        // Given up while the create was out: whatever it made is unused.
+        client.track(making.then(removeIfUnused, removeIfUnused)),
       );
-      this.madePath = made.stat.czxid;
+      this.madePath = mark;
     } catch (error) {
-      if (!isZkError(error, ZkErrorCode.NodeExists, ZkErrorCode.NoNode, ...lostConnection))
-        throw error;
+      // The create may have been applied: the mark tells, if we give up.
+      if (isZkError(error, ...lostConnection)) this.madePath = mark;
+      else if (!isZkError(error, ZkErrorCode.NodeExists, ZkErrorCode.NoNode)) throw error;
     }
   }
 

@@ -1,26 +1,29 @@
 /**
  * A lock path that an acquisition made and gave up on before its node went in is removed again:
  * ZooKeeper reaps only containers that once had a child, so it would stay for good (the soak's
- * `leftover` check found one in multi-lock mode). The give-up is placed exactly between making
- * the path and creating the node: the client is wrapped so that the abort comes the moment
- * the path's create has answered — ZooKeeper itself is real.
+ * `leftover` check found such paths in multi-lock and mutex mode). The give-up is placed exactly
+ * between making the path and creating the node, and a lost reply is made by answering
+ * ConnectionLoss for a create that ZooKeeper applied: the client is wrapped to do that —
+ * ZooKeeper itself is real.
  */
-import type { ZkClient } from '@zkrx/core';
+import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { connectedClient, lockPath } from '@zkrx/test-support';
 import { describe, expect, it } from 'vitest';
 import { acquire, acquireSemaphore, type Lease } from './index';
 
-/** `client`, which awaits `then` once a container (the lock path) is made. */
-function afterPathMade(client: ZkClient, then: () => void | Promise<void>): ZkClient {
+type Create = ZkClient['promises']['create'];
+
+/** `client`, whose `promises.create` is `create` (given the real one): ZooKeeper stays real. */
+function withCreate(
+  client: ZkClient,
+  create: (real: Create, ...args: Parameters<Create>) => ReturnType<Create>,
+): ZkClient {
   const promises = new Proxy(client.promises, {
     get(target, key) {
       const value = Reflect.get(target, key);
-      if (key !== 'create') return typeof value === 'function' ? value.bind(target) : value;
-      return async (...args: Parameters<ZkClient['promises']['create']>) => {
-        const made = await value.apply(target, args);
-        if (args[2]?.mode === 'container') await then();
-        return made;
-      };
+      if (key === 'create')
+        return (...args: Parameters<Create>) => create(value.bind(target), ...args);
+      return typeof value === 'function' ? value.bind(target) : value;
     },
   });
   return new Proxy(client, {
@@ -31,6 +34,19 @@ function afterPathMade(client: ZkClient, then: () => void | Promise<void>): ZkCl
     },
   });
 }
+
+const isPath = (args: Parameters<Create>) => args[2]?.mode === 'container';
+
+/** `client`, which awaits `then` once a container (the lock path) is made. */
+function afterPathMade(client: ZkClient, then: () => void | Promise<void>): ZkClient {
+  return withCreate(client, async (real, ...args) => {
+    const made = await real(...args);
+    if (isPath(args)) await then();
+    return made;
+  });
+}
+
+const replyLost = () => new ZkError(ZkErrorCode.ConnectionLoss, 'the reply was lost (test)');
 
 /** The znodes at and under `path` that never had a child: the reaper would leave them for good. */
 async function neverUsed(client: ZkClient, path: string): Promise<string[]> {
@@ -71,6 +87,52 @@ describe('a lock path made and given up on before the node went in', () => {
     expect((error as Error).name).toBe('AbortError');
     // close() waits for the tracked removal. What may remain are containers that once had a
     // child (the reaper's), never one that never had any.
+    await client.close();
+    expect(await neverUsed(observer, path)).toEqual([]);
+  });
+
+  it('removes it when the reply of the path create was lost and the wait given up', async () => {
+    const client = await connectedClient();
+    const observer = await connectedClient();
+    const path = lockPath();
+    const controller = new AbortController();
+    const lossy = withCreate(client, async (real, ...args) => {
+      if (!isPath(args)) return real(...args);
+      await real(...args);
+      controller.abort();
+      throw replyLost();
+    });
+    const error = await acquire(lossy, path, { signal: controller.signal }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect((error as Error).name).toBe('AbortError');
+    await client.close();
+    expect(await neverUsed(observer, path)).toEqual([]);
+  });
+
+  it('removes it when the reply was lost and the node create then failed too', async () => {
+    const client = await connectedClient();
+    const observer = await connectedClient();
+    const path = lockPath();
+    const controller = new AbortController();
+    let pathMade = false;
+    const lossy = withCreate(client, async (real, ...args) => {
+      if (isPath(args)) {
+        await real(...args);
+        pathMade = true;
+        throw replyLost();
+      }
+      if (!pathMade) return real(...args);
+      // The node's create, after the lost reply: given up before it is sent.
+      controller.abort();
+      throw replyLost();
+    });
+    const error = await acquire(lossy, path, { signal: controller.signal }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect((error as Error).name).toBe('AbortError');
     await client.close();
     expect(await neverUsed(observer, path)).toEqual([]);
   });

@@ -70,6 +70,17 @@ describe('read-write lock', () => {
         await lease.release();
       }
     };
+    // Readers share: two hold together before anyone writes (the mix below need not show it —
+    // how often readers meet there is the machine's pace).
+    const together = await Promise.all([
+      acquireRead(readers[0]!, path),
+      acquireRead(readers[1]!, path),
+    ]);
+    log.enter('read', 'r0');
+    log.enter('read', 'r1');
+    log.exit('read');
+    log.exit('read');
+    for (const lease of together) await lease.release();
     await Promise.all([
       ...readers.map((client, index) => loop(client, 'read', `r${index}`, 30)),
       ...writers.map((client, index) => loop(client, 'write', `w${index}`, 25)),
@@ -230,7 +241,7 @@ describe('read-write lock', () => {
       return lease;
     });
     await vi.waitUntil(async () => (await childrenOf(a!, path)).length === 3);
-    const read = await write.run(() => acquireRead(a!, path, { timeoutMs: 1_000 }));
+    const read = await write.run(() => acquireRead(a!, path, { timeoutMs: 20_000 }));
     expect(read.node).not.toBe(write.node);
     await write.release();
     // The downgraded read still holds: the queued writer (and the reader behind it) wait.

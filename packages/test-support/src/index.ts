@@ -9,6 +9,7 @@ export {
   proxiedClient,
   sleep,
 } from './clients';
+export { deferred, type Gate } from './gates';
 export { type HoldRecord, IntervalLog } from './intervals';
 export {
   reapingClients,

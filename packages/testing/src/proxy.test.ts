@@ -53,7 +53,7 @@ async function client() {
   };
 }
 
-async function until(condition: () => boolean, timeoutMs = 2_000) {
+async function until(condition: () => boolean, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
@@ -68,7 +68,7 @@ describe('startProxy', () => {
     const payload = Buffer.alloc(1 << 20, 0);
     for (let i = 0; i < payload.length; i++) payload[i] = (i * 7) & 0xff;
     c.socket.write(payload);
-    await until(() => c.bytes().length === payload.length, 5_000);
+    await until(() => c.bytes().length === payload.length);
     expect(c.bytes().equals(payload)).toBe(true);
     expect(proxy.connections).toBe(1);
   });

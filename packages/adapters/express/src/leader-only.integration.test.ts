@@ -60,7 +60,7 @@ describe.each(flavours)('leaderOnly on $name', (flavour) => {
     const seen: boolean[] = [];
     gateB.leadership$.subscribe((leading) => seen.push(leading));
     await gateA.close();
-    await vi.waitUntil(() => gateB.isLeader, { timeout: 2_000 });
+    await vi.waitUntil(() => gateB.isLeader);
     expect(seen).toEqual([false, true]);
     const fromA = await request(guardedApp(flavour, gateA, 'a')).post('/rebuild');
     expect(fromA.status).toBe(503);
@@ -99,7 +99,7 @@ describe.each(flavours)('leaderOnly on $name', (flavour) => {
     finish();
     expect((await slow).body).toEqual({ ranOn: 'a' });
     await closing;
-    await vi.waitUntil(() => gateB.isLeader, { timeout: 2_000 });
+    await vi.waitUntil(() => gateB.isLeader);
     await gateB.close();
   });
 

@@ -99,9 +99,18 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
     const [a, b] = await connectedClients(2);
     const root = lockPath('sku');
     const log = new IntervalLog(Number.POSITIVE_INFINITY);
-    const appA = lockedApp(flavour, a!, root, recording(log, 'a', 250));
-    const appB = lockedApp(flavour, b!, root, recording(log, 'b', 250));
-    const started = performance.now();
+    // Each handler stays until all three are in: they only finish if they hold together.
+    const allIn = deferred();
+    const together: RequestHandler = (_request, response) => {
+      const record = log.enter('any');
+      if (log.maxInside === 3) allIn.resolve();
+      void allIn.promise.then(() => {
+        log.exit(record);
+        response.json({});
+      });
+    };
+    const appA = lockedApp(flavour, a!, root, together);
+    const appB = lockedApp(flavour, b!, root, together);
     const responses = await Promise.all([
       request(appA).post('/work/1'),
       request(appB).post('/work/2'),
@@ -109,7 +118,6 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
     ]);
     expect(responses.map((response) => response.status)).toEqual([200, 200, 200]);
     expect(log.maxInside).toBe(3);
-    expect(performance.now() - started).toBeLessThan(700);
   });
 
   it('wait: false answers 409 with Retry-After while the key is busy, 200 once free', async () => {
@@ -196,13 +204,10 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
     await expect(open.response).rejects.toThrow();
     // The handler's signal aborts (released, not lost) and the node goes in one round trip.
     expect(await aborted.promise).toMatchObject({ name: 'AbortError' });
-    const started = performance.now();
+    // The next instance gets in (a's session lives on: had the node stayed, it would wait).
     const response = await request(next).post('/work/5');
     expect(response.status).toBe(200);
-    expect(performance.now() - started).toBeLessThan(500);
-    await vi.waitUntil(async () => (await childrenOf(a!, `${root}/5`)).length === 0, {
-      timeout: 1_000,
-    });
+    await vi.waitUntil(async () => (await childrenOf(a!, `${root}/5`)).length === 0);
   });
 
   it('a client that disconnects while queued leaves the queue (its node goes, the handler never runs)', async () => {
@@ -361,12 +366,13 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
     proxy.refuse(true);
     proxy.cut();
     await vi.waitUntil(() => client.state === 'suspended');
-    const started = performance.now();
     const response = await request(app).post('/work/1');
     expect(response.status).toBe(503);
     expect(response.headers['retry-after']).toBe('2');
     expect(response.body).toMatchObject({ error: 'zookeeper-unavailable' });
-    expect(performance.now() - started).toBeLessThan(500);
+    // At once: still suspended (the proxy refuses), so it waited neither for a connection nor
+    // for the session's end.
+    expect(client.state).toBe('suspended');
     expect(handlerRan).toBe(false);
   });
 
@@ -394,11 +400,11 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
     await sleep(200);
     proxy.refuse(true);
     proxy.cut();
-    const started = performance.now();
     const response = await waiting;
     expect(response.status).toBe(503);
     expect(response.body).toMatchObject({ error: 'zookeeper-unavailable' });
-    expect(performance.now() - started).toBeLessThan(500);
+    // At once: still suspended, so it waited neither for a connection nor the session's end.
+    expect(client.state).toBe('suspended');
     // Back online, the session (still alive) removes its queued node.
     proxy.refuse(false);
     await vi.waitUntil(async () => (await childrenOf(holderClient, `${root}/8`)).length === 1, {

@@ -5,6 +5,7 @@ import { LockUpgradeError } from '@zkrx/rwlock';
 import {
   childrenOf,
   connectedClient,
+  deferred,
   IntervalLog,
   lockPath,
   sleep,
@@ -59,12 +60,12 @@ function ledgerService(path: string, log: IntervalLog) {
       }
     }
 
-    /** Ignores its signal: sleeps `ms` whatever happens. */
+    /** Ignores its signal: sleeps `ms` (or until `wake` resolves) whatever happens. */
     @Locked(path)
-    async sleepThrough(ms: number): Promise<string> {
+    async sleepThrough(ms: number, wake?: Promise<unknown>): Promise<string> {
       this.seen.push('sleeping');
       const record = log.enter('sleeper');
-      await sleep(ms);
+      await (wake ?? sleep(ms));
       log.exit(record);
       return 'woke';
     }
@@ -125,10 +126,11 @@ function ledgerService(path: string, log: IntervalLog) {
 function catalogService(path: string, log: IntervalLog) {
   @Injectable()
   class Catalog {
+    /** Reads for `ms` (or until `wake` resolves). */
     @Locked(path, { lock: 'read' })
-    async read(who: string, ms: number): Promise<void> {
+    async read(who: string, ms: number, wake?: Promise<unknown>): Promise<void> {
       const record = log.enter(who);
-      await sleep(ms);
+      await (wake ?? sleep(ms));
       log.exit(record);
     }
 
@@ -270,11 +272,19 @@ describe('@Locked', () => {
     const log = new IntervalLog(2);
     const Catalog = catalogService(path, log);
     const [a, b] = await startApps(2, { providers: [Catalog] });
-    await Promise.all([
-      a!.get(Catalog).read('a', 150),
-      b!.get(Catalog).read('b', 150),
-      sleep(50).then(() => a!.get(Catalog).write('a', 20)),
-    ]);
+    // Both readers in at once, then a writer queued behind them, then the readers finish.
+    const wake = deferred();
+    const reads = [
+      a!.get(Catalog).read('a', 0, wake.promise),
+      b!.get(Catalog).read('b', 0, wake.promise),
+    ];
+    await vi.waitUntil(() => log.holds.length === 2);
+    expect(log.maxInside).toBe(2);
+    const writing = a!.get(Catalog).write('a', 20);
+    await vi.waitUntil(async () => (await childrenOf(clientOf(a!), path)).length === 3);
+    expect(log.holds).toHaveLength(2);
+    wake.resolve();
+    await Promise.all([...reads, writing]);
     expect(log.maxInside).toBe(2);
     const write = log.holds.find((hold) => hold.who === 'a (write)')!;
     for (const hold of log.holds.filter((other) => other !== write)) {
@@ -316,21 +326,25 @@ describe('@Locked', () => {
 
   it('rejects at once on loss even when the method ignores its signal', async () => {
     const path = lockPath();
-    const Ledger = ledgerService(path, new IntervalLog(1));
+    const log = new IntervalLog(1);
+    const Ledger = ledgerService(path, log);
     const app = await startApp({ providers: [Ledger] });
-    const started = performance.now();
-    let rejectedAt = 0;
+    // The method sleeps until the test wakes it, after the call has settled.
+    const wake = deferred();
+    let stillSleeping = false;
     const call = app
       .get(Ledger)
-      .sleepThrough(3_000)
+      .sleepThrough(0, wake.promise)
       .catch((caught: unknown) => {
-        rejectedAt = performance.now();
+        stillSleeping = log.holds.length === 1 && Number.isNaN(log.holds[0]!.end);
         return caught;
       });
     await vi.waitUntil(() => app.get(Ledger).seen.length === 1);
     await expireSession(clientOf(app));
     expect(await call).toBeInstanceOf(LockLostError);
-    expect(rejectedAt - started).toBeLessThan(2_500);
+    // Rejected while the method was still running: it did not wait for the method to return.
+    expect(stillSleeping).toBe(true);
+    wake.resolve();
   });
 
   it('an Observable method errors LockLostError when the lock is lost', async () => {
@@ -376,21 +390,14 @@ describe('@Locked', () => {
       .holdUntilAborted('a')
       .catch((caught: unknown) => caught);
     await vi.waitUntil(() => log.holds.length === 1);
-    let acquiredAt = 0;
-    const waiting = b!
-      .get(Ledger)
-      .post('b', 1)
-      .then(() => {
-        acquiredAt = performance.now();
-      });
-    await sleep(50);
-    const closing = performance.now();
+    const waiting = b!.get(Ledger).post('b', 1);
+    await vi.waitUntil(async () => (await childrenOf(clientOf(b!), path)).length === 2);
     await closeApp(a!);
     // The signal said "shutting down" while the lock was still held: the method stopped itself.
     expect(isZkError(await holding, ZkErrorCode.ClientClosed)).toBe(true);
     expect(a!.get(Ledger).seen).toEqual(['a aborted: ZkError']);
     await waiting;
-    expect(acquiredAt - closing).toBeLessThan(1_000);
+    expect(log.holds.map((hold) => hold.who)).toEqual(['a', 'b']);
     expect(log.violations).toEqual([]);
     expect(await childrenOf(clientOf(b!), path)).toEqual([]);
   });
