@@ -32,6 +32,7 @@ import {
   type SessionState,
 } from './session-state';
 import type { Stat } from './stat';
+import { coreTelemetry } from './telemetry';
 import {
   resolveTransaction,
   type TransactionOp,
@@ -550,6 +551,8 @@ export class ZkClient {
     const current = this.sessionSubject.value;
     if (isTerminalState(current.state)) return;
     this.log.debug(`session ${state}`, { sessionId });
+    const telemetry = coreTelemetry();
+    telemetry.sessionStateChanges.add(1, telemetry.stateAttributes(state));
     this.sessionSubject.next({ state, sessionId });
   }
 

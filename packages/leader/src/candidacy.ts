@@ -15,6 +15,7 @@ import { type Lease, LeaseReleasedError, LockLostError } from '@zkrx/lock';
 import { validateGuardOps } from '@zkrx/lock/recipe';
 import { BehaviorSubject, distinctUntilChanged, Observable, type Subscription } from 'rxjs';
 import { type CandidateOptions, latch, resolveCandidate } from './options';
+import { termStarted } from './telemetry';
 
 /** A candidacy joined with `elect`: live state, a signal per term, runs, and `close()` to leave. */
 export interface Election {
@@ -103,6 +104,8 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 /** One candidate standing in one election until closed; stands again after each loss. */
 class Candidacy implements Election {
   private readonly state = new BehaviorSubject(false);
+  /** Ends the current term's telemetry (a no-op between terms). */
+  private endTerm: () => void = () => {};
   readonly leadership$: Observable<boolean> = this.state.pipe(distinctUntilChanged());
   private term: AbortController;
   private readonly closing = new AbortController();
@@ -217,8 +220,17 @@ class Candidacy implements Election {
   /** `ended`: why a term ends — the LockLostError of a loss, or LeaseReleasedError on close. */
   private setLeading(leading: boolean, ended?: Error): void {
     if (leading === this.state.value || this.state.closed) return;
-    if (leading) this.term = new AbortController();
-    else this.term.abort(ended ?? new LeaseReleasedError(this.path));
+    if (leading) {
+      this.term = new AbortController();
+      this.endTerm = termStarted({
+        kind: 'leader-latch',
+        path: this.path,
+        name: this.candidate.name,
+      });
+    } else {
+      this.term.abort(ended ?? new LeaseReleasedError(this.path));
+      this.endTerm();
+    }
     this.state.next(leading);
   }
 
@@ -229,6 +241,7 @@ class Candidacy implements Election {
         data: this.candidate.id,
         onSuspended: this.candidate.onSuspended,
         reentrant: false,
+        name: this.candidate.name,
         onQueued: () => {
           if (this.joined) return;
           this.joined = true;

@@ -16,6 +16,12 @@ export interface CandidateOptions {
    * is known to be lost (fewer leader changes on network blips, a window of two leaders).
    */
   onSuspended?: SuspendedPolicy;
+  /**
+   * A name for this election in telemetry: its OpenTelemetry metrics then carry
+   * `zkrx.lock.name` and the election's path. Unnamed, only its kind (paths often hold ids; each
+   * distinct attribute set is a time series). Use a small, fixed set of names.
+   */
+  name?: string;
 }
 
 /** Curator LeaderLatch layout: `_c_<uuid>-latch-<seq>`. */
@@ -50,8 +56,8 @@ export function resolveCandidate(
   resolveLockOptions(
     client,
     path,
-    { onSuspended: options?.onSuspended, data: id },
+    { onSuspended: options?.onSuspended, data: id, name: options?.name },
     'leader election',
   );
-  return { id, onSuspended: options?.onSuspended ?? 'release' };
+  return { id, onSuspended: options?.onSuspended ?? 'release', name: options?.name };
 }

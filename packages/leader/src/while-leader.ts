@@ -15,6 +15,8 @@ import {
   catchError,
   defer,
   EMPTY,
+  finalize,
+  from,
   type Observable,
   type ObservableInput,
   repeat,
@@ -23,6 +25,7 @@ import {
   timer,
 } from 'rxjs';
 import { type CandidateOptions, resolveCandidate, selector } from './options';
+import { termStarted } from './telemetry';
 
 /** One term of leadership, as `whileLeader` hands it to the work. */
 export interface LeaderTerm {
@@ -80,16 +83,28 @@ export function whileLeader<T>(
         'whileLeader: work must be a function returning the work',
       );
     }
+    const labels = { kind: 'leader-selector', path, name: candidate.name };
     const term = selector.holding<T>(
       client,
       path,
-      { data: candidate.id, onSuspended: candidate.onSuspended, reentrant: false },
+      {
+        data: candidate.id,
+        onSuspended: candidate.onSuspended,
+        reentrant: false,
+        name: candidate.name,
+      },
       (lease) =>
-        work({
-          fencingToken: lease.fencingToken,
-          node: lease.node,
-          signal: lease.signal,
-          guard: (ops) => lease.guard(ops),
+        defer(() => {
+          // The work is unsubscribed the moment the term ends (lost or released).
+          const endTerm = termStarted(labels);
+          return from(
+            work({
+              fencingToken: lease.fencingToken,
+              node: lease.node,
+              signal: lease.signal,
+              guard: (ops) => lease.guard(ops),
+            }),
+          ).pipe(finalize(endTerm));
         }),
     );
     const terms = options?.requeue === false ? term : term.pipe(repeat());

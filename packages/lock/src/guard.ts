@@ -30,6 +30,7 @@ import {
 } from '@zkrx/core';
 import { LeaseReleasedError, LockLostError, type LockLostReason } from './errors';
 import type { LeaseCore } from './lease';
+import { tracedGuard } from './telemetry';
 
 const opTypes: ReadonlySet<unknown> = new Set(['create', 'delete', 'set', 'check']);
 
@@ -183,11 +184,27 @@ function untilSettled(holds: readonly LeaseCore[]): Promise<void> {
  * @param what Names the guard in messages (`guard of /locks/x`).
  * @param released True when the caller's lease was released (its hold may live on, re-entered).
  */
-export async function guardedWrite(
+export function guardedWrite(
   holds: readonly LeaseCore[],
   ops: unknown,
   what: string,
   released = false,
+): Promise<TransactionResult[]> {
+  const first = (holds[0] as LeaseCore).labels;
+  const labels =
+    holds.length === 1
+      ? first
+      : { kind: 'multi', name: first.name, path: holds.map((core) => core.path).join(',') };
+  return tracedGuard(labels, Array.isArray(ops) ? ops.length : 0, () =>
+    writeGuarded(holds, ops, what, released),
+  );
+}
+
+async function writeGuarded(
+  holds: readonly LeaseCore[],
+  ops: unknown,
+  what: string,
+  released: boolean,
 ): Promise<TransactionResult[]> {
   const checked = validateGuardOps(
     ops,

@@ -9,6 +9,7 @@ import { LeaseReleasedError, LockLostError, type LockLostReason, LockRevokedErro
 import { guardedWrite } from './guard';
 import type { QueueHold } from './lock-queue';
 import { removeOwnNode } from './lock-queue';
+import { type HoldRecord, holdStarted, type LockLabels } from './telemetry';
 
 /** What a lease does while the connection is suspended (ownership uncertain). */
 export type SuspendedPolicy = 'release' | 'continue';
@@ -97,6 +98,8 @@ export interface LeaseCoreOptions {
   readonly onSuspended: SuspendedPolicy;
   /** Act on revocation requests (the node's data set to `__REVOKE__`, Curator's protocol). */
   readonly revocable?: boolean;
+  /** The lock's name in telemetry (`LockOptions.name`): then its path is an attribute too. */
+  readonly name?: string | undefined;
 }
 
 /** What a revocation request writes into the lock node (Curator's `Revoker`). */
@@ -195,10 +198,16 @@ export class LeaseCore {
   private readonly sessionSubscription: Subscription;
   private readonly nodeSubscription: Subscription | undefined;
   private removal: Promise<void> | undefined;
+  /** The lock as telemetry names it (the guard's span uses it too). */
+  readonly labels: LockLabels;
+  private readonly holdRecord: HoldRecord;
 
   constructor(options: LeaseCoreOptions, hold: QueueHold) {
     this.client = options.client;
     this.path = options.path;
+    this.labels = { kind: options.recipe, path: options.path, name: options.name };
+    // Started before the session is watched: a session already gone ends the hold at once.
+    this.holdRecord = holdStarted(this.labels);
     this.key = holdKey(options.client, options.recipe, options.path);
     this.node = hold.node;
     this.fencingToken = hold.stat.czxid;
@@ -281,6 +290,7 @@ export class LeaseCore {
   lose(reason: LockLostReason): void {
     if (!this.isHeld) return;
     this.lostError = new LockLostError(this.path, reason);
+    this.holdRecord('lost', reason);
     this.setState('lost');
     this.finish(this.lostError);
     // While the session may live on (suspended, or the node went), remove what is ours.
@@ -289,6 +299,7 @@ export class LeaseCore {
 
   private end(state: 'released'): void {
     if (!this.isHeld) return;
+    this.holdRecord(this.revoked$.value ? 'revoked' : state);
     this.setState(state);
     this.finish(releasedReason(this.path));
   }

@@ -22,6 +22,7 @@ import {
 import { heldInContext, type Lease, LeaseCore, runHolding, type SuspendedPolicy } from './lease';
 import { type Decide, joinQueue, type QueueHold } from './lock-queue';
 import { isRecipeNodeName } from './node-names';
+import { timedAcquire } from './telemetry';
 
 export interface LockOptions {
   /** Give up after this long with LockTimeoutError (nothing is left in ZooKeeper). Default: wait. */
@@ -46,6 +47,13 @@ export interface LockOptions {
    * released — the holder decides when. Default false: such requests are ignored.
    */
   revocable?: boolean;
+  /**
+   * A name for this lock in telemetry: the OpenTelemetry metrics and spans then carry
+   * `zkrx.lock.name` and the lock's path (`zkrx.lock.path`). Unnamed, they carry neither — lock
+   * paths often hold ids, and each distinct attribute set is a time series — only the kind.
+   * Give names from a small, fixed set (`'orders'`, not `'order-' + id`).
+   */
+  name?: string;
 }
 
 /** The default lock node data: who holds it. */
@@ -114,6 +122,8 @@ export interface ResolvedLockOptions {
   readonly data: Buffer;
   readonly onQueued: ((node: string) => void) | undefined;
   readonly revocable: boolean;
+  /** The lock's name in telemetry (`LockOptions.name`). */
+  readonly name: string | undefined;
 }
 
 /**
@@ -204,6 +214,10 @@ export function resolveLockOptions(
   if (typeof revocable !== 'boolean') {
     throw new ZkError(ZkErrorCode.BadArguments, `${what}: revocable must be a boolean`);
   }
+  const name = given.name;
+  if (name !== undefined && (typeof name !== 'string' || name.length === 0)) {
+    throw new ZkError(ZkErrorCode.BadArguments, `${what}: name must be a non-empty string`);
+  }
   return {
     client,
     path: valid,
@@ -214,6 +228,7 @@ export function resolveLockOptions(
     data: toDataBuffer(given.data === undefined ? defaultLockData : given.data, valid),
     onQueued: given.onQueued,
     revocable,
+    name,
   };
 }
 
@@ -296,11 +311,20 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
   const reentered = (resolved: ResolvedLockOptions): LeaseCore | undefined =>
     resolved.reentrant ? heldInContext(resolved.client, spec.name, resolved.path) : undefined;
 
-  const hold = async (resolved: ResolvedLockOptions, wait: boolean, signal?: AbortSignal) => {
-    const custom = spec.beforeJoin?.(joinContext(resolved));
+  /** One acquisition, timed and traced (`zkrx.lock.acquire`, see telemetry.ts). */
+  const hold = (resolved: ResolvedLockOptions, wait: boolean, signal?: AbortSignal) => {
     const merged = { ...resolved, signal: anySignal([resolved.signal, signal]) };
+    return timedAcquire(
+      { kind: spec.name, path: resolved.path, name: resolved.name },
+      merged.signal,
+      () => makeHold(merged, wait),
+    );
+  };
+
+  const makeHold = async (resolved: ResolvedLockOptions, wait: boolean) => {
+    const custom = spec.beforeJoin?.(joinContext(resolved));
     const held = custom
-      ? await custom(merged)
+      ? await custom(resolved)
       : await joinQueue({
           client: resolved.client,
           path: resolved.path,
@@ -308,7 +332,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
           data: resolved.data,
           decide: spec.decide,
           timeoutMs: resolved.timeoutMs,
-          signal: merged.signal,
+          signal: resolved.signal,
           wait,
           onQueued: resolved.onQueued,
         });
@@ -320,6 +344,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
         recipe: spec.name,
         onSuspended: resolved.onSuspended,
         revocable: resolved.revocable,
+        name: resolved.name,
       },
       held,
     );

@@ -15,6 +15,7 @@ import { LockTimeoutError } from './errors';
 import { guardLeases, type Lease } from './lease';
 import { type LockOptions, validateLockPath } from './lock-recipe';
 import { acquire } from './mutex';
+import { timedAcquire } from './telemetry';
 
 /** The leases of a multi-lock, held together. */
 export interface MultiLease {
@@ -95,6 +96,19 @@ export async function acquireAll(
   options: LockOptions = {},
 ): Promise<MultiLease> {
   const sorted = canonicalPaths(paths);
+  // Each lock's own acquisition is recorded too (kind `mutex`, the same name).
+  return timedAcquire(
+    { kind: 'multi', path: sorted.join(','), name: options.name },
+    options.signal,
+    () => acquireSorted(client, sorted, options),
+  );
+}
+
+async function acquireSorted(
+  client: ZkClient,
+  sorted: string[],
+  options: LockOptions,
+): Promise<MultiLease> {
   const started = performance.now();
   for (;;) {
     const taken: Lease[] = [];

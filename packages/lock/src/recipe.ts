@@ -32,3 +32,4 @@ export {
   sequenceOf,
   sortChildren,
 } from './node-names';
+export type { LockLabels } from './telemetry';

@@ -15,6 +15,7 @@ import {
 } from './lock-recipe';
 import { exclusiveRule } from './mutex';
 import { Marker, parseChild, recipeOfKind } from './node-names';
+import { timedAcquire } from './telemetry';
 
 export interface SemaphoreOptions extends Omit<LockOptions, 'reentrant'> {
   /** How many holders at once (Curator's maxLeases). An integer >= 1. */
@@ -54,16 +55,26 @@ function resolveSemaphore(
   };
 }
 
-async function holdLease(
+/** One acquisition, timed and traced (`zkrx.lock.acquire`, kind `semaphore`). */
+function holdLease(
   resolved: ResolvedLockOptions & { leases: number },
   signal?: AbortSignal,
 ): Promise<LeaseCore> {
-  const { client, path } = resolved;
-  const started = performance.now();
   const signals = [resolved.signal, signal].filter(
     (value): value is AbortSignal => value !== undefined,
   );
   const merged = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+  return timedAcquire({ kind: 'semaphore', path: resolved.path, name: resolved.name }, merged, () =>
+    takeLease(resolved, merged),
+  );
+}
+
+async function takeLease(
+  resolved: ResolvedLockOptions & { leases: number },
+  merged: AbortSignal | undefined,
+): Promise<LeaseCore> {
+  const { client, path } = resolved;
+  const started = performance.now();
   const remaining = () => {
     if (resolved.timeoutMs === undefined) return undefined;
     const left = resolved.timeoutMs - (performance.now() - started);
@@ -124,6 +135,7 @@ async function holdLease(
           recipe: 'semaphore',
           onSuspended: resolved.onSuspended,
           revocable: resolved.revocable,
+          name: resolved.name,
         },
         lease,
       );

@@ -19,3 +19,4 @@ export {
   untilWatching,
   watchersOf,
 } from './reaping';
+export { type Point, recordTelemetry, type TelemetryRecorder } from './telemetry';

@@ -8,6 +8,7 @@ import { Rc, ZkError, ZkErrorCode } from '../errors';
 import { type Logger, levelRank, nativeLineLevel } from '../logger';
 import { closeAbandonedSession } from '../protocol/session';
 import type { Stat } from '../stat';
+import { timedReply } from '../telemetry';
 import type {
   ClientInfo,
   Created,
@@ -181,9 +182,10 @@ export class NativeSession implements SessionHandle {
     acl: readonly Acl[] | undefined,
     reply: Reply<Created>,
   ): void {
+    const done = timedReply('create', reply);
     if (!this.handle.createsWithStat && acl !== undefined && acl !== OPEN_ACL_UNSAFE) {
       queueMicrotask(() =>
-        reply(
+        done(
           Rc.badArguments,
           undefined,
           new Error(
@@ -200,21 +202,21 @@ export class NativeSession implements SessionHandle {
       ttlMs,
       acl === undefined ? null : toNativeAcl(acl),
       (rc, created, stat) => {
-        if (rc !== Rc.ok) return reply(rc);
-        if (stat) return reply(rc, { path: created, stat: toStat(stat) });
+        if (rc !== Rc.ok) return done(rc);
+        if (stat) return done(rc, { path: created, stat: toStat(stat) });
         this.warnStock();
         // The stock binding has no create2: read the Stat (one more round trip).
         this.handle.exists(created, false, (existsRc, existing) => {
           if (existsRc === Rc.noNode) {
-            return reply(
+            return done(
               Rc.noNode,
               undefined,
               new Error(`${created} vanished right after its create`),
             );
           }
-          if (existsRc !== Rc.ok) return reply(existsRc);
-          if (!existing) return reply(Rc.systemError, undefined, noStat());
-          reply(Rc.ok, { path: created, stat: toStat(existing) });
+          if (existsRc !== Rc.ok) return done(existsRc);
+          if (!existing) return done(Rc.systemError, undefined, noStat());
+          done(Rc.ok, { path: created, stat: toStat(existing) });
         });
       },
     );
@@ -229,62 +231,71 @@ export class NativeSession implements SessionHandle {
   }
 
   get(path: string, watch: boolean, reply: Reply<NodeData>): void {
+    const done = timedReply('getData', reply);
     this.handle.get(path, watch, (rc, stat, data) => {
-      if (rc !== Rc.ok) return reply(rc);
-      if (!stat) return reply(Rc.systemError, undefined, noStat());
-      reply(rc, { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
+      if (rc !== Rc.ok) return done(rc);
+      if (!stat) return done(Rc.systemError, undefined, noStat());
+      done(rc, { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
     });
   }
 
   exists(path: string, watch: boolean, reply: Reply<Stat>): void {
+    const done = timedReply('exists', reply);
     this.handle.exists(path, watch, (rc, stat) => {
-      if (rc !== Rc.ok) return reply(rc);
-      if (!stat) return reply(Rc.systemError, undefined, noStat());
-      reply(rc, toStat(stat));
+      if (rc !== Rc.ok) return done(rc);
+      if (!stat) return done(Rc.systemError, undefined, noStat());
+      done(rc, toStat(stat));
     });
   }
 
   children(path: string, watch: boolean, reply: Reply<{ children: string[]; stat: Stat }>): void {
+    const done = timedReply('getChildren', reply);
     this.handle.children(path, watch, (rc, children, stat) => {
-      if (rc !== Rc.ok) return reply(rc);
-      if (!stat) return reply(Rc.systemError, undefined, noStat());
-      reply(rc, { children: [...children], stat: toStat(stat) });
+      if (rc !== Rc.ok) return done(rc);
+      if (!stat) return done(Rc.systemError, undefined, noStat());
+      done(rc, { children: [...children], stat: toStat(stat) });
     });
   }
 
   set(path: string, data: Buffer, version: number, reply: Reply<Stat>): void {
+    const done = timedReply('setData', reply);
     this.handle.set(path, data, version, (rc, stat) => {
-      if (rc !== Rc.ok) return reply(rc);
-      if (!stat) return reply(Rc.systemError, undefined, noStat());
-      reply(rc, toStat(stat));
+      if (rc !== Rc.ok) return done(rc);
+      if (!stat) return done(Rc.systemError, undefined, noStat());
+      done(rc, toStat(stat));
     });
   }
 
   delete(path: string, version: number, reply: Reply<void>): void {
-    this.handle.delete(path, version, (rc) => reply(rc));
+    const done = timedReply('delete', reply);
+    this.handle.delete(path, version, (rc) => done(rc));
   }
 
   sync(path: string, reply: Reply<void>): void {
-    this.handle.sync(path, (rc) => reply(rc));
+    const done = timedReply('sync', reply);
+    this.handle.sync(path, (rc) => done(rc));
   }
 
   getAcl(path: string, reply: Reply<{ acl: Acl[]; stat: Stat }>): void {
+    const done = timedReply('getACL', reply);
     this.handle.getAcl(path, (rc, acl, stat) => {
-      if (rc !== Rc.ok) return reply(rc);
-      if (!stat) return reply(Rc.systemError, undefined, noStat());
-      reply(rc, { acl: fromNativeAcl(acl), stat: toStat(stat) });
+      if (rc !== Rc.ok) return done(rc);
+      if (!stat) return done(Rc.systemError, undefined, noStat());
+      done(rc, { acl: fromNativeAcl(acl), stat: toStat(stat) });
     });
   }
 
   setAcl(path: string, version: number, acl: readonly Acl[], reply: Reply<Stat | undefined>) {
-    this.handle.setAcl(path, version, toNativeAcl(acl), (rc) => reply(rc));
+    const done = timedReply('setACL', reply);
+    this.handle.setAcl(path, version, toNativeAcl(acl), (rc) => done(rc));
   }
 
   getConfig(watch: boolean, reply: Reply<NodeData>): void {
+    const done = timedReply('getData', reply);
     this.handle.getConfig(watch, (rc, stat, data) => {
-      if (rc !== Rc.ok) return reply(rc);
-      if (!stat) return reply(Rc.systemError, undefined, noStat());
-      reply(rc, { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
+      if (rc !== Rc.ok) return done(rc);
+      if (!stat) return done(Rc.systemError, undefined, noStat());
+      done(rc, { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
     });
   }
 

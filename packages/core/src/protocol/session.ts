@@ -8,6 +8,7 @@ import type { Acl } from '../acl';
 import { OPEN_ACL_UNSAFE } from '../acl';
 import { codeOfReturnCode, Rc, ZkError, ZkErrorCode } from '../errors';
 import type { Stat } from '../stat';
+import { timedReply } from '../telemetry';
 import type {
   ClientInfo,
   Created,
@@ -563,7 +564,9 @@ export class ProtocolSession implements SessionHandle {
 
   // ---- calls ----
 
+  /** Every request goes out here; `operation` is its ZooKeeper name (`db.operation.name`). */
   private send(
+    operation: string,
     reply: Reply<never>,
     encode: (xid: number) => Buffer,
     decode: ((reader: JuteReader) => unknown) | undefined,
@@ -577,7 +580,13 @@ export class ProtocolSession implements SessionHandle {
     this.pipeline.submit(
       xid,
       frame,
-      new PendingRequest(decode, reply as Reply<unknown>, watchKind, watchPath, removes),
+      new PendingRequest(
+        decode,
+        timedReply(operation, reply as Reply<unknown>),
+        watchKind,
+        watchPath,
+        removes,
+      ),
     );
   }
 
@@ -591,6 +600,7 @@ export class ProtocolSession implements SessionHandle {
   ): void {
     const serverPath = this.toServer(path);
     this.send(
+      'create',
       reply,
       (xid) => encodeCreate(xid, serverPath, data, acl ?? OPEN_ACL_UNSAFE, flags, ttlMs),
       this.readCreated,
@@ -600,6 +610,7 @@ export class ProtocolSession implements SessionHandle {
   get(path: string, watch: boolean, reply: Reply<NodeData>): void {
     const serverPath = this.toServer(path);
     this.send(
+      'getData',
       reply,
       (xid) => encodePathWatch(xid, OpCode.getData, serverPath, watch),
       readNodeData,
@@ -611,6 +622,7 @@ export class ProtocolSession implements SessionHandle {
   exists(path: string, watch: boolean, reply: Reply<Stat>): void {
     const serverPath = this.toServer(path);
     this.send(
+      'exists',
       reply,
       (xid) => encodePathWatch(xid, OpCode.exists, serverPath, watch),
       readStat,
@@ -622,6 +634,7 @@ export class ProtocolSession implements SessionHandle {
   children(path: string, watch: boolean, reply: Reply<{ children: string[]; stat: Stat }>): void {
     const serverPath = this.toServer(path);
     this.send(
+      'getChildren',
       reply,
       (xid) => encodePathWatch(xid, OpCode.getChildren2, serverPath, watch),
       readChildren,
@@ -632,22 +645,28 @@ export class ProtocolSession implements SessionHandle {
 
   set(path: string, data: Buffer, version: number, reply: Reply<Stat>): void {
     const serverPath = this.toServer(path);
-    this.send(reply, (xid) => encodeSetData(xid, serverPath, data, version), readStat);
+    this.send('setData', reply, (xid) => encodeSetData(xid, serverPath, data, version), readStat);
   }
 
   delete(path: string, version: number, reply: Reply<void>): void {
     const serverPath = this.toServer(path);
-    this.send(reply, (xid) => encodePathInt(xid, OpCode.delete, serverPath, version), undefined);
+    this.send(
+      'delete',
+      reply,
+      (xid) => encodePathInt(xid, OpCode.delete, serverPath, version),
+      undefined,
+    );
   }
 
   sync(path: string, reply: Reply<void>): void {
     const serverPath = this.toServer(path);
-    this.send(reply, (xid) => encodePath(xid, OpCode.sync, serverPath), undefined);
+    this.send('sync', reply, (xid) => encodePath(xid, OpCode.sync, serverPath), undefined);
   }
 
   getAcl(path: string, reply: Reply<{ acl: Acl[]; stat: Stat }>): void {
     const serverPath = this.toServer(path);
     this.send(
+      'getACL',
       reply,
       (xid) => encodePath(xid, OpCode.getACL, serverPath),
       (reader) => {
@@ -659,7 +678,7 @@ export class ProtocolSession implements SessionHandle {
 
   setAcl(path: string, version: number, acl: readonly Acl[], reply: Reply<Stat | undefined>): void {
     const serverPath = this.toServer(path);
-    this.send(reply, (xid) => encodeSetAcl(xid, serverPath, acl, version), readStat);
+    this.send('setACL', reply, (xid) => encodeSetAcl(xid, serverPath, acl, version), readStat);
   }
 
   multi(ops: readonly TransportOp[], reply: Reply<TransportOpResult[]>): void {
@@ -682,6 +701,7 @@ export class ProtocolSession implements SessionHandle {
       }
     });
     this.send(
+      'multi',
       reply,
       (xid) => encodeMulti(xid, serverOps),
       (reader) =>
@@ -695,12 +715,18 @@ export class ProtocolSession implements SessionHandle {
 
   getAllChildrenNumber(path: string, reply: Reply<number>): void {
     const serverPath = this.toServer(path);
-    this.send(reply, (xid) => encodePath(xid, OpCode.getAllChildrenNumber, serverPath), readInt);
+    this.send(
+      'getAllChildrenNumber',
+      reply,
+      (xid) => encodePath(xid, OpCode.getAllChildrenNumber, serverPath),
+      readInt,
+    );
   }
 
   getEphemerals(prefix: string, reply: Reply<string[]>): void {
     const serverPrefix = this.toServer(prefix);
     this.send(
+      'getEphemerals',
       reply,
       (xid) => encodePath(xid, OpCode.getEphemerals, serverPrefix),
       (reader) => {
@@ -715,11 +741,12 @@ export class ProtocolSession implements SessionHandle {
   }
 
   whoAmI(reply: Reply<ClientInfo[]>): void {
-    this.send(reply, (xid) => encodeHeaderOnly(xid, OpCode.whoAmI), readClientInfos);
+    this.send('whoAmI', reply, (xid) => encodeHeaderOnly(xid, OpCode.whoAmI), readClientInfos);
   }
 
   getConfig(watch: boolean, reply: Reply<NodeData>): void {
     this.send(
+      'getData',
       reply,
       (xid) => encodePathWatch(xid, OpCode.getData, CONFIG_NODE, watch),
       readNodeData,
@@ -732,6 +759,7 @@ export class ProtocolSession implements SessionHandle {
     const serverPath = this.toServer(path);
     const recursive = mode === 'persistent-recursive';
     this.send(
+      'addWatch',
       reply,
       (xid) =>
         encodePathInt(
@@ -772,6 +800,7 @@ export class ProtocolSession implements SessionHandle {
 
   private sendRemoveWatches(serverPath: string, type: number, reply: Reply<void>): void {
     this.send(
+      'removeWatches',
       reply,
       (xid) => encodePathInt(xid, OpCode.removeWatches, serverPath, type),
       undefined,

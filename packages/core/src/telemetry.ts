@@ -1,0 +1,109 @@
+/**
+ * The client's OpenTelemetry instruments: each request's duration (OTel's database semantic
+ * conventions) and session state changes. No-ops until the application registers an SDK.
+ */
+import {
+  type Attributes,
+  type Counter,
+  createNoopMeter,
+  type Histogram,
+  type MeterProvider,
+  metrics,
+} from '@opentelemetry/api';
+import { version } from '../package.json';
+import { codeOfReturnCode, Rc } from './errors';
+import type { SessionState } from './session-state';
+import type { Reply } from './transport';
+
+/** Seconds; OTel's advice for database client operation durations. */
+const OPERATION_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
+
+export interface CoreTelemetry {
+  /** False while no SDK is registered: callers skip the timing work. */
+  readonly enabled: boolean;
+  /** `db.client.operation.duration`: one request, sent to answered (or failed). */
+  readonly operationDuration: Histogram;
+  /** `zkrx.session.state_changes`: by `zkrx.session.state`. */
+  readonly sessionStateChanges: Counter;
+  /** Attributes of one answered request (made once per operation and outcome, then reused). */
+  operationAttributes(operation: string, rc: number): Attributes;
+  stateAttributes(state: SessionState): Attributes;
+}
+
+let provider: MeterProvider | undefined;
+let current: CoreTelemetry | undefined;
+
+/**
+ * The instruments of the meter provider registered now. Checked on every use (a lookup of the
+ * global, no allocation): an SDK registered after the first request is picked up, and the no-op
+ * API's instruments are never kept once one is.
+ */
+export function coreTelemetry(): CoreTelemetry {
+  const registered = metrics.getMeterProvider();
+  if (registered !== provider || current === undefined) {
+    provider = registered;
+    current = makeTelemetry(registered);
+  }
+  return current;
+}
+
+function makeTelemetry(registered: MeterProvider): CoreTelemetry {
+  const meter = registered.getMeter('@zkrx/core', version);
+  const byOutcome = new Map<string, Attributes>();
+  const byState = new Map<string, Attributes>();
+  return {
+    enabled: meter !== createNoopMeter(),
+    operationDuration: meter.createHistogram('db.client.operation.duration', {
+      description: 'Duration of one ZooKeeper request, from sent to answered or failed',
+      unit: 's',
+      advice: { explicitBucketBoundaries: OPERATION_BUCKETS },
+    }),
+    sessionStateChanges: meter.createCounter('zkrx.session.state_changes', {
+      description: 'Session state changes, by the state entered',
+      unit: '{change}',
+    }),
+    operationAttributes(operation, rc) {
+      const key = `${operation}\u0000${rc}`;
+      let attributes = byOutcome.get(key);
+      if (!attributes) {
+        attributes =
+          rc === Rc.ok
+            ? { 'db.system.name': 'zookeeper', 'db.operation.name': operation }
+            : {
+                'db.system.name': 'zookeeper',
+                'db.operation.name': operation,
+                'error.type': codeOfReturnCode(rc),
+                'db.response.status_code': String(rc),
+              };
+        byOutcome.set(key, attributes);
+      }
+      return attributes;
+    },
+    stateAttributes(state) {
+      let attributes = byState.get(state);
+      if (!attributes) {
+        attributes = { 'zkrx.session.state': state };
+        byState.set(state, attributes);
+      }
+      return attributes;
+    },
+  };
+}
+
+/**
+ * `reply`, timed into `db.client.operation.duration` when an SDK is registered (else `reply`
+ * itself: nothing allocated). `exists` answering NoNode is an answer, not an error.
+ */
+export function timedReply<T>(operation: string, reply: Reply<T>): Reply<T> {
+  const telemetry = coreTelemetry();
+  if (!telemetry.enabled) return reply;
+  const started = performance.now();
+  return (rc, value, cause) => {
+    const outcome = rc === Rc.noNode && operation === 'exists' ? Rc.ok : rc;
+    telemetry.operationDuration.record(
+      (performance.now() - started) / 1000,
+      telemetry.operationAttributes(operation, outcome),
+    );
+    reply(rc, value, cause);
+  };
+}
