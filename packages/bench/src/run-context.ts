@@ -234,9 +234,17 @@ export class RunContext {
     this.phase = undefined;
   }
 
-  /** Holds inside the critical section during warm-up (the self-test of the invariant checks). */
+  /** Holds inside the critical section during warm-up (so that the leases fill up). */
   async hold(): Promise<void> {
     if (this.warming && this.settings.warmupHoldMs > 0) await sleep(this.settings.warmupHoldMs);
+  }
+
+  /**
+   * For `--self-test-broken`: holds until the run fails, so a broken lock surely lets one holder
+   * too many in, however the machine schedules (a correct lock would stall instead: exit 3).
+   */
+  holdUntilFailure(): Promise<void> {
+    return this.guard(new Promise<void>(() => {}));
   }
 
   /**

@@ -35,7 +35,7 @@ export const mutexContended: Scenario = {
       holders += 1;
       if (holders !== 1) context.violated(`mutex: ${holders} holders at once`);
       if (lastReleaseCall !== 0) handoffs.push(got - lastReleaseCall);
-      await context.hold();
+      await (selfTestBroken ? context.holdUntilFailure() : context.hold());
       holders -= 1;
       lastReleaseCall = performance.now();
       await lease.release();

@@ -44,7 +44,8 @@ export const rwlockMixed: Scenario = {
         readers += 1;
         maxReaders = Math.max(maxReaders, readers);
       }
-      await context.hold();
+      // The self-test's writer stays: the next reader must be caught beside it.
+      await (write && selfTestBroken ? context.holdUntilFailure() : context.hold());
       if (write) writers -= 1;
       else readers -= 1;
       await lease.release();

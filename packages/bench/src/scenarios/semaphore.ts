@@ -31,7 +31,7 @@ export const semaphore: Scenario = {
       holders += 1;
       if (holders > LEASES) context.violated(`semaphore: ${holders} holders > ${LEASES} leases`);
       maxHolders = Math.max(maxHolders, holders);
-      await context.hold();
+      await (selfTestBroken ? context.holdUntilFailure() : context.hold());
       holders -= 1;
       await lease.release();
       return latency;
