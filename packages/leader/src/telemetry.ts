@@ -3,14 +3,8 @@
  * leads. No-ops until the application registers an SDK; the election's path is an attribute
  * only when the candidate names it (`name`).
  */
-import {
-  type Attributes,
-  type Counter,
-  createNoopMeter,
-  type MeterProvider,
-  metrics,
-  type UpDownCounter,
-} from '@opentelemetry/api';
+import type { Counter, UpDownCounter } from '@opentelemetry/api';
+import { lockAttributes, meteredBy } from '@zkrx/lock/recipe';
 import { version } from '../package.json';
 
 /** The election as telemetry names it. */
@@ -27,38 +21,21 @@ interface LeaderInstruments {
   readonly isLeader: UpDownCounter;
 }
 
-let provider: MeterProvider | undefined;
-let instruments: LeaderInstruments | undefined;
-
-function leaderInstruments(): LeaderInstruments {
-  const registered = metrics.getMeterProvider();
-  if (registered !== provider || instruments === undefined) {
-    provider = registered;
-    const meter = registered.getMeter('@zkrx/leader', version);
-    instruments = {
-      enabled: meter !== createNoopMeter(),
-      transitions: meter.createCounter('zkrx.leader.transitions', {
-        description: 'Leadership terms begun (elected) and ended, by this process',
-        unit: '{transition}',
-      }),
-      isLeader: meter.createUpDownCounter('zkrx.leader.is_leader', {
-        description: 'Elections this process leads now (per election: 1 while leading, else 0)',
-        unit: '{leader}',
-      }),
-    };
-  }
-  return instruments;
-}
-
-function attributesOf(labels: ElectionLabels): Attributes {
-  return labels.name === undefined
-    ? { 'zkrx.lock.kind': labels.kind }
-    : {
-        'zkrx.lock.kind': labels.kind,
-        'zkrx.lock.name': labels.name,
-        'zkrx.lock.path': labels.path,
-      };
-}
+const leaderInstruments = meteredBy(
+  '@zkrx/leader',
+  version,
+  (meter, enabled): LeaderInstruments => ({
+    enabled,
+    transitions: meter.createCounter('zkrx.leader.transitions', {
+      description: 'Leadership terms begun (elected) and ended, by this process',
+      unit: '{transition}',
+    }),
+    isLeader: meter.createUpDownCounter('zkrx.leader.is_leader', {
+      description: 'Elections this process leads now (per election: 1 while leading, else 0)',
+      unit: '{leader}',
+    }),
+  }),
+);
 
 const nothing = () => {};
 
@@ -69,7 +46,7 @@ const nothing = () => {};
 export function termStarted(labels: ElectionLabels): () => void {
   const meters = leaderInstruments();
   if (!meters.enabled) return nothing;
-  const attributes = attributesOf(labels);
+  const attributes = lockAttributes(labels);
   meters.transitions.add(1, { ...attributes, 'zkrx.leader.transition': 'elected' });
   meters.isLeader.add(1, attributes);
   let ended = false;

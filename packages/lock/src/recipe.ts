@@ -33,3 +33,4 @@ export {
   sortChildren,
 } from './node-names';
 export type { LockLabels } from './telemetry';
+export { lockAttributes, meteredBy } from './telemetry';

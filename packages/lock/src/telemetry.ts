@@ -9,6 +9,7 @@ import {
   context,
   createNoopMeter,
   type Histogram,
+  type Meter,
   type MeterProvider,
   metrics,
   type Span,
@@ -50,46 +51,59 @@ interface LockInstruments {
   readonly losses: Counter;
 }
 
-let meterProvider: MeterProvider | undefined;
-let instruments: LockInstruments | undefined;
-
 /**
- * The instruments of the meter provider registered now: looked up on each use (no
- * allocation), so an SDK registered after the first lock is picked up.
+ * Instruments made by `make` on the meter `name` of the meter provider registered now, made
+ * again only when another one is registered: looked up on each use (no allocation), so an SDK
+ * registered after the first use is picked up and the no-op API's instruments are not kept.
+ * `enabled` is false while the provider is the API's no-op.
  */
-function lockInstruments(): LockInstruments {
-  const registered = metrics.getMeterProvider();
-  if (registered !== meterProvider || instruments === undefined) {
-    meterProvider = registered;
-    const meter = registered.getMeter('@zkrx/lock', version);
-    instruments = {
-      enabled: meter !== createNoopMeter(),
-      acquireDuration: meter.createHistogram('zkrx.lock.acquire.duration', {
-        description: 'Time to acquire a lock, by outcome',
-        unit: 's',
-        advice: { explicitBucketBoundaries: WAIT_BUCKETS },
-      }),
-      holdDuration: meter.createHistogram('zkrx.lock.hold.duration', {
-        description: 'Time a lock was held, by how the hold ended',
-        unit: 's',
-        advice: { explicitBucketBoundaries: HOLD_BUCKETS },
-      }),
-      waiters: meter.createUpDownCounter('zkrx.lock.waiters', {
-        description: 'Acquisitions in progress (waiting in a queue)',
-        unit: '{waiter}',
-      }),
-      holders: meter.createUpDownCounter('zkrx.lock.holders', {
-        description: 'Holds in progress',
-        unit: '{holder}',
-      }),
-      losses: meter.createCounter('zkrx.lock.losses', {
-        description: 'Holds lost (not released), by reason',
-        unit: '{loss}',
-      }),
-    };
-  }
-  return instruments;
+export function meteredBy<T>(
+  name: string,
+  meterVersion: string,
+  make: (meter: Meter, enabled: boolean) => T,
+): () => T {
+  let provider: MeterProvider | undefined;
+  let made: T | undefined;
+  return () => {
+    const registered = metrics.getMeterProvider();
+    if (registered !== provider || made === undefined) {
+      provider = registered;
+      const meter = registered.getMeter(name, meterVersion);
+      made = make(meter, meter !== createNoopMeter());
+    }
+    return made;
+  };
 }
+
+const lockInstruments = meteredBy(
+  '@zkrx/lock',
+  version,
+  (meter, enabled): LockInstruments => ({
+    enabled,
+    acquireDuration: meter.createHistogram('zkrx.lock.acquire.duration', {
+      description: 'Time to acquire a lock, by outcome',
+      unit: 's',
+      advice: { explicitBucketBoundaries: WAIT_BUCKETS },
+    }),
+    holdDuration: meter.createHistogram('zkrx.lock.hold.duration', {
+      description: 'Time a lock was held, by how the hold ended',
+      unit: 's',
+      advice: { explicitBucketBoundaries: HOLD_BUCKETS },
+    }),
+    waiters: meter.createUpDownCounter('zkrx.lock.waiters', {
+      description: 'Acquisitions in progress (waiting in a queue)',
+      unit: '{waiter}',
+    }),
+    holders: meter.createUpDownCounter('zkrx.lock.holders', {
+      description: 'Holds in progress',
+      unit: '{holder}',
+    }),
+    losses: meter.createCounter('zkrx.lock.losses', {
+      description: 'Holds lost (not released), by reason',
+      unit: '{loss}',
+    }),
+  }),
+);
 
 let tracerProvider: TracerProvider | undefined;
 let tracer: Tracer | undefined;
