@@ -60,82 +60,69 @@ async function neverUsed(client: ZkClient, path: string): Promise<string[]> {
   return found;
 }
 
+type Take = (client: ZkClient, path: string, signal: AbortSignal) => Promise<unknown>;
+
+const takeMutex: Take = (client, path, signal) => acquire(client, path, { signal });
+
+/**
+ * Runs `take` on a fresh path through the client `wrap` makes (given the abort to call) and
+ * expects it to give up with AbortError leaving no never-used container: `close()` waits for the
+ * tracked removal, and what may remain are containers that once had a child (the reaper's).
+ */
+async function givesUpLeavingNothing(
+  take: Take,
+  wrap: (client: ZkClient, abort: () => void) => ZkClient,
+): Promise<void> {
+  const client = await connectedClient();
+  const observer = await connectedClient();
+  const path = lockPath();
+  const controller = new AbortController();
+  const error = await take(
+    wrap(client, () => controller.abort()),
+    path,
+    controller.signal,
+  ).then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect((error as Error).name).toBe('AbortError');
+  await client.close();
+  expect(await neverUsed(observer, path)).toEqual([]);
+}
+
 describe('a lock path made and given up on before the node went in', () => {
-  it.each([
-    [
-      'mutex',
-      (client: ZkClient, path: string, signal: AbortSignal) => acquire(client, path, { signal }),
-    ],
-    [
-      'semaphore',
-      (client: ZkClient, path: string, signal: AbortSignal) =>
-        acquireSemaphore(client, path, { leases: 2, signal }),
-    ],
-  ])('%s: the container it made is removed, not left for good', async (_, take) => {
-    const client = await connectedClient();
-    const observer = await connectedClient();
-    const path = lockPath();
-    const controller = new AbortController();
-    const error = await take(
-      afterPathMade(client, () => controller.abort()),
-      path,
-      controller.signal,
-    ).then(
-      () => undefined,
-      (caught: unknown) => caught,
-    );
-    expect((error as Error).name).toBe('AbortError');
-    // close() waits for the tracked removal. What may remain are containers that once had a
-    // child (the reaper's), never one that never had any.
-    await client.close();
-    expect(await neverUsed(observer, path)).toEqual([]);
-  });
+  it.each<[string, Take]>([
+    ['mutex', takeMutex],
+    ['semaphore', (client, path, signal) => acquireSemaphore(client, path, { leases: 2, signal })],
+  ])('%s: the container it made is removed, not left for good', (_, take) =>
+    givesUpLeavingNothing(take, afterPathMade),
+  );
 
-  it('removes it when the reply of the path create was lost and the wait given up', async () => {
-    const client = await connectedClient();
-    const observer = await connectedClient();
-    const path = lockPath();
-    const controller = new AbortController();
-    const lossy = withCreate(client, async (real, ...args) => {
-      if (!isPath(args)) return real(...args);
-      await real(...args);
-      controller.abort();
-      throw replyLost();
-    });
-    const error = await acquire(lossy, path, { signal: controller.signal }).then(
-      () => undefined,
-      (caught: unknown) => caught,
-    );
-    expect((error as Error).name).toBe('AbortError');
-    await client.close();
-    expect(await neverUsed(observer, path)).toEqual([]);
-  });
-
-  it('removes it when the reply was lost and the node create then failed too', async () => {
-    const client = await connectedClient();
-    const observer = await connectedClient();
-    const path = lockPath();
-    const controller = new AbortController();
-    let pathMade = false;
-    const lossy = withCreate(client, async (real, ...args) => {
-      if (isPath(args)) {
+  it('removes it when the reply of the path create was lost and the wait given up', () =>
+    givesUpLeavingNothing(takeMutex, (client, abort) =>
+      withCreate(client, async (real, ...args) => {
+        if (!isPath(args)) return real(...args);
         await real(...args);
-        pathMade = true;
+        abort();
         throw replyLost();
-      }
-      if (!pathMade) return real(...args);
-      // The node's create, after the lost reply: given up before it is sent.
-      controller.abort();
-      throw replyLost();
-    });
-    const error = await acquire(lossy, path, { signal: controller.signal }).then(
-      () => undefined,
-      (caught: unknown) => caught,
-    );
-    expect((error as Error).name).toBe('AbortError');
-    await client.close();
-    expect(await neverUsed(observer, path)).toEqual([]);
-  });
+      }),
+    ));
+
+  it('removes it when the reply was lost and the node create then failed too', () =>
+    givesUpLeavingNothing(takeMutex, (client, abort) => {
+      let pathMade = false;
+      return withCreate(client, async (real, ...args) => {
+        if (isPath(args)) {
+          await real(...args);
+          pathMade = true;
+          throw replyLost();
+        }
+        if (!pathMade) return real(...args);
+        // The node's create, after the lost reply: given up before it is sent.
+        abort();
+        throw replyLost();
+      });
+    }));
 
   it('keeps a path whose queue got a node in the gap: the holder is not disturbed', async () => {
     const client = await connectedClient();
