@@ -29,6 +29,9 @@ describe('downgrade (read lock taken by the write holder)', () => {
     proxy.resume();
     await expect(downgraded).rejects.toBeInstanceOf(LockLostError);
     expect(next.isHeld).toBe(true);
+    // The refused read node goes in the background: its delete is sent as the call rejects, and
+    // another session's listing may be served before the server applies it.
+    await vi.waitUntil(async () => (await childrenOf(operator!, path)).length === 1);
     expect(await childrenOf(operator!, path)).toEqual([next.node.split('/').at(-1)]);
     await next.release();
     await untilEmpty(operator!, path);

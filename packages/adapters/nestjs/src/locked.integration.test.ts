@@ -208,7 +208,8 @@ describe('@Locked', () => {
     expect(error).toBeInstanceOf(LockTimeoutError);
     expect(error).toMatchObject({ path });
     expect((error as LockTimeoutError).waitedMs).toBeGreaterThanOrEqual(300);
-    expect(await childrenOf(clientOf(a!), path)).toHaveLength(1);
+    // b's node goes in the background; a's listing, on another session, may come first.
+    await vi.waitUntil(async () => (await childrenOf(clientOf(a!), path)).length === 1);
     await holding;
     await expect(b!.get(Ledger).postWithin()).resolves.toBe('posted');
   });
