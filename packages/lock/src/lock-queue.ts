@@ -277,7 +277,8 @@ export function removeOwnNode(client: ZkClient, node: string, sessionId: string)
  * and every recipe already copes with its lock path vanishing (a create that meets NoNode makes
  * the path again; `container-reaped.integration.test.ts`). The mark names the very znode we
  * made (a path made again by anyone else carries other data), `cversion` 0 says no node was ever
- * in it, and the delete (at the version read) fails if the znode changed since.
+ * in it, and the delete fails with NotEmpty if a node went in since the read (one that came and
+ * went since leaves an empty container: the reaper's to delete too, so deleting it is as safe).
  * Retried across disconnections until done or the client closes; tracked, so `close()` waits.
  */
 export function removeUnusedContainer(client: ZkClient, path: string, mark: string): Promise<void> {
