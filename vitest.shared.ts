@@ -41,6 +41,9 @@ export function defineZkrxVitest(root: string, options: ZkrxVitestOptions = {}) 
             name: 'unit',
             include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
             exclude: ['**/*.integration.test.ts', '**/node_modules/**'],
+            // CPU-bound tests (the decoder fuzz) take several times longer on two busy cores;
+            // the cap only decides how fast a hung test fails (vitest's default is 5 s).
+            testTimeout: 30_000,
           },
         },
         {
