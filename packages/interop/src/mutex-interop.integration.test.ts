@@ -198,7 +198,8 @@ function mutexInteropSuite(
     expect(log.holds).toHaveLength(contenders.length * rounds);
     // The lock really went back and forth between the implementations.
     expect(log.switches()).toBeGreaterThanOrEqual(rounds);
-    expect(await childrenOf(zkrxA, path)).toEqual([]);
+    // zkrx-b's last release finishes in the background: zkrx-a's listing may come first.
+    await untilEmpty(zkrxA, path);
   });
 
   it(`${kind}'s and zkrx's nodes sort in one sequence, and the lock is handed on in that order`, async () => {

@@ -3,6 +3,7 @@
  * that must be empty of lock nodes at the end and is then removed.
  */
 import { createClient, isZkError, joinPath, type ZkClient, ZkErrorCode } from '@zkrx/core';
+import { childrenOf, untilEmpty } from '@zkrx/test-support';
 import { testZooKeeper, uniqueRoot } from '@zkrx/testing';
 
 /** A connected zkrx client with the peers' session timeout; the caller closes it. */
@@ -18,27 +19,8 @@ export function interopRoot(): string {
   return uniqueRoot('interop');
 }
 
-/** The children of a path (none if it does not exist). */
-export async function childrenOf(client: ZkClient, path: string): Promise<string[]> {
-  return (await client.promises.exists(path)) ? client.promises.children(path) : [];
-}
-
-/**
- * Resolves once `path` has no children (or does not exist): a zkrx release finishes in the
- * background, so another session sees the node go a round trip after release() returned.
- */
-export function untilEmpty(client: ZkClient, path: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const subscription = client.watchChildren(path).subscribe({
-      next: (names) => {
-        if (names.length > 0) return;
-        queueMicrotask(() => subscription.unsubscribe());
-        resolve();
-      },
-      error: reject,
-    });
-  });
-}
+// Shared with the recipes' suites: `untilEmpty` waits out releases that finish in the background.
+export { childrenOf, untilEmpty };
 
 /** Every node under `root` (deepest first), `root` excluded. */
 export async function descendantsOf(client: ZkClient, root: string): Promise<string[]> {

@@ -213,6 +213,7 @@ describe('mutex under failures', () => {
     const held = await acquire(holder!, path);
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    let closing: Promise<void> | undefined;
     process.on('unhandledRejection', onUnhandled);
     try {
       const controller = new AbortController();
@@ -221,7 +222,7 @@ describe('mutex under failures', () => {
         signal: controller.signal,
         onQueued: () => {
           controller.abort(stop);
-          void client!.close();
+          closing = client!.close();
         },
       }).catch((caught: unknown) => caught);
       expect(outcome).toBe(stop);
@@ -230,6 +231,8 @@ describe('mutex under failures', () => {
     } finally {
       process.off('unhandledRejection', onUnhandled);
     }
+    // The closed session's node goes with the session's close: wait for it, then look.
+    await closing;
     expect(await childrenOf(holder!, path)).toHaveLength(1);
     await held.release();
   });
