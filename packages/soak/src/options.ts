@@ -21,7 +21,7 @@ export const DEFAULT_SOAK_OPTIONS: SoakOptions = {
   seed: undefined,
   workers: 8,
   sessionTimeoutMs: 3_000,
-  faultPhaseMs: 60_000,
+  faultPhaseMs: 75_000,
   meanFaultGapMs: 2_500,
   reapIntervalMs: 100,
   json: undefined,
@@ -39,7 +39,7 @@ One summary line per mode on stdout, progress on stderr; exit 1 on any violation
   --seed N               replay a run's fault plan (printed at start)
   --workers N            worker processes (default 8)
   --session-timeout MS   the workers' session timeout (default 3000)
-  --duration S           seconds of faults per mode (default 60)
+  --duration S           seconds of faults per mode (default 75)
   --fault-gap MS         mean time between fault starts (default 2500)
   --reap-interval MS     ZooKeeper's container check interval (default 100)
   --json FILE            write the full reports as JSON
