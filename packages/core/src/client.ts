@@ -169,7 +169,11 @@ export class ZkClient {
       isClosed: () => this.tornDown,
     };
     this.watches = new WatchRegistry(host);
-    this.trees = new TreeWatches({ ...host, transportName: () => this.transport.name });
+    this.trees = new TreeWatches({
+      ...host,
+      transportName: () => this.transport.name,
+      childrenWithStat: (path) => this.promises.childrenWithStat(path),
+    });
     this.listener = {
       onConnected: (handle) => this.onConnected(handle),
       onDisconnected: (handle) => this.onDisconnected(handle),
@@ -430,13 +434,19 @@ export class ZkClient {
   /**
    * Every create, delete and data change of `path` and of every node under it, from one
    * persistent recursive watch (ZooKeeper 3.6+, default transport) shared by all subscribers.
-   * Emits `{ type: 'resync', reason: 'started' }` once the watch is in place, and a `resync`
-   * after each reconnection or new session (changes made meanwhile were not reported: read what
-   * you need again).
+   * Emits `{ type: 'resync', reason: 'started' }` once the watch is in place and the tree has
+   * been read (the content it had then is not reported). After a reconnection or a new session
+   * it emits a `resync` (`'reconnected'`, `'expired'`), then every change made meanwhile, found
+   * by reading the tree again (deletions deepest first, creations, data changes; a node deleted
+   * and created again is `deleted` then `created`; changes collapse: a node created and deleted
+   * meanwhile is not reported), then the changes since. At least once: a rare change can be
+   * reported twice, none is lost. Holds ~220 bytes a node (see the README).
    *
    * ## Example
    * ```ts
-   * client.watchTree('/app').subscribe((event) => console.log(event.type, event.path));
+   * const tree = client.watchTree('/app');
+   * tree.subscribe((event) => console.log(event.type, event.path));
+   * await firstValueFrom(tree); // the `resync` (started): from here on every change is reported
    * await client.promises.create('/app/a', 'x');
    * await client.promises.set('/app/a', 'y');
    * await client.promises.delete('/app/a');

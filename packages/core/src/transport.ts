@@ -78,6 +78,12 @@ export interface SessionHandle {
   /** Connected to a read-only server (`canBeReadOnly`). */
   readonly readOnly: boolean;
   readonly isDead: boolean;
+  /**
+   * The zxid of the last reply the session read (0 before any): every watch event of a change
+   * up to it has been delivered, as ZooKeeper sends events and replies in order. Optional: a
+   * transport without it makes `watchTree` report such changes again after a gap.
+   */
+  readonly lastZxidSeen?: number;
   credentials(): SessionCredentials | undefined;
   /**
    * Ends the session: sends closeSession when connected and resolves on its answer or after a

@@ -9,10 +9,13 @@ import { ZooKeeperStartError } from './errors';
 import { fourLetterWord, mntr, parseServerMode } from './four-letter-words';
 import { freePorts } from './free-port';
 import { locateZooKeeper, type ZooKeeperInstallation } from './locate';
+import { rule } from './options';
 import {
   baseTempDir,
+  checkServerOptions,
   locateOptions,
   type StartZooKeeperOptions,
+  serverOptionRules,
   serverSystemProperties,
 } from './server';
 import {
@@ -23,7 +26,10 @@ import {
 } from './server-process';
 import { renderZooCfg } from './zoo-cfg';
 
-/** Options of {@link startEnsemble}: the size, and the options of {@link startZooKeeper} but the port. */
+/**
+ * Options of {@link startEnsemble}: the size, and the options of {@link startZooKeeper} but
+ * `port`, `tls` and `sasl`. A wrong one throws `InvalidOptionError` before anything starts.
+ */
 export interface StartEnsembleOptions extends Omit<StartZooKeeperOptions, 'port' | 'tls' | 'sasl'> {
   /** How many servers; 3 by default. */
   size?: number;
@@ -90,6 +96,9 @@ const HOST = '127.0.0.1';
 const BIND_ATTEMPTS = 3;
 const SERVING_MODES = ['leader', 'follower'];
 
+const { port: _port, tls: _tls, sasl: _sasl, ...memberOptionRules } = serverOptionRules;
+const ensembleOptionRules = { ...memberOptionRules, size: rule.positiveInteger };
+
 interface Member {
   index: number;
   serverId: number;
@@ -119,8 +128,8 @@ interface Member {
  * @return The running ensemble.
  */
 export async function startEnsemble(options: StartEnsembleOptions = {}): Promise<Ensemble> {
+  checkServerOptions('startEnsemble', options, ensembleOptionRules);
   const size = options.size ?? 3;
-  if (!Number.isInteger(size) || size < 1) throw new Error(`Invalid ensemble size ${size}`);
   const installation = locateZooKeeper(locateOptions(options));
   const dir = mkdtempSync(join(baseTempDir(options.tmpfs), 'zkrx-ensemble-'));
   try {

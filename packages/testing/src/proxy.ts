@@ -5,6 +5,7 @@
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { parseHostPort } from './connect-string';
+import { checkOptions, rule } from './options';
 
 /**
  * What {@link TcpProxy.injectGarbage} sends the client, in place of a server's frame:
@@ -16,7 +17,7 @@ import { parseHostPort } from './connect-string';
  */
 export type GarbageKind = 'random' | 'oversized' | 'truncated' | 'unknown-xid';
 
-/** Options of {@link startProxy}. */
+/** Options of {@link startProxy}; a wrong one throws `InvalidOptionError` before it listens. */
 export interface TcpProxyOptions {
   /** Port to listen on; a free one by default. */
   port?: number;
@@ -221,6 +222,7 @@ function drain(held: Held[], to: Socket): void {
  * @return The running proxy.
  */
 export async function startProxy(target: string, options: TcpProxyOptions = {}): Promise<TcpProxy> {
+  checkOptions('startProxy', options, { port: rule.port(0), host: rule.string });
   const destination = parseHostPort(target);
   const host = options.host ?? '127.0.0.1';
   const links = new Set<Link>();

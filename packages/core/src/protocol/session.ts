@@ -151,6 +151,10 @@ export class ProtocolSession implements SessionHandle {
     return this.readOnlyFlag;
   }
 
+  get lastZxidSeen(): number {
+    return this.pipeline.lastZxid;
+  }
+
   get isDead(): boolean {
     return this.state === 'dead' || this.state === 'closing';
   }
