@@ -67,6 +67,9 @@ const MIN_ATTEMPT_MS = 1_000;
 
 const NO_PASSWORD = Buffer.alloc(16);
 
+/** How late a heartbeat timer may run before the delay counts as this process's own stall. */
+const STALL_TOLERANCE_MS = 50;
+
 type State = 'connecting' | 'connected' | 'closing' | 'dead';
 
 const eventTypes: Record<number, WatchEventType | undefined> = {
@@ -229,12 +232,16 @@ export class ProtocolSession implements SessionHandle {
     this.connection = connection;
     this.attemptTimer = setTimeout(() => {
       this.attemptTimer = undefined;
-      connection.destroy(
-        new ZkError(
-          ZkErrorCode.ConnectionLoss,
-          `no session from ${connection.describe()} within ${timeoutMs} ms`,
-        ),
-      );
+      // The answer may be in the socket, unread behind a stall of ours: look after the poll.
+      setImmediate(() => {
+        if (this.connection !== connection || this.state !== 'connecting') return;
+        connection.destroy(
+          new ZkError(
+            ZkErrorCode.ConnectionLoss,
+            `no session from ${connection.describe()} within ${timeoutMs} ms`,
+          ),
+        );
+      });
     }, timeoutMs);
     if (this.abandoned) {
       this.closeAbandoned(connection, this.abandoned);
@@ -401,22 +408,59 @@ export class ProtocolSession implements SessionHandle {
 
   /**
    * Pings when nothing was sent for a third of the session timeout; drops the connection when
-   * nothing was received for two thirds of it (ClientCnxn's read timeout).
+   * nothing was received for two thirds of it (ClientCnxn's read timeout) — silence on the
+   * server's side, not ours:
+   * - Before deciding, it looks at the socket: a timer can fire before the poll phase of the
+   *   same turn reads a reply that arrived while the event loop was blocked (a sync parse, a GC
+   *   pause). The decision waits one `setImmediate`, which runs after that poll phase.
+   * - Time the event loop spent blocked does not count as the server's silence: a tick that
+   *   runs late was stalled by us, and the server could not answer a ping we did not send. The
+   *   lateness is credited until the next frame arrives, and a ping goes out at once.
+   * Java's ClientCnxn reads the socket before it checks the read timeout too (its send thread
+   * selects, then measures); it does count a GC pause as silence, which this does not.
    */
   private heartbeat(connection: Connection): void {
     const timeout = this.sessionTimeout();
     const readTimeout = (timeout * 2) / 3;
     const pingInterval = timeout / 3;
+    /** When the pending tick should run (performance.now()). */
+    let due = 0;
+    /** Our own stalls (ms) since the frame received at `creditFrom`. */
+    let stallCredit = 0;
+    let creditFrom = connection.lastReceived;
+    const schedule = (delayMs: number) => {
+      const delay = Math.max(1, Math.ceil(delayMs));
+      due = performance.now() + delay;
+      this.heartbeatTimer = setTimeout(tick, delay);
+    };
     const tick = () => {
       this.heartbeatTimer = undefined;
       if (this.connection !== connection || connection.isClosed) return;
+      const late = performance.now() - due;
+      // A reply may be sitting unread in the socket: look after this turn's poll phase (the
+      // check is stale, and does nothing, if the connection went meanwhile).
+      setImmediate(() => check(late));
+    };
+    const check = (late: number) => {
+      if (this.connection !== connection || connection.isClosed || this.state !== 'connected') {
+        return;
+      }
+      if (connection.lastReceived !== creditFrom) {
+        creditFrom = connection.lastReceived;
+        stallCredit = 0;
+      }
+      // Timers run a little late on any busy loop; only a real stall earns credit.
+      if (late > STALL_TOLERANCE_MS) stallCredit += late;
       const now = performance.now();
-      const silentMs = now - connection.lastReceived;
+      const silentMs = now - connection.lastReceived - stallCredit;
       if (silentMs >= readTimeout) {
         connection.destroy(
           new ZkError(
             ZkErrorCode.ConnectionLoss,
-            `no answer from ${connection.describe()} for ${Math.round(silentMs)} ms`,
+            `no answer from ${connection.describe()} for ${Math.round(silentMs)} ms` +
+              (stallCredit > 0
+                ? ` (not counting ${Math.round(stallCredit)} ms this process was stalled)`
+                : ''),
           ),
         );
         return;
@@ -427,10 +471,9 @@ export class ProtocolSession implements SessionHandle {
         connection.lastSent = now;
         idleMs = 0;
       }
-      const next = Math.min(readTimeout - silentMs, pingInterval - idleMs);
-      this.heartbeatTimer = setTimeout(tick, Math.max(1, Math.ceil(next)));
+      schedule(Math.min(readTimeout - silentMs, pingInterval - idleMs));
     };
-    this.heartbeatTimer = setTimeout(tick, Math.ceil(pingInterval));
+    schedule(pingInterval);
   }
 
   private onConnectionClosed(connection: Connection, reason: ZkError): void {
