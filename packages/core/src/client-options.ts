@@ -55,8 +55,10 @@ export interface ZkClientOptions {
   /** Accept a read-only server (one cut off from its quorum): reads work there, writes fail `NotReadOnly`. */
   canBeReadOnly?: boolean;
   /**
-   * Largest frame accepted from a server (a reply: data, children list...); a larger one drops
-   * the connection with `MarshallingError`. Default 4 MiB (the Java client's is 1 MiB - 1).
+   * Largest reply read from a server (a node's data, a children list...). A larger one fails
+   * its own call with ZkError `ReplyTooLarge` (not retried: the reply is read and dropped) and
+   * nothing else: the connection and the session stay. Default 4 MiB (the Java client's
+   * `jute.maxbuffer` is 1 MiB - 1, and it drops the connection instead). TypeScript transport.
    */
   maxFrameBytes?: number;
   /**

@@ -689,8 +689,16 @@ export class ZkClient {
     path: string | undefined,
     cause: unknown,
   ): ZkError {
-    if (rc === TRANSACTION_FAILED && ZkError.isInstance(cause)) return cause;
     const where = path === undefined ? '' : ` ${path}`;
+    if (rc === Rc.failedWithCause && ZkError.isInstance(cause)) {
+      // A transaction's op error names its own op; others are told which call they ended.
+      if (cause.path !== undefined || cause.opIndex !== undefined) return cause;
+      return new ZkError(cause.code, `${operation}${where}: ${cause.message}`, {
+        path,
+        rc: cause.rc,
+        cause: cause.cause,
+      });
+    }
     if (rc === Rc.closing || rc === Rc.invalidState) {
       if (this.tornDown) return this.closedError(operation, path);
       return new ZkError(
@@ -1059,7 +1067,7 @@ export class ZkClient {
     settle: (rc: number, value?: never, cause?: unknown) => void,
     error: ZkError,
   ): void {
-    settle(TRANSACTION_FAILED, undefined, error);
+    settle(Rc.failedWithCause, undefined, error);
   }
 
   private runGetAllChildrenNumber(path: string): Promise<number> {
@@ -1094,9 +1102,6 @@ export class ZkClient {
     );
   }
 }
-
-/** Not a ZooKeeper code: a transaction op failed, the cause is the op's ZkError. */
-const TRANSACTION_FAILED = 1;
 
 /**
  * Creates a ZooKeeper client and starts connecting. Options are checked first: a bad one

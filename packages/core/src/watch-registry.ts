@@ -169,7 +169,7 @@ export class WatchRegistry {
     for (const subscriber of [...entry.subscribers]) subscriber.next(value);
   }
 
-  private fail(entry: Entry, rc: number): void {
+  private fail(entry: Entry, rc: number, cause?: Error): void {
     if (entry.dead) return;
     if (this.host.isClosed()) {
       this.drop(entry);
@@ -184,7 +184,14 @@ export class WatchRegistry {
       return;
     }
     this.drop(entry);
-    const error = errorFromRc(rc, `watch ${entry.kind}`, entry.path);
+    const operation = `watch ${entry.kind}`;
+    // A reply over maxFrameBytes: the stream ends with the reason, it is not read again.
+    const error =
+      rc === Rc.failedWithCause && ZkError.isInstance(cause)
+        ? new ZkError(cause.code, `${operation} ${entry.path}: ${cause.message}`, {
+            path: entry.path,
+          })
+        : errorFromRc(rc, operation, entry.path);
     for (const subscriber of [...entry.subscribers]) subscriber.error(error);
   }
 
@@ -201,11 +208,11 @@ export class WatchRegistry {
     if (knownAbsent) return this.armExistence(entry, handle);
     switch (entry.kind) {
       case 'data':
-        handle.get(path, true, (rc, node) => {
+        handle.get(path, true, (rc, node, cause) => {
           entry.reading = false;
           if (rc === Rc.ok && node) return this.emit(entry, node);
           if (rc === Rc.noNode) return this.absent(entry, handle, null);
-          this.fail(entry, rc);
+          this.fail(entry, rc, cause);
         });
         return;
       case 'exists':
@@ -217,11 +224,11 @@ export class WatchRegistry {
         });
         return;
       case 'children':
-        handle.children(path, true, (rc, listing) => {
+        handle.children(path, true, (rc, listing, cause) => {
           entry.reading = false;
           if (rc === Rc.ok && listing) return this.emit(entry, listing.children.sort());
           if (rc === Rc.noNode) return this.absent(entry, handle, []);
-          this.fail(entry, rc);
+          this.fail(entry, rc, cause);
         });
         return;
     }

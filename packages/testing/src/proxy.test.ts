@@ -156,13 +156,13 @@ describe('startProxy', () => {
     proxy.holdReplies(true);
     c.socket.write('held');
     expect(proxy.injectGarbage('oversized')).toBe(1);
-    await until(() => c.bytes().length === 5 + 16);
+    await until(() => c.bytes().length === 5 + 20);
     expect(c.bytes().readInt32BE(5)).toBe(0x7fff_fff0);
     proxy.holdReplies(false);
-    await until(() => c.bytes().length === 5 + 16 + 4);
-    expect(c.bytes().subarray(21).toString()).toBe('held');
+    await until(() => c.bytes().length === 5 + 20 + 4);
+    expect(c.bytes().subarray(25).toString()).toBe('held');
     expect(proxy.injectGarbage(Buffer.from('raw'))).toBe(1);
-    await until(() => c.bytes().length === 28);
+    await until(() => c.bytes().length === 32);
     expect(garbageBytes('random').readInt32BE(0)).toBeLessThan(0);
     expect(garbageBytes('truncated').readInt32BE(0)).toBe(1_000);
     expect(garbageBytes('unknown-xid').length).toBe(20);

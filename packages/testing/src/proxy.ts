@@ -9,7 +9,7 @@ import { parseHostPort } from './connect-string';
 /**
  * What {@link TcpProxy.injectGarbage} sends the client, in place of a server's frame:
  * - `random`: random bytes whose first would-be length is negative;
- * - `oversized`: a frame announcing 2 GiB (more than any client may accept);
+ * - `oversized`: a frame announcing 2 GiB (more than any client may accept) for no request;
  * - `truncated`: a frame announcing 1,000 bytes, of which it sends 10 (what follows from the
  *   server is read as the rest of it);
  * - `unknown-xid`: a well-formed reply header for a request nobody made.
@@ -174,7 +174,9 @@ export function garbageBytes(kind: GarbageKind): Buffer {
       return bytes;
     }
     case 'oversized': {
-      const bytes = Buffer.alloc(16, 0x41);
+      // The length, then a whole ReplyHeader (xid 0x41414141: no request's): a client that
+      // reads on past a frame too large for it still has to refuse this one.
+      const bytes = Buffer.alloc(20, 0x41);
       bytes.writeInt32BE(0x7fff_fff0, 0);
       return bytes;
     }

@@ -13,16 +13,24 @@ import { ProtocolError } from './jute';
  */
 const MIN_FRAME_BYTES = 16;
 
+/** A reply's ReplyHeader: xid, zxid, err. */
+export const REPLY_HEADER_BYTES = 16;
+
+/** What a reader tells about a frame over `maxFrameBytes`. */
+export type OnOversized = (header: Buffer, length: number) => boolean | undefined;
+
 /**
  * Splits a byte stream into frames. A frame that fits in one chunk is handed out as a view of
  * it (no copy); one that spans chunks is assembled once, in a buffer of its announced size. A
- * length below {@link MIN_FRAME_BYTES} or above `maxFrameBytes` throws ProtocolError before
- * anything is allocated, so memory never exceeds one frame plus one chunk.
+ * length below {@link MIN_FRAME_BYTES} throws ProtocolError. A frame over `maxFrameBytes` is
+ * never held: its first 16 bytes (the ReplyHeader, which names the request) go to
+ * `onOversized`, and the rest is read and dropped — so memory never exceeds one frame of at most
+ * `maxFrameBytes` plus one chunk, and one reply too large costs only its own call.
  *
  * ## Example
  * ```ts
  * const frames = new FrameReader(1 << 20);
- * socket.on('data', (chunk) => frames.push(chunk, (frame) => handle(frame)));
+ * socket.on('data', (chunk) => frames.push(chunk, (frame) => handle(frame), tooLarge));
  * ```
  */
 export class FrameReader {
@@ -30,22 +38,50 @@ export class FrameReader {
   private headerBytes = 0;
   private partial: Buffer | undefined;
   private partialBytes = 0;
+  /** The frame over the limit being read and dropped. */
+  private skipping:
+    | { readonly header: Buffer; headerBytes: number; remaining: number; readonly length: number }
+    | undefined;
 
   constructor(private readonly maxFrameBytes: number) {}
 
   /** Bytes held for a frame not complete yet. */
   get buffered(): number {
-    return this.headerBytes + this.partialBytes;
+    return this.headerBytes + this.partialBytes + (this.skipping?.headerBytes ?? 0);
   }
 
   /**
-   * Adds a chunk; calls `onFrame` for each frame it completes, in order. Stops early when
-   * `onFrame` returns `false` (the connection was dropped from inside it).
+   * Adds a chunk; calls `onFrame` for each frame it completes, in order, and `onOversized` for
+   * each frame over the limit once its ReplyHeader is in. Stops early when either returns
+   * `false` (the connection was dropped from inside it). Without `onOversized`, a frame over
+   * the limit throws ProtocolError.
    */
-  push(chunk: Buffer, onFrame: (frame: Buffer) => boolean | undefined): void {
+  push(
+    chunk: Buffer,
+    onFrame: (frame: Buffer) => boolean | undefined,
+    onOversized?: OnOversized,
+  ): void {
     let offset = 0;
     const end = chunk.length;
     while (offset < end) {
+      const skipping = this.skipping;
+      if (skipping) {
+        if (skipping.headerBytes < REPLY_HEADER_BYTES) {
+          const take = Math.min(REPLY_HEADER_BYTES - skipping.headerBytes, end - offset);
+          chunk.copy(skipping.header, skipping.headerBytes, offset, offset + take);
+          skipping.headerBytes += take;
+          skipping.remaining -= take;
+          offset += take;
+          if (skipping.headerBytes < REPLY_HEADER_BYTES) return;
+          if (onOversized?.(skipping.header, skipping.length) === false) return;
+        }
+        const drop = Math.min(skipping.remaining, end - offset);
+        skipping.remaining -= drop;
+        offset += drop;
+        if (skipping.remaining > 0) return;
+        this.skipping = undefined;
+        continue;
+      }
       if (this.partial) {
         const take = Math.min(this.partial.length - this.partialBytes, end - offset);
         chunk.copy(this.partial, this.partialBytes, offset, offset + take);
@@ -71,7 +107,20 @@ export class FrameReader {
         this.headerBytes = 0;
         length = this.header.readInt32BE(0);
       }
-      this.checkLength(length);
+      if (length < MIN_FRAME_BYTES || (length > this.maxFrameBytes && !onOversized)) {
+        throw new ProtocolError(
+          `frame length ${length} outside [${MIN_FRAME_BYTES}, ${this.maxFrameBytes}] bytes`,
+        );
+      }
+      if (length > this.maxFrameBytes) {
+        this.skipping = {
+          header: Buffer.alloc(REPLY_HEADER_BYTES),
+          headerBytes: 0,
+          remaining: length,
+          length,
+        };
+        continue;
+      }
       if (end - offset >= length) {
         const frame = chunk.subarray(offset, offset + length);
         offset += length;
@@ -80,14 +129,6 @@ export class FrameReader {
       }
       this.partial = Buffer.allocUnsafe(length);
       this.partialBytes = 0;
-    }
-  }
-
-  private checkLength(length: number): void {
-    if (length < MIN_FRAME_BYTES || length > this.maxFrameBytes) {
-      throw new ProtocolError(
-        `frame length ${length} outside [${MIN_FRAME_BYTES}, ${this.maxFrameBytes}] bytes`,
-      );
     }
   }
 }
@@ -102,6 +143,11 @@ export interface Endpoint {
 export interface ConnectionHandlers {
   /** One complete frame (the bytes after the length). Throwing ProtocolError drops the connection. */
   onFrame(frame: Buffer): void;
+  /**
+   * A frame over `maxFrameBytes`: its ReplyHeader, and its announced length; the rest of it is
+   * dropped unread. Without this handler such a frame drops the connection (MarshallingError).
+   */
+  onOversizedFrame?(header: Buffer, length: number): void;
   /** The connection is gone (once): why, as a ZkError (`ConnectionLoss`, `MarshallingError`). */
   onClose(reason: ZkError): void;
 }
@@ -193,7 +239,7 @@ export class Connection {
   private receive(chunk: Buffer): void {
     if (this.closed) return;
     try {
-      this.frames.push(chunk, this.deliver);
+      this.frames.push(chunk, this.deliver, this.handlers?.onOversizedFrame && this.oversized);
     } catch (error) {
       // Never thrown out of a socket event (that would end the process): the connection goes,
       // with what went wrong as its reason.
@@ -217,6 +263,13 @@ export class Connection {
     if (this.closed) return false;
     this.lastReceived = performance.now();
     this.handlers?.onFrame(frame);
+    return !this.closed;
+  };
+
+  private readonly oversized = (header: Buffer, length: number): boolean => {
+    if (this.closed) return false;
+    this.lastReceived = performance.now();
+    this.handlers?.onOversizedFrame?.(header, length);
     return !this.closed;
   };
 

@@ -268,6 +268,38 @@ export class RequestPipeline {
     for (const request of requests) request.reply(rc, undefined, reason);
   }
 
+  /**
+   * The ReplyHeader of a reply over `maxFrameBytes` (the rest of it is dropped unread): its
+   * request fails with ZkError `ReplyTooLarge`, not retried; the watch it set stays recorded
+   * (the server set it); the connection goes on. Throws ProtocolError when it answers nothing
+   * in flight (a notification or a ping is never that large).
+   */
+  receiveOversized(header: Buffer, length: number, maxFrameBytes: number): void {
+    const reader = new JuteReader(header);
+    const xid = reader.int();
+    const zxid = reader.long();
+    const err = reader.int();
+    const request = xid > 0 ? this.inflight.get(xid) : undefined;
+    if (!request) {
+      throw new ProtocolError(`a frame of ${length} bytes (xid ${xid}) answers no request`);
+    }
+    this.inflight.delete(xid);
+    if (zxid > 0) this.lastZxid = zxid;
+    this.watches.register(request, err);
+    if (err !== Rc.ok) {
+      request.reply(err);
+      return;
+    }
+    request.reply(
+      Rc.failedWithCause,
+      undefined,
+      new ZkError(
+        ZkErrorCode.ReplyTooLarge,
+        `the reply is ${length} bytes, over maxFrameBytes (${maxFrameBytes}): raise the client's maxFrameBytes option to read it`,
+      ),
+    );
+  }
+
   /** One reply frame (after the ConnectResponse). Throws ProtocolError on one that fits nothing. */
   receive(frame: Buffer): void {
     const reader = new JuteReader(frame);

@@ -395,6 +395,8 @@ export class ProtocolSession implements SessionHandle {
     this.attemptFailureLogged = false;
     connection.attach({
       onFrame: (frame) => this.pipeline.receive(frame),
+      onOversizedFrame: (header, length) =>
+        this.pipeline.receiveOversized(header, length, this.options.maxFrameBytes),
       onClose: (reason) => this.onConnectionClosed(connection, reason),
     });
     this.options.log.info(
