@@ -538,6 +538,7 @@ export class ZkClient {
         tls: this.options.tls,
         canBeReadOnly: this.options.canBeReadOnly,
         maxFrameBytes: this.options.maxFrameBytes,
+        lookup: this.options.lookup,
         log: this.log,
         logLevel: this.options.logger ? this.options.logLevel : 'silent',
         abandonedSession: abandoned,

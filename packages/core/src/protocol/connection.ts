@@ -133,10 +133,13 @@ export class FrameReader {
   }
 }
 
-/** Where and how to connect. */
+/** Where to connect. */
 export interface Endpoint {
+  /** A host name or an address. */
   readonly host: string;
   readonly port: number;
+  /** The host name `host` is an address of: the name TLS checks, and messages show. */
+  readonly name?: string;
 }
 
 /** What a connection tells its owner. */
@@ -286,11 +289,12 @@ function lost(message: string, cause?: unknown): ZkError {
   return new ZkError(ZkErrorCode.ConnectionLoss, message, { cause });
 }
 
-/** `host:port`, with brackets around an IPv6 address. */
+/** `host:port` (brackets around an IPv6 address), and `name/address:port` for a resolved name. */
 export function formatEndpoint(endpoint: Endpoint): string {
-  return endpoint.host.includes(':')
-    ? `[${endpoint.host}]:${endpoint.port}`
-    : `${endpoint.host}:${endpoint.port}`;
+  const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
+  return endpoint.name === undefined
+    ? `${host}:${endpoint.port}`
+    : `${endpoint.name}/${host}:${endpoint.port}`;
 }
 
 /**
@@ -308,8 +312,12 @@ export function openConnection(
       ...options.tls,
       host: endpoint.host,
       port: endpoint.port,
+      // The certificate is checked against the host name of the connect string, also when
+      // the connection goes to one of its addresses.
       servername:
-        options.tls.servername ?? (isIpAddress(endpoint.host) ? undefined : endpoint.host),
+        options.tls.servername ??
+        endpoint.name ??
+        (isIpAddress(endpoint.host) ? undefined : endpoint.host),
     });
   } else {
     socket = connectTcp({ host: endpoint.host, port: endpoint.port });

@@ -117,6 +117,8 @@ export class ProtocolSession implements SessionHandle {
   /** The connection being set up or in use (any other one's events are stale). */
   private connection: Connection | undefined;
   private cancelAttempt: (() => void) | undefined;
+  /** The next server being picked (host names resolving), if any. */
+  private picking: Promise<unknown> | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private attemptTimer: ReturnType<typeof setTimeout> | undefined;
   private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
@@ -130,7 +132,7 @@ export class ProtocolSession implements SessionHandle {
   ) {
     const parsed = parseConnectString(options.connect);
     this.chroot = parsed.chroot;
-    this.hosts = new HostList(parsed.endpoints);
+    this.hosts = new HostList(parsed.endpoints, undefined, undefined, options.lookup);
     this.abandoned = options.abandonedSession;
     this.authFrames = options.auth.map((auth) =>
       encodeAuth(auth.scheme, Buffer.from(auth.credentials, 'utf8')),
@@ -175,15 +177,22 @@ export class ProtocolSession implements SessionHandle {
 
   private connectNext(): void {
     if (this.state !== 'connecting') return;
-    const { endpoint, delayMs } = this.hosts.next();
-    if (delayMs === 0) {
-      this.tryConnect(endpoint);
-      return;
-    }
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.tryConnect(endpoint);
-    }, delayMs);
+    // Host names are resolved at the start of a round: one attempt at a time picks the next.
+    const picking = this.hosts.next();
+    this.picking = picking;
+    picking.then(({ endpoint, delayMs }) => {
+      if (this.picking !== picking) return;
+      this.picking = undefined;
+      if (this.state !== 'connecting') return;
+      if (delayMs === 0) {
+        this.tryConnect(endpoint);
+        return;
+      }
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        this.tryConnect(endpoint);
+      }, delayMs);
+    });
   }
 
   private tryConnect(endpoint: Endpoint): void {
@@ -539,6 +548,7 @@ export class ProtocolSession implements SessionHandle {
   }
 
   private stopConnecting(): void {
+    this.picking = undefined;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     clearTimeout(this.attemptTimer);
