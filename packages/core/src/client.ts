@@ -140,7 +140,6 @@ export class ZkClient {
   private handle: SessionHandle | undefined;
   private connectedOnHandle = false;
   private hadSession = false;
-  private suspendTimer: ReturnType<typeof setTimeout> | undefined;
   /** True once the session is being torn down (after `close()` waited for tracked work). */
   private tornDown = false;
   private closePromise: Promise<void> | undefined;
@@ -194,7 +193,7 @@ export class ZkClient {
       whoAmI: () => this.runWhoAmI(),
       getConfig: () => this.runGetConfig(),
     };
-    this.openHandle(undefined);
+    this.openHandle();
   }
 
   /** The current session state. */
@@ -508,7 +507,6 @@ export class ZkClient {
       subscription?.unsubscribe();
     }
     this.tornDown = true;
-    clearTimeout(this.suspendTimer);
     for (const call of [...this.pending]) call.cancel();
     this.pending.clear();
     // Say 'closed' before the session goes: whatever holds a lock or leadership stops its work
@@ -525,7 +523,7 @@ export class ZkClient {
 
   // ---- session lifecycle ----
 
-  private openHandle(abandoned: SessionCredentials | undefined): void {
+  private openHandle(): void {
     if (this.tornDown) return;
     this.connectedOnHandle = false;
     this.handle = this.transport.open(
@@ -541,7 +539,6 @@ export class ZkClient {
         lookup: this.options.lookup,
         log: this.log,
         logLevel: this.options.logger ? this.options.logLevel : 'silent',
-        abandonedSession: abandoned,
       },
       this.listener,
     );
@@ -559,8 +556,6 @@ export class ZkClient {
 
   private onConnected(handle: SessionHandle): void {
     if (handle !== this.handle || this.tornDown) return;
-    clearTimeout(this.suspendTimer);
-    this.suspendTimer = undefined;
     if (!this.connectedOnHandle) {
       this.connectedOnHandle = true;
       const renewed = this.hadSession;
@@ -579,21 +574,12 @@ export class ZkClient {
   private onDisconnected(handle: SessionHandle): void {
     if (handle !== this.handle || this.tornDown) return;
     if (!this.connectedOnHandle || this.state === 'suspended') return;
+    // The session lives on the server until it says otherwise: ZooKeeper decides expiry, and
+    // after a quorum loss the new leader restarts every session's clock. So the client stays
+    // `suspended`, reconnecting, until it is `reconnected` or the server answers "expired" —
+    // as Apache's Java client (3.8) does. Holders follow `suspended` (the recipes' default
+    // gives up at once; `onSuspended: 'continue'` gives up after a session timeout of it).
     this.setState('suspended', handle.sessionId);
-    // The server expires a silent session after its timeout: past that, treat it as expired
-    // rather than let holders believe they still own ephemeral nodes.
-    clearTimeout(this.suspendTimer);
-    const timeout =
-      handle.negotiatedTimeoutMs > 0 ? handle.negotiatedTimeoutMs : this.options.sessionTimeoutMs;
-    this.suspendTimer = setTimeout(() => {
-      this.suspendTimer = undefined;
-      if (handle !== this.handle || this.state !== 'suspended') return;
-      this.log.warn('no connection for a whole session timeout: the session is presumed expired', {
-        sessionId: handle.sessionId,
-        timeoutMs: timeout,
-      });
-      this.expire(handle, true);
-    }, timeout);
   }
 
   private onHandleClosed(handle: SessionHandle, rc: number): void {
@@ -605,26 +591,18 @@ export class ZkClient {
       void this.close();
       return;
     }
-    this.expire(handle, false);
+    this.expire(handle);
   }
 
-  /**
-   * The session is gone (the server said so), or presumed gone (`presumed`: a whole timeout
-   * without a connection). A presumed-expired session may still live on the server with its
-   * ephemeral nodes — its server may have heard our pings while we heard nothing, or lost its
-   * quorum and restarted the session's clock — so the next session starts by closing it.
-   */
-  private expire(handle: SessionHandle, presumed: boolean): void {
+  /** The server said the session is gone: a new one starts. */
+  private expire(handle: SessionHandle): void {
     // The session's id as session$ last reported it: when the server said "expired", the
     // handle's own id may already read '0'.
     const sessionId = this.sessionId;
-    const abandoned = presumed ? handle.credentials() : undefined;
     this.handle = undefined;
-    clearTimeout(this.suspendTimer);
-    this.suspendTimer = undefined;
     void handle.close();
     this.setState('expired', sessionId);
-    this.openHandle(abandoned);
+    this.openHandle();
   }
 
   private onWatchEvent(handle: SessionHandle, type: WatchEventType, path: string): void {

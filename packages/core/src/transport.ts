@@ -140,11 +140,6 @@ export interface SessionOptions {
   /** Where the transport logs (already filtered at `logLevel`). */
   readonly log: Required<Logger>;
   readonly logLevel: LogLevel;
-  /**
-   * A session this client gave up as expired while the server may still hold it: re-attach to
-   * it and close it on the first connection, so its ephemeral nodes go at once.
-   */
-  readonly abandonedSession: SessionCredentials | undefined;
 }
 
 /**

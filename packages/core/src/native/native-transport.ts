@@ -6,7 +6,6 @@ import type { Acl } from '../acl';
 import { OPEN_ACL_UNSAFE } from '../acl';
 import { Rc, ZkError, ZkErrorCode } from '../errors';
 import { type Logger, levelRank, nativeLineLevel } from '../logger';
-import { closeAbandonedSession } from '../protocol/session';
 import type { Stat } from '../stat';
 import { timedReply } from '../telemetry';
 import type {
@@ -115,22 +114,6 @@ export class NativeSession implements SessionHandle {
         if (rc !== Rc.ok && rc !== Rc.closing)
           options.log.warn(`addAuth ${auth.scheme} failed`, { rc });
       });
-    }
-    const abandoned = options.abandonedSession;
-    if (abandoned) {
-      // The C client has no hook before it connects: close the old session beside it.
-      closeAbandonedSession(options.connect, abandoned, {
-        tls: undefined,
-        sessionTimeoutMs: options.sessionTimeoutMs,
-        timeoutMs: options.sessionTimeoutMs,
-      }).then(
-        (outcome) =>
-          options.log.info(`session 0x${abandoned.sessionId}, given up as expired: ${outcome}`),
-        (error: unknown) =>
-          options.log.warn(`could not close session 0x${abandoned.sessionId}`, {
-            error: (error as Error).message,
-          }),
-      );
     }
   }
 

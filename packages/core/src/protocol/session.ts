@@ -91,10 +91,6 @@ const readChildren = (reader: JuteReader): { children: string[]; stat: Stat } =>
 
 const readInt = (reader: JuteReader): number => reader.int();
 
-function parseSessionId(hex: string): bigint {
-  return BigInt.asIntN(64, BigInt(`0x${hex}`));
-}
-
 function failLater<T>(reply: Reply<T>, rc: number): void {
   queueMicrotask(() => reply(rc));
 }
@@ -122,7 +118,6 @@ export class ProtocolSession implements SessionHandle {
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private attemptTimer: ReturnType<typeof setTimeout> | undefined;
   private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
-  private abandoned: SessionCredentials | undefined;
   private closing: Promise<void> | undefined;
   private attemptFailureLogged = false;
 
@@ -133,7 +128,6 @@ export class ProtocolSession implements SessionHandle {
     const parsed = parseConnectString(options.connect);
     this.chroot = parsed.chroot;
     this.hosts = new HostList(parsed.endpoints, undefined, undefined, options.lookup);
-    this.abandoned = options.abandonedSession;
     this.authFrames = options.auth.map((auth) =>
       encodeAuth(auth.scheme, Buffer.from(auth.credentials, 'utf8')),
     );
@@ -252,10 +246,6 @@ export class ProtocolSession implements SessionHandle {
         );
       });
     }, timeoutMs);
-    if (this.abandoned) {
-      this.closeAbandoned(connection, this.abandoned);
-      return;
-    }
     connection.attach({
       onFrame: (frame) => this.onConnectResponse(connection, frame),
       onClose: (reason) => this.onConnectionClosed(connection, reason),
@@ -268,26 +258,6 @@ export class ProtocolSession implements SessionHandle {
         password: this.password,
         readOnly: this.options.canBeReadOnly,
       }),
-    );
-  }
-
-  /**
-   * Re-attaches to a session the client gave up as expired and closes it, so its ephemeral
-   * nodes (locks) go now rather than when the server times it out; then connects anew.
-   */
-  private closeAbandoned(connection: Connection, abandoned: SessionCredentials): void {
-    closeSessionOn(connection, abandoned, this.options.sessionTimeoutMs).then(
-      (outcome) => {
-        if (this.connection !== connection) return;
-        this.abandoned = undefined;
-        this.options.log.info(`session 0x${abandoned.sessionId}, given up as expired: ${outcome}`);
-        clearTimeout(this.attemptTimer);
-        this.attemptTimer = undefined;
-        this.connection = undefined;
-        connection.destroy();
-        this.tryConnect(connection.endpoint);
-      },
-      (reason: ZkError) => this.onConnectionClosed(connection, reason),
     );
   }
 
@@ -864,94 +834,4 @@ export class ProtocolSession implements SessionHandle {
       type,
     );
   }
-}
-
-/**
- * Re-attaches `connection` to a session (ConnectRequest with its id and password) and closes it
- * (closeSession): its ephemeral nodes go at once. Resolves with what happened; rejects with a
- * ZkError when the connection fails first. The connection is left to the caller.
- */
-export function closeSessionOn(
-  connection: Connection,
-  credentials: SessionCredentials,
-  sessionTimeoutMs: number,
-): Promise<'closed on the server' | 'already gone on the server'> {
-  return new Promise((resolve, reject) => {
-    let phase: 'connect' | 'close' | 'done' = 'connect';
-    connection.attach({
-      onFrame: (frame) => {
-        const reader = new JuteReader(frame);
-        if (phase === 'connect') {
-          const response = decodeConnectResponse(reader);
-          if (response.timeOut <= 0) {
-            phase = 'done';
-            resolve('already gone on the server');
-            return;
-          }
-          phase = 'close';
-          connection.send(encodeHeaderOnly(1, OpCode.closeSession));
-          return;
-        }
-        if (phase === 'close' && reader.int() === 1) {
-          phase = 'done';
-          resolve('closed on the server');
-        }
-      },
-      onClose: (reason) => {
-        if (phase !== 'done') reject(reason);
-      },
-    });
-    connection.send(
-      encodeConnectRequest({
-        lastZxidSeen: 0,
-        timeOut: sessionTimeoutMs,
-        sessionId: parseSessionId(credentials.sessionId),
-        password: Buffer.from(credentials.password, 'hex'),
-        readOnly: false,
-      }),
-    );
-  });
-}
-
-/**
- * Closes a session on the servers of `connect` from a connection of its own (each server in
- * turn until one answers), e.g. one a client gave up as expired while the server may hold it.
- *
- * @return What happened, or rejects with the last server's failure.
- */
-export async function closeAbandonedSession(
-  connect: string,
-  credentials: SessionCredentials,
-  options: { tls: SessionOptions['tls']; sessionTimeoutMs: number; timeoutMs: number },
-): Promise<string> {
-  const { endpoints } = parseConnectString(connect);
-  let lastError: unknown;
-  for (const endpoint of endpoints) {
-    let connection: Connection | undefined;
-    try {
-      connection = await openConnection(endpoint, {
-        tls: options.tls,
-        timeoutMs: options.timeoutMs,
-        maxFrameBytes: 64 * 1024,
-      }).promise;
-      const pending = connection;
-      const timer = setTimeout(
-        () =>
-          pending.destroy(
-            new ZkError(ZkErrorCode.ConnectionLoss, `no answer from ${pending.describe()}`),
-          ),
-        options.timeoutMs,
-      );
-      try {
-        return await closeSessionOn(connection, credentials, options.sessionTimeoutMs);
-      } finally {
-        clearTimeout(timer);
-      }
-    } catch (error) {
-      lastError = error;
-    } finally {
-      connection?.destroy();
-    }
-  }
-  throw lastError;
 }
