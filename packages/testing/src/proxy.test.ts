@@ -149,6 +149,21 @@ describe('startProxy', () => {
     expect(error.code).toBe('ECONNREFUSED');
   });
 
+  it('counts the replies it holds, and forwards them in one write when released', async () => {
+    const c = await client();
+    proxy.holdReplies(true);
+    c.socket.write('one');
+    await until(() => proxy.heldReplyBytes === 3);
+    c.socket.write('two');
+    await until(() => proxy.heldReplyBytes === 6);
+    const chunks: Buffer[] = [];
+    c.socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    proxy.holdReplies(false);
+    await until(() => c.text() === 'onetwo');
+    expect(proxy.heldReplyBytes).toBe(0);
+    expect(chunks.map(String)).toEqual(['onetwo']);
+  });
+
   it('injectGarbage sends each client the garbage at once, ahead of held replies', async () => {
     const c = await client();
     c.socket.write('hello');

@@ -35,6 +35,8 @@ export interface TcpProxy {
   readonly connections: number;
   /** Whether traffic is stalled by `pause()`. */
   readonly paused: boolean;
+  /** Bytes from the server held for the clients now (by `pause()` or `holdReplies()`). */
+  readonly heldReplyBytes: number;
   /** Whether new connections are refused by `refuse(true)`. */
   readonly refusing: boolean;
   /** Destroys every current connection, both sides, at once: the client sees a connection loss. */
@@ -46,7 +48,8 @@ export interface TcpProxy {
   /**
    * While `on`, the server's replies are held on every connection while requests still reach
    * the server: a request is applied but its caller never hears back. With `cut()` this is the
-   * ConnectionLoss-after-apply case (the create happened; did it?). Off forwards what was held.
+   * ConnectionLoss-after-apply case (the create happened; did it?). Off forwards what was held,
+   * in one write: replies and events held together reach the client in one segment.
    */
   holdReplies(on?: boolean): void;
   /**
@@ -114,6 +117,13 @@ class Link {
   /** Writes bytes to the client at once, ahead of anything held. */
   inject(bytes: Buffer): void {
     if (!this.client.destroyed) this.client.write(bytes);
+  }
+
+  /** Bytes from the server not yet written to the client. */
+  get heldReplyBytes(): number {
+    let bytes = 0;
+    for (const chunk of this.toClient) bytes += chunk?.length ?? 0;
+    return bytes;
   }
 
   /** Drops both sides at once; the link stops counting right away. */
@@ -196,11 +206,17 @@ export function garbageBytes(kind: GarbageKind): Buffer {
   }
 }
 
+/** Writes what is held, the chunks between two ends of stream in one write (one segment). */
 function drain(held: Held[], to: Socket): void {
   while (held.length > 0 && !to.destroyed) {
-    const chunk = held.shift()!;
-    if (chunk === null) to.end();
-    else to.write(chunk);
+    if (held[0] === null) {
+      held.shift();
+      to.end();
+      continue;
+    }
+    const end = held.indexOf(null);
+    const chunks = held.splice(0, end === -1 ? held.length : end) as Buffer[];
+    to.write(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
   }
 }
 
@@ -267,6 +283,11 @@ export async function startProxy(target: string, options: TcpProxyOptions = {}):
     },
     get paused() {
       return paused;
+    },
+    get heldReplyBytes() {
+      let bytes = 0;
+      for (const link of links) bytes += link.heldReplyBytes;
+      return bytes;
     },
     get refusing() {
       return refusing;

@@ -254,18 +254,24 @@ export class RequestPipeline {
   }
 
   /** The connection is gone: every request in flight and waiting fails with `rc`. */
-  detach(rc: number, reason?: Error): void {
+  detach(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
     this.connection = undefined;
     this.setWatchesInFlight = 0;
-    this.failAll(rc, reason);
+    this.failAll(rc, reason, inFlightReason);
   }
 
-  /** Fails everything outstanding with `rc` (ConnectionLoss, or closing when the handle dies). */
-  failAll(rc: number, reason?: Error): void {
-    const requests = [...this.inflight.values(), ...this.waiting.map((entry) => entry.request)];
+  /**
+   * Fails everything outstanding with `rc` (ConnectionLoss, or closing when the handle dies):
+   * the requests sent with `inFlightReason` (they may have been applied), those never sent with
+   * `reason`. In the order they were made.
+   */
+  failAll(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
+    const inflight = [...this.inflight.values()];
+    const waiting = this.waiting.map((entry) => entry.request);
     this.inflight.clear();
     this.waiting = [];
-    for (const request of requests) request.reply(rc, undefined, reason);
+    for (const request of inflight) request.reply(rc, undefined, inFlightReason);
+    for (const request of waiting) request.reply(rc, undefined, reason);
   }
 
   /**

@@ -95,6 +95,11 @@ function failLater<T>(reply: Reply<T>, rc: number): void {
   queueMicrotask(() => reply(rc));
 }
 
+/** Why a request sent before `close()` got no reply: the session closed first. */
+function closedInFlight(): Error {
+  return new Error('the session closed before its reply came: it may have been applied');
+}
+
 /**
  * One ZooKeeper session over the wire protocol. Requests go through a {@link RequestPipeline};
  * connections come and go underneath while the session lives.
@@ -465,7 +470,7 @@ export class ProtocolSession implements SessionHandle {
     clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = undefined;
     if (this.state === 'closing' || this.state === 'dead') {
-      this.pipeline.detach(Rc.closing);
+      this.pipeline.detach(Rc.closing, undefined, closedInFlight());
       return;
     }
     if (reason.code === ZkErrorCode.MarshallingError || reason.code === ZkErrorCode.SystemError) {
@@ -550,7 +555,7 @@ export class ProtocolSession implements SessionHandle {
         this.state = 'dead';
         if (this.connection === connection) this.connection = undefined;
         connection.destroy();
-        this.pipeline.failAll(Rc.closing);
+        this.pipeline.failAll(Rc.closing, undefined, closedInFlight());
         resolve();
       };
       timer = setTimeout(finish, Math.min(CLOSE_BOUND_MS, this.sessionTimeout()));
