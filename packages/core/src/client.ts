@@ -565,7 +565,10 @@ export class ZkClient {
 
   private onConnected(handle: SessionHandle): void {
     if (handle !== this.handle || this.tornDown) return;
-    if (!this.connectedOnHandle) {
+    // A handle's session id changes only when a read-only (local) session moves to a read-write
+    // server, which starts a session of its own: for the client that is a new session.
+    const newSession = this.connectedOnHandle && handle.sessionId !== this.sessionId;
+    if (!this.connectedOnHandle || newSession) {
       this.connectedOnHandle = true;
       const renewed = this.hadSession;
       this.hadSession = true;

@@ -187,6 +187,11 @@ export class Connection {
     socket.on('end', () => this.drop(lost(`${this.describe()} closed the connection`)));
   }
 
+  /** The socket itself, for a four-letter word (no frames go through it then). */
+  get rawSocket(): Socket {
+    return this.socket;
+  }
+
   /** `host:port` of the server. */
   describe(): string {
     return formatEndpoint(this.endpoint);
@@ -360,4 +365,38 @@ export function openConnection(
 
 function isIpAddress(host: string): boolean {
   return /^[\d.]+$/.test(host) || host.includes(':');
+}
+
+/**
+ * Asks a server whether it serves read-write: the `isro` four-letter word on a connection of its
+ * own (TLS when `tls` is given), answered `rw` or `ro`. False on any failure or after `timeoutMs`.
+ */
+export function probeReadWrite(
+  endpoint: Endpoint,
+  options: { tls: ConnectionOptions | undefined; timeoutMs: number },
+): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const attempt = openConnection(endpoint, {
+      tls: options.tls,
+      timeoutMs: options.timeoutMs,
+      maxFrameBytes: 64,
+    });
+    attempt.promise.then(
+      (connection) => {
+        const socket = connection.rawSocket;
+        let answer = '';
+        const timer = setTimeout(() => socket.destroy(), options.timeoutMs);
+        socket.removeAllListeners('data');
+        socket.on('data', (chunk: Buffer) => {
+          answer += chunk.toString('latin1');
+        });
+        socket.on('close', () => {
+          clearTimeout(timer);
+          resolve(answer.trim() === 'rw');
+        });
+        socket.write('isro');
+      },
+      () => resolve(false),
+    );
+  });
 }

@@ -78,6 +78,7 @@ export class HostList {
   private failedInRound = 0;
   private failedRounds = 0;
   private reconnecting = false;
+  private preferred: Endpoint | undefined;
 
   constructor(
     endpoints: readonly Endpoint[],
@@ -95,6 +96,12 @@ export class HostList {
 
   /** The server address to try next, and how long to wait first. */
   async next(): Promise<{ endpoint: Endpoint; delayMs: number }> {
+    const preferred = this.preferred;
+    if (preferred) {
+      this.preferred = undefined;
+      this.reconnecting = false;
+      return { endpoint: preferred, delayMs: 0 };
+    }
     let delayMs = 0;
     if (this.index >= this.round.length) {
       if (this.round.length > 0 && this.failedInRound >= this.round.length) {
@@ -117,6 +124,18 @@ export class HostList {
     const endpoint = this.round[this.index]!;
     this.index += 1;
     return { endpoint, delayMs };
+  }
+
+  /** The addresses of this round but `current` (to look for a read-write server). */
+  others(current: Endpoint): Endpoint[] {
+    return this.round.filter(
+      (endpoint) => endpoint.host !== current.host || endpoint.port !== current.port,
+    );
+  }
+
+  /** The next `next()` returns `endpoint`, at once (a read-write server found). */
+  preferNext(endpoint: Endpoint): void {
+    this.preferred = endpoint;
   }
 
   /** The last server tried failed (connection refused, timed out, dropped before a session). */

@@ -23,7 +23,13 @@ import type {
   TransportOpResult,
   WatchEventType,
 } from '../transport';
-import { type Connection, type Endpoint, openConnection } from './connection';
+import {
+  type Connection,
+  type Endpoint,
+  formatEndpoint,
+  openConnection,
+  probeReadWrite,
+} from './connection';
 import { HostList, parseConnectString } from './hosts';
 import { JuteReader } from './jute';
 import { PendingRequest, RequestPipeline, WatchKind } from './pipeline';
@@ -58,6 +64,10 @@ import { checkRspauth, digestResponse } from './sasl';
 
 /** The node holding the ensemble's configuration (never under a chroot). */
 const CONFIG_NODE = '/zookeeper/config';
+
+/** The first look for a read-write server after connecting to a read-only one (then doubling). */
+const READ_WRITE_PROBE_FIRST_MS = 500;
+const READ_WRITE_PROBE_MAX_MS = 60_000;
 
 /** How long `close()` waits for the server to answer closeSession, at most. */
 const CLOSE_BOUND_MS = 2_000;
@@ -111,6 +121,10 @@ export class ProtocolSession implements SessionHandle {
   private password: Buffer = NO_PASSWORD;
   private timeoutMs = -1;
   private readOnlyFlag = false;
+  /** A read-write server gave this handle its session (its id is then good on any server). */
+  private seenReadWrite = false;
+  /** While connected read-only: the next look for a read-write server. */
+  private readWriteProbe: ReturnType<typeof setTimeout> | undefined;
   private readonly pipeline: RequestPipeline;
   private readonly hosts: HostList;
   private readonly chroot: string;
@@ -259,8 +273,11 @@ export class ProtocolSession implements SessionHandle {
       encodeConnectRequest({
         lastZxidSeen: this.pipeline.lastZxid,
         timeOut: this.options.sessionTimeoutMs,
-        sessionId: this.sessionIdValue,
-        password: this.password,
+        // A session made by a read-only server is local to it: another server would call it
+        // expired. Until a read-write server was seen, ask for a new session (ClientCnxn's
+        // seenRwServerBefore does the same).
+        sessionId: this.seenReadWrite ? this.sessionIdValue : 0n,
+        password: this.seenReadWrite ? this.password : NO_PASSWORD,
         readOnly: this.options.canBeReadOnly,
       }),
     );
@@ -309,6 +326,7 @@ export class ProtocolSession implements SessionHandle {
     this.password = response.password;
     this.timeoutMs = response.timeOut;
     this.readOnlyFlag = response.readOnly;
+    if (!response.readOnly) this.seenReadWrite = true;
     const sasl = this.options.sasl;
     if (sasl) {
       // Every connection logs in before any request goes out (as the Java client holds them).
@@ -389,6 +407,7 @@ export class ProtocolSession implements SessionHandle {
     );
     this.pipeline.attach(connection, this.authFrames);
     this.heartbeat(connection);
+    if (response.readOnly) this.lookForReadWrite(connection, READ_WRITE_PROBE_FIRST_MS);
     this.listener.onConnected(this);
   }
 
@@ -462,6 +481,44 @@ export class ProtocolSession implements SessionHandle {
     schedule(pingInterval);
   }
 
+  /**
+   * Connected to a read-only server: asks the other servers, one after the other, whether they
+   * serve read-write (the `isro` four-letter word, which a server with read-only mode enabled
+   * always answers), and moves to the first that does — the way back once the quorum is there
+   * again, as ClientCnxn's pingRwServer. Looks again after `delayMs`, doubling up to a minute.
+   */
+  private lookForReadWrite(connection: Connection, delayMs: number): void {
+    this.readWriteProbe = setTimeout(async () => {
+      this.readWriteProbe = undefined;
+      const current = () => this.connection === connection && this.state === 'connected';
+      for (const endpoint of this.hosts.others(connection.endpoint)) {
+        if (!current()) return;
+        const readWrite = await probeReadWrite(endpoint, {
+          tls: this.options.tls,
+          timeoutMs: this.attemptTimeoutMs(),
+        });
+        if (!current()) return;
+        if (readWrite) {
+          this.options.log.info(
+            `${formatEndpoint(endpoint)} serves read-write: leaving read-only ${connection.describe()}`,
+            { sessionId: this.sessionHex },
+          );
+          this.hosts.preferNext(endpoint);
+          connection.destroy(
+            new ZkError(
+              ZkErrorCode.ConnectionLoss,
+              `moving from read-only ${connection.describe()} to read-write ${formatEndpoint(endpoint)}`,
+            ),
+          );
+          return;
+        }
+      }
+      if (current()) {
+        this.lookForReadWrite(connection, Math.min(READ_WRITE_PROBE_MAX_MS, delayMs * 2));
+      }
+    }, delayMs);
+  }
+
   private onConnectionClosed(connection: Connection, reason: ZkError): void {
     if (this.connection !== connection) return;
     this.connection = undefined;
@@ -469,6 +526,8 @@ export class ProtocolSession implements SessionHandle {
     this.attemptTimer = undefined;
     clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = undefined;
+    clearTimeout(this.readWriteProbe);
+    this.readWriteProbe = undefined;
     if (this.state === 'closing' || this.state === 'dead') {
       this.pipeline.detach(Rc.closing, undefined, closedInFlight());
       return;
@@ -524,6 +583,8 @@ export class ProtocolSession implements SessionHandle {
 
   private stopConnecting(): void {
     this.picking = undefined;
+    clearTimeout(this.readWriteProbe);
+    this.readWriteProbe = undefined;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     clearTimeout(this.attemptTimer);
