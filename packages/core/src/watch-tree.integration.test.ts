@@ -99,6 +99,12 @@ function gapEvents(root: string): TreeEvent[] {
   ];
 }
 
+/**
+ * The session timeout of a client cut off by {@link partition}: the longest the test server
+ * grants, so a gap made slow by a busy machine stays a reconnection, not an expiry.
+ */
+const GAP_SESSION_MS = 10_000;
+
 /** A full partition of the client behind `proxy`: it is suspended when this resolves. */
 async function partition(proxy: TcpProxy, client: ZkClient) {
   proxy.refuse(true);
@@ -170,7 +176,10 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
 
   it('keeps watching across a reconnection (a resync marks the gap) and on a new session after expiry', async () => {
     const proxy = await proxyTo();
-    const client = await connectedClient({ connect: proxy.connectString });
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
     const writer = await connectedClient();
     const root = await testRoot();
     const tree = record(client.watchTree(root));
@@ -206,7 +215,10 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
 
   it('reports every change made during a cut after the resync, each once', async () => {
     const proxy = await proxyTo();
-    const client = await connectedClient({ connect: proxy.connectString });
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
     const writer = await connectedClient();
     const root = await testRoot();
     for (const path of GAP_TREE) await writer.promises.create(`${root}/${path}`);
@@ -232,7 +244,10 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
   it('reports every change made while its session expired after the resync, each once', async () => {
     const { connectString } = await testZooKeeper();
     const proxy = await proxyTo();
-    const client = await connectedClient({ connect: proxy.connectString });
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
     const writer = await connectedClient();
     const root = await testRoot();
     for (const path of GAP_TREE) await writer.promises.create(`${root}/${path}`);
@@ -258,7 +273,10 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
 
   it('reports nothing twice to a watcher that sends no request of its own (live events counted)', async () => {
     const proxy = await proxyTo();
-    const client = await connectedClient({ connect: proxy.connectString });
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
     const writer = await connectedClient();
     const root = await testRoot();
     for (const path of ['keep', 'gone', 'touched', 'p'])
@@ -291,7 +309,10 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
 
   it('reads again a node whose read raced a live change, so the next gap does not report it again', async () => {
     const proxy = await proxyTo();
-    const client = await connectedClient({ connect: proxy.connectString });
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
     const writer = await connectedClient();
     const root = await testRoot();
     const x = `${root}/x`;
@@ -345,7 +366,10 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
 
   it('reports a root deleted during a cut as every node under it deleted, bottom-up', async () => {
     const proxy = await proxyTo();
-    const client = await connectedClient({ connect: proxy.connectString });
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
     const writer = await connectedClient();
     const root = await testRoot();
     const top = `${root}/tree`;
@@ -371,7 +395,10 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
 
   it("reports the live events that arrive during the walk after a gap once, after the gap's", async () => {
     const proxy = await proxyTo();
-    const client = await connectedClient({ connect: proxy.connectString });
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
     const writer = await connectedClient();
     const root = await testRoot();
     for (const path of ['p', 'p/x', 'p/y', 'q']) await writer.promises.create(`${root}/${path}`);
