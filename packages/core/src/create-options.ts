@@ -5,12 +5,14 @@
 import type { Acl } from './acl';
 import { ZkError, ZkErrorCode } from './errors';
 import { MAX_DATA_BYTES, toDataBuffer, validatePath, type ZkData } from './paths';
-import { CreateFlag } from './protocol/records';
+import { CreateFlag } from './protocol/codes';
 
 /** How a node lives: until deleted, until its session ends, or until its last child goes. */
 export type CreateMode = 'persistent' | 'ephemeral' | 'container';
 
 export interface CreateOptions {
+  /** Gives the call up when it aborts (a `ZkAbortError` says whether the create was sent). */
+  signal?: AbortSignal;
   /** Default `persistent`. */
   mode?: CreateMode;
   /** Let the server append a 10-digit sequence number to the name. */
@@ -24,6 +26,8 @@ export interface CreateOptions {
 }
 
 export interface MkdirpOptions {
+  /** Gives the walk up when it aborts (nodes made before stay). */
+  signal?: AbortSignal;
   /** Mode of the nodes created. Default `persistent`. */
   mode?: 'persistent' | 'container';
   acl?: readonly Acl[];

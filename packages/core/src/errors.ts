@@ -272,3 +272,49 @@ export function errorFromRc(rc: number, operation: string, path?: string): ZkErr
 export function isZkError(error: unknown, ...codes: ZkErrorCode[]): error is ZkError {
   return ZkError.isInstance(error) && (codes.length === 0 || codes.includes(error.code));
 }
+
+const abortIdentity = errorIdentity('@zkrx/core.ZkAbortError');
+
+/**
+ * A call given up because its `signal` aborted (as `fetch` gives up): `name` `AbortError`,
+ * `code` `Aborted`, and `cause` the signal's reason. `sent` says whether the request had gone
+ * to the server by then: a write that was sent may still be applied (its outcome is unknown);
+ * one that was not sent never will be.
+ *
+ * ## Example
+ * ```ts
+ * try {
+ *   await client.promises.get('/config', { signal: AbortSignal.timeout(100) });
+ * } catch (error) {
+ *   if (ZkAbortError.isInstance(error)) console.log(error.name, error.sent);
+ * }
+ * // Output: AbortError false
+ * ```
+ */
+export class ZkAbortError extends ZkError {
+  override readonly name = 'AbortError';
+  /** The request had gone to the server: a write may still be applied. */
+  readonly sent: boolean;
+
+  constructor(operation: string, path: string | undefined, sent: boolean, reason: unknown) {
+    const where = path === undefined ? '' : ` ${path}`;
+    super(
+      ZkErrorCode.Aborted,
+      sent
+        ? `${operation}${where}: aborted after the request was sent: it may still be applied`
+        : `${operation}${where}: aborted before the request was sent: not applied`,
+      { path, cause: reason },
+    );
+    this.sent = sent;
+    abortIdentity.mark(this);
+  }
+
+  /** True for a ZkAbortError from any copy of @zkrx/core loaded in the process. */
+  static override isInstance(value: unknown): value is ZkAbortError {
+    return abortIdentity.is(value);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return abortIdentity.is(value);
+  }
+}

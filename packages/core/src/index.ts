@@ -4,13 +4,13 @@
 
 export type { Acl } from './acl';
 export { CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, Permission, READ_ACL_UNSAFE } from './acl';
-export type { ChildrenWithStat, ZkPromises } from './client';
+export type { CallOptions, ChildrenWithStat, VersionOptions, ZkPromises } from './client';
 export { createClient, ZkClient } from './client';
 export type { ZkAuth, ZkClientOptions, ZkSasl } from './client-options';
 export { resolveClientOptions, validateConnectString } from './client-options';
 export type { CreateMode, CreateOptions, MkdirpOptions } from './create-options';
 export type { ZkErrorOptions } from './errors';
-export { errorIdentity, isZkError, ZkError, ZkErrorCode } from './errors';
+export { errorIdentity, isZkError, ZkAbortError, ZkError, ZkErrorCode } from './errors';
 export type { Logger, LogLevel } from './logger';
 export type { ZkData } from './paths';
 export { joinPath, MAX_DATA_BYTES, nameOf, parentOf, toDataBuffer, validatePath } from './paths';
@@ -22,19 +22,13 @@ export { isConnectedState, isTerminalState } from './session-state';
 export type { Stat } from './stat';
 export type { TransactionOp, TransactionResult } from './transaction';
 export { op } from './transaction';
+// What a transport implements is on the `@zkrx/core/transport` entry.
 export type {
   ClientInfo,
   Created,
   NodeData,
-  PersistentWatchMode,
-  Reply,
   SessionCredentials,
-  SessionHandle,
-  SessionListener,
-  SessionOptions,
   Transport,
-  TransportOp,
-  TransportOpResult,
   WatchEventType,
 } from './transport';
 export type { TreeEvent } from './watch-tree';

@@ -3,7 +3,7 @@
  * close, connect timeouts and refused credentials.
  */
 import { expireSession } from '@zkrx/testing';
-import { filter, firstValueFrom } from 'rxjs';
+import { firstValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
   connectedClient,

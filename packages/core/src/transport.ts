@@ -65,6 +65,58 @@ export type Reply<T> = (rc: number, value?: T, cause?: Error) => void;
 /** `addWatch` modes. */
 export type PersistentWatchMode = 'persistent' | 'persistent-recursive';
 
+/** Every operation a transport carries: its request (validated, paths the client's) and result. */
+export interface OperationTypes {
+  create: {
+    request: {
+      readonly path: string;
+      readonly data: Buffer;
+      readonly flags: number;
+      /** -1 for none. */
+      readonly ttlMs: number;
+      readonly acl: readonly Acl[] | undefined;
+    };
+    result: Created;
+  };
+  get: { request: { readonly path: string; readonly watch: boolean }; result: NodeData };
+  exists: { request: { readonly path: string; readonly watch: boolean }; result: Stat };
+  children: {
+    request: { readonly path: string; readonly watch: boolean };
+    result: { children: string[]; stat: Stat };
+  };
+  set: {
+    request: { readonly path: string; readonly data: Buffer; readonly version: number };
+    result: Stat;
+  };
+  delete: { request: { readonly path: string; readonly version: number }; result: undefined };
+  sync: { request: { readonly path: string }; result: undefined };
+  getAcl: { request: { readonly path: string }; result: { acl: Acl[]; stat: Stat } };
+  setAcl: {
+    request: { readonly path: string; readonly acl: readonly Acl[]; readonly version: number };
+    result: Stat;
+  };
+  multi: { request: { readonly ops: readonly TransportOp[] }; result: TransportOpResult[] };
+  getAllChildrenNumber: { request: { readonly path: string }; result: number };
+  /** `path`: the prefix; the result's paths are the client's (outside the chroot: left out). */
+  getEphemerals: { request: { readonly path: string }; result: string[] };
+  whoAmI: { request: Readonly<Record<string, never>>; result: ClientInfo[] };
+  /** The ensemble's configuration node (never under a chroot). */
+  getConfig: { request: { readonly watch: boolean }; result: NodeData };
+  addWatch: {
+    request: { readonly path: string; readonly mode: PersistentWatchMode };
+    result: undefined;
+  };
+  /** `type`: ZooKeeper's WatcherType (1 children, 2 data, 3 any, 4 persistent, 5 recursive). */
+  removeWatches: { request: { readonly path: string; readonly type: number }; result: undefined };
+}
+
+/** The name of an operation (`get`, `create`, ...): one name from the client down to the wire. */
+export type OperationName = keyof OperationTypes;
+/** What operation `N` sends. */
+export type OperationRequest<N extends OperationName> = OperationTypes[N]['request'];
+/** What operation `N` answers. */
+export type OperationResult<N extends OperationName> = OperationTypes[N]['result'];
+
 /**
  * One session at most: it connects, reconnects on the same session while it lives, and dies when
  * the session expires, credentials are refused, or `close()` is called. A dead handle fails
@@ -79,42 +131,29 @@ export interface SessionHandle {
   readonly readOnly: boolean;
   readonly isDead: boolean;
   /**
-   * The zxid of the last reply the session read (0 before any): every watch event of a change
-   * up to it has been delivered, as ZooKeeper sends events and replies in order. Optional: a
-   * transport without it makes `watchTree` report such changes again after a gap.
+   * The zxid of the last reply the session read (0 before any), where the transport knows it:
+   * changes with a higher zxid happened after everything it has heard.
    */
   readonly lastZxidSeen?: number;
   credentials(): SessionCredentials | undefined;
   /**
    * Ends the session: sends closeSession when connected and resolves on its answer or after a
-   * bound; the handle is dead at once. Never blocks the event loop.
+   * bound; the handle is dead at once. Requests in flight get their replies first where the
+   * server sends them. Never blocks the event loop.
    */
   close(): Promise<void>;
-
-  create(
-    path: string,
-    data: Buffer,
-    flags: number,
-    ttlMs: number,
-    acl: readonly Acl[] | undefined,
-    reply: Reply<Created>,
+  /**
+   * Sends one operation; `reply` is called once with the server's answer (or why there is
+   * none). When `signal` aborts while the request is not written yet (waiting for a
+   * connection), the transport withdraws it and replies at once with `Rc.failedWithCause` and
+   * a ZkError `Aborted`: it was never sent. A request already written is answered as usual.
+   */
+  call<N extends OperationName>(
+    operation: N,
+    request: OperationRequest<N>,
+    reply: Reply<OperationResult<N>>,
+    signal?: AbortSignal,
   ): void;
-  get(path: string, watch: boolean, reply: Reply<NodeData>): void;
-  exists(path: string, watch: boolean, reply: Reply<Stat>): void;
-  children(path: string, watch: boolean, reply: Reply<{ children: string[]; stat: Stat }>): void;
-  set(path: string, data: Buffer, version: number, reply: Reply<Stat>): void;
-  delete(path: string, version: number, reply: Reply<void>): void;
-  sync(path: string, reply: Reply<void>): void;
-  getAcl(path: string, reply: Reply<{ acl: Acl[]; stat: Stat }>): void;
-  setAcl(path: string, version: number, acl: readonly Acl[], reply: Reply<Stat | undefined>): void;
-  multi(ops: readonly TransportOp[], reply: Reply<TransportOpResult[]>): void;
-  getAllChildrenNumber(path: string, reply: Reply<number>): void;
-  getEphemerals(prefix: string, reply: Reply<string[]>): void;
-  whoAmI(reply: Reply<ClientInfo[]>): void;
-  getConfig(watch: boolean, reply: Reply<NodeData>): void;
-  addWatch(path: string, mode: PersistentWatchMode, reply: Reply<void>): void;
-  /** `type`: ZooKeeper's WatcherType (1 children, 2 data, 3 any, 4 persistent, 5 recursive). */
-  removeWatches(path: string, type: number, reply: Reply<void>): void;
 }
 
 /** What a handle tells the client. */

@@ -218,9 +218,9 @@ export class WatchRegistry {
     if (knownAbsent) return this.armExistence(entry, handle);
     switch (entry.kind) {
       case 'data':
-        handle.get(
-          path,
-          true,
+        handle.call(
+          'get',
+          { path, watch: true },
           inWireOrder((rc, node, cause) => {
             entry.reading = false;
             if (rc === Rc.ok && node) return this.emit(entry, node);
@@ -230,9 +230,9 @@ export class WatchRegistry {
         );
         return;
       case 'exists':
-        handle.exists(
-          path,
-          true,
+        handle.call(
+          'exists',
+          { path, watch: true },
           inWireOrder((rc, stat) => {
             entry.reading = false;
             if (rc === Rc.ok && stat) return this.emit(entry, stat);
@@ -242,9 +242,9 @@ export class WatchRegistry {
         );
         return;
       case 'children':
-        handle.children(
-          path,
-          true,
+        handle.call(
+          'children',
+          { path, watch: true },
           inWireOrder((rc, listing, cause) => {
             entry.reading = false;
             if (rc === Rc.ok && listing) return this.emit(entry, listing.children.sort());
@@ -265,9 +265,9 @@ export class WatchRegistry {
   }
 
   private armExistence(entry: Entry, handle: SessionHandle): void {
-    handle.exists(
-      entry.path,
-      true,
+    handle.call(
+      'exists',
+      { path: entry.path, watch: true },
       inWireOrder((rc, stat) => {
         entry.reading = false;
         if (rc === Rc.ok && stat) {

@@ -6,7 +6,7 @@
  */
 import { Observable, type Subscriber } from 'rxjs';
 import { errorFromRc, Rc, ZkError, ZkErrorCode } from './errors';
-import { WatcherType } from './protocol/records';
+import { WatcherType } from './protocol/codes';
 import type { Stat } from './stat';
 import type { SessionHandle, WatchEventType } from './transport';
 
@@ -649,7 +649,7 @@ export class TreeWatches {
     const handle = this.host.currentHandle();
     if (!handle) return this.retry(entry, reason);
     entry.adding = true;
-    handle.addWatch(entry.root, 'persistent-recursive', (rc) => {
+    handle.call('addWatch', { path: entry.root, mode: 'persistent-recursive' }, (rc) => {
       entry.adding = false;
       if (entry.dead) {
         if (rc === Rc.ok) this.remove(handle, entry.root);
@@ -842,7 +842,7 @@ export class TreeWatches {
   private remove(handle: SessionHandle, root: string): void {
     if (this.host.isClosed()) return;
     // Best effort: a watch left behind by a lost connection ends with the session.
-    handle.removeWatches(root, WatcherType.persistentRecursive, () => {});
+    handle.call('removeWatches', { path: root, type: WatcherType.persistentRecursive }, () => {});
   }
 }
 

@@ -74,8 +74,14 @@ describe('watchData', () => {
     const root = await testRoot();
     const path = `${root}/shared`;
     await writer.promises.create(path, 'a');
-    const gets = vi.spyOn(sessionPrototype(), 'get');
-    const watchedGets = () => gets.mock.calls.filter(([p, watch]) => p === path && watch).length;
+    const gets = vi.spyOn(sessionPrototype(), 'call');
+    const watchedGets = () =>
+      gets.mock.calls.filter(
+        ([operation, request]) =>
+          operation === 'get' &&
+          (request as { path: string; watch: boolean }).path === path &&
+          (request as { watch: boolean }).watch,
+      ).length;
     try {
       const first = record(client.watchData(path));
       await waitFor(() => first.values.length === 1);

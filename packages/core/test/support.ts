@@ -16,7 +16,6 @@ import {
   type Acl,
   createClient,
   type SessionEvent,
-  type SessionHandle,
   type SessionState,
   type Transport,
   type ZkClient,
@@ -25,6 +24,7 @@ import {
 } from '../src/index';
 import { NativeSession, nativeTransport } from '../src/native/native-transport';
 import { ProtocolSession } from '../src/protocol/session';
+import type { SessionHandle } from '../src/transport-spi';
 
 /**
  * The transport the conformance suite runs on: the default (TypeScript) one, or the native one

@@ -6,21 +6,21 @@ import type { Acl } from '../acl';
 import { OPEN_ACL_UNSAFE } from '../acl';
 import { Rc, ZkError, ZkErrorCode } from '../errors';
 import { type Logger, levelRank, nativeLineLevel } from '../logger';
+import { operations } from '../operations';
 import type { Stat } from '../stat';
 import { timedReply } from '../telemetry';
 import type {
-  ClientInfo,
   Created,
   NodeData,
-  PersistentWatchMode,
+  OperationName,
+  OperationRequest,
+  OperationResult,
   Reply,
   SessionCredentials,
   SessionHandle,
   SessionListener,
   SessionOptions,
   Transport,
-  TransportOp,
-  TransportOpResult,
 } from '../transport';
 import { loadNative, type NativeAcl, NativeHandle, type NativeStat } from './binding';
 
@@ -202,15 +202,24 @@ export class NativeSession implements SessionHandle {
     if (this.sink) logSinks.delete(this.sink);
   }
 
-  create(
-    path: string,
-    data: Buffer,
-    flags: number,
-    ttlMs: number,
-    acl: readonly Acl[] | undefined,
-    reply: Reply<Created>,
+  /**
+   * Sends one operation through the C client. It queues a request while disconnected and
+   * cannot take it back: an abort reaches the caller from the client, which says the request
+   * may still be sent (`signal` is not used here).
+   */
+  call<N extends OperationName>(
+    operation: N,
+    request: OperationRequest<N>,
+    reply: Reply<OperationResult<N>>,
+    _signal?: AbortSignal,
   ): void {
-    const done = this.reply('create', reply);
+    const done = this.reply(operations[operation].wireName, reply);
+    (nativeCalls[operation] as NativeCall<N>)(this, request, done);
+  }
+
+  /** @internal */
+  create(request: OperationRequest<'create'>, done: Reply<Created>): void {
+    const { path, data, flags, ttlMs, acl } = request;
     if (!this.handle.createsWithStat && acl !== undefined && acl !== OPEN_ACL_UNSAFE) {
       queueMicrotask(() =>
         done(
@@ -258,8 +267,8 @@ export class NativeSession implements SessionHandle {
     );
   }
 
-  get(path: string, watch: boolean, reply: Reply<NodeData>): void {
-    const done = this.reply('getData', reply);
+  /** @internal */
+  get({ path, watch }: OperationRequest<'get'>, done: Reply<NodeData>): void {
     this.handle.get(path, watch, (rc, stat, data) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());
@@ -267,8 +276,8 @@ export class NativeSession implements SessionHandle {
     });
   }
 
-  exists(path: string, watch: boolean, reply: Reply<Stat>): void {
-    const done = this.reply('exists', reply);
+  /** @internal */
+  exists({ path, watch }: OperationRequest<'exists'>, done: Reply<Stat>): void {
     this.handle.exists(path, watch, (rc, stat) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());
@@ -276,8 +285,11 @@ export class NativeSession implements SessionHandle {
     });
   }
 
-  children(path: string, watch: boolean, reply: Reply<{ children: string[]; stat: Stat }>): void {
-    const done = this.reply('getChildren', reply);
+  /** @internal */
+  children(
+    { path, watch }: OperationRequest<'children'>,
+    done: Reply<{ children: string[]; stat: Stat }>,
+  ): void {
     this.handle.children(path, watch, (rc, children, stat) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());
@@ -285,8 +297,8 @@ export class NativeSession implements SessionHandle {
     });
   }
 
-  set(path: string, data: Buffer, version: number, reply: Reply<Stat>): void {
-    const done = this.reply('setData', reply);
+  /** @internal */
+  set({ path, data, version }: OperationRequest<'set'>, done: Reply<Stat>): void {
     this.handle.set(path, data, version, (rc, stat) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());
@@ -294,18 +306,18 @@ export class NativeSession implements SessionHandle {
     });
   }
 
-  delete(path: string, version: number, reply: Reply<void>): void {
-    const done = this.reply('delete', reply);
+  /** @internal */
+  delete({ path, version }: OperationRequest<'delete'>, done: Reply<undefined>): void {
     this.handle.delete(path, version, (rc) => done(rc));
   }
 
-  sync(path: string, reply: Reply<void>): void {
-    const done = this.reply('sync', reply);
+  /** @internal */
+  sync({ path }: OperationRequest<'sync'>, done: Reply<undefined>): void {
     this.handle.sync(path, (rc) => done(rc));
   }
 
-  getAcl(path: string, reply: Reply<{ acl: Acl[]; stat: Stat }>): void {
-    const done = this.reply('getACL', reply);
+  /** @internal */
+  getAcl({ path }: OperationRequest<'getAcl'>, done: Reply<{ acl: Acl[]; stat: Stat }>): void {
     this.handle.getAcl(path, (rc, acl, stat) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());
@@ -313,46 +325,52 @@ export class NativeSession implements SessionHandle {
     });
   }
 
-  setAcl(path: string, version: number, acl: readonly Acl[], reply: Reply<Stat | undefined>) {
-    const done = this.reply('setACL', reply);
+  /** @internal */
+  setAcl({ path, version, acl }: OperationRequest<'setAcl'>, done: Reply<Stat>): void {
+    // The binding answers no Stat: the client reports none.
     this.handle.setAcl(path, version, toNativeAcl(acl), (rc) => done(rc));
   }
 
-  getConfig(watch: boolean, reply: Reply<NodeData>): void {
-    const done = this.reply('getData', reply);
+  /** @internal */
+  getConfig({ watch }: OperationRequest<'getConfig'>, done: Reply<NodeData>): void {
     this.handle.getConfig(watch, (rc, stat, data) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());
       done(rc, { data: data ?? Buffer.alloc(0), stat: toStat(stat) });
     });
   }
-
-  // What the binding lacks: the client's error names the default transport.
-
-  multi(_ops: readonly TransportOp[], reply: Reply<TransportOpResult[]>): void {
-    unimplemented(reply);
-  }
-
-  getAllChildrenNumber(_path: string, reply: Reply<number>): void {
-    unimplemented(reply);
-  }
-
-  getEphemerals(_prefix: string, reply: Reply<string[]>): void {
-    unimplemented(reply);
-  }
-
-  whoAmI(reply: Reply<ClientInfo[]>): void {
-    unimplemented(reply);
-  }
-
-  addWatch(_path: string, _mode: PersistentWatchMode, reply: Reply<void>): void {
-    unimplemented(reply);
-  }
-
-  removeWatches(_path: string, _type: number, reply: Reply<void>): void {
-    unimplemented(reply);
-  }
 }
+
+type NativeCall<N extends OperationName> = (
+  session: NativeSession,
+  request: OperationRequest<N>,
+  done: Reply<OperationResult<N>>,
+) => void;
+
+/** What the binding lacks: the client's error names the default transport. */
+function lacking<N extends OperationName>(): NativeCall<N> {
+  return (_session, _request, done) => unimplemented(done);
+}
+
+/** Each operation of the table, on the C client. */
+const nativeCalls: { readonly [N in OperationName]: NativeCall<N> } = {
+  create: (session, request, done) => session.create(request, done),
+  get: (session, request, done) => session.get(request, done),
+  exists: (session, request, done) => session.exists(request, done),
+  children: (session, request, done) => session.children(request, done),
+  set: (session, request, done) => session.set(request, done),
+  delete: (session, request, done) => session.delete(request, done),
+  sync: (session, request, done) => session.sync(request, done),
+  getAcl: (session, request, done) => session.getAcl(request, done),
+  setAcl: (session, request, done) => session.setAcl(request, done),
+  getConfig: (session, request, done) => session.getConfig(request, done),
+  multi: lacking(),
+  getAllChildrenNumber: lacking(),
+  getEphemerals: lacking(),
+  whoAmI: lacking(),
+  addWatch: lacking(),
+  removeWatches: lacking(),
+};
 
 /**
  * The native transport: Apache's C client through the `zookeeper` npm binding, which must be

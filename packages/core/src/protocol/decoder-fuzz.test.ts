@@ -7,9 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { recordedFrames } from '../../test/recorded-frames';
 import { Rc } from '../errors';
+import { WatchKind } from '../operations';
 import { FrameReader } from './connection';
 import { JuteReader, ProtocolError } from './jute';
-import { PendingRequest, RequestPipeline, WatchKind } from './pipeline';
+import { PendingRequest, RequestPipeline } from './pipeline';
 import {
   decodeConnectResponse,
   readAcl,

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Rc, type ZkError } from '../errors';
+import { WatchKind } from '../operations';
+import { EventType, OpCode, WatcherType, Xid } from './codes';
 import type { Connection } from './connection';
 import { JuteReader, JuteWriter, ProtocolError, ustringBytes } from './jute';
-import { PendingRequest, RequestPipeline, WatchKind } from './pipeline';
-import { EventType, OpCode, WatcherType, Xid } from './records';
+import { PendingRequest, RequestPipeline } from './pipeline';
 
 function fakeConnection() {
   const sent: Buffer[] = [];

@@ -4,38 +4,15 @@
  * zxid seen), and the special replies (pings, auth, setWatches, notifications).
  */
 import { Rc, ZkError, ZkErrorCode } from '../errors';
+import { WatchKind } from '../operations';
 import type { Reply } from '../transport';
+import { EventType, WatcherType, Xid } from './codes';
 import type { Connection } from './connection';
 import { JuteReader, ProtocolError } from './jute';
-import {
-  EventType,
-  encodeSetWatches,
-  readWatcherEvent,
-  type WatcherEvent,
-  WatcherType,
-  type WatchLists,
-  Xid,
-} from './records';
+import { encodeSetWatches, readWatcherEvent, type WatcherEvent, type WatchLists } from './records';
 
 /** Reads a successful reply's record (after the ReplyHeader); may throw ProtocolError. */
 export type Decoder<T> = (reader: JuteReader) => T;
-
-/** Which watch a request sets (or removes) on the server when it succeeds. */
-export const WatchKind = {
-  none: 0,
-  /** getData with watch: a data watch. */
-  data: 1,
-  /** exists with watch: a data watch if the node exists, else an exist watch. */
-  exists: 2,
-  /** getChildren with watch. */
-  child: 3,
-  /** addWatch persistent. */
-  persistent: 4,
-  /** addWatch persistent-recursive. */
-  persistentRecursive: 5,
-  /** removeWatches: `removes` says which. */
-  remove: 6,
-} as const;
 
 /**
  * One request in flight: how to read its reply, whom to tell, and the watch it sets. The reply
@@ -206,6 +183,8 @@ export class RequestPipeline {
   private waiting: Waiting[] = [];
   private connection: Connection | undefined;
   private setWatchesInFlight = 0;
+  /** Set once the session is over: the return code every request fails with. */
+  private deadRc: number | undefined;
 
   constructor(private readonly events: PipelineEvents) {}
 
@@ -223,6 +202,11 @@ export class RequestPipeline {
 
   /** Sends (or queues) a request already encoded with `xid`. */
   submit(xid: number, frame: Buffer, request: PendingRequest): void {
+    if (this.deadRc !== undefined) {
+      const rc = this.deadRc;
+      queueMicrotask(() => request.reply(rc));
+      return;
+    }
     const connection = this.connection;
     if (connection && !connection.isClosed) {
       this.inflight.set(xid, request);
@@ -251,6 +235,24 @@ export class RequestPipeline {
       this.inflight.set(request.xid, request.request);
       connection.send(request.frame);
     }
+  }
+
+  /**
+   * Takes back a request that waits for a connection (not written yet): true if it did, and the
+   * request is then forgotten without a reply. A request already written stays in flight.
+   */
+  withdraw(xid: number): boolean {
+    const index = this.waiting.findIndex((entry) => entry.xid === xid);
+    if (index === -1) return false;
+    this.waiting.splice(index, 1);
+    return true;
+  }
+
+  /** The session is over: everything outstanding fails, and so does every request made later. */
+  shutdown(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
+    this.deadRc = rc;
+    this.connection = undefined;
+    this.failAll(rc, reason, inFlightReason);
   }
 
   /** The connection is gone: every request in flight and waiting fails with `rc`. */

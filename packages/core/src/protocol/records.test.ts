@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { CreateFlag, OpCode, Xid } from './codes';
 import { JuteReader, JuteWriter, ustringBytes } from './jute';
 import {
-  CreateFlag,
   decodeConnectResponse,
   encodeAuth,
   encodeConnectRequest,
@@ -10,11 +10,9 @@ import {
   encodeMulti,
   encodePathWatch,
   encodeSetWatches,
-  OpCode,
   readMultiResults,
   readStat,
   sessionIdHex,
-  Xid,
 } from './records';
 
 /** A frame's length, xid and op code, and a reader at its body. */

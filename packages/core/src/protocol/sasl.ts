@@ -4,7 +4,11 @@
  * ZooKeeper's server names itself `zk-sasl-md5` for the protocol `zookeeper`.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { ProtocolError } from './jute';
+import { codeOfReturnCode, Rc, type ZkError } from '../errors';
+import { Xid } from './codes';
+import type { Connection } from './connection';
+import { JuteReader, ProtocolError } from './jute';
+import { encodeSasl } from './records';
 
 /** The credentials of a DIGEST-MD5 login (a user of the server's JAAS `Server` section). */
 export interface SaslCredentials {
@@ -124,4 +128,70 @@ export function checkRspauth(token: Buffer, expected: string): boolean {
 
 function quote(value: string): string {
   return value.replace(/["\\]/g, (character) => `\\${character}`);
+}
+
+/** What a login on one connection reports. */
+export interface SaslLoginHandlers {
+  /** The connection is still the one being set up (else frames are stale and ignored). */
+  isCurrent(): boolean;
+  /** The server refused the login: why, and the return code the session dies with. */
+  refused(message: string, rc: number): void;
+  /** The server proved it knew the password: requests may go out now. */
+  done(): void;
+  /** The connection went during the login. */
+  closed(reason: ZkError): void;
+}
+
+/**
+ * SASL DIGEST-MD5 on a new connection: an empty token, the server's challenge, our response,
+ * the server's rspauth (checked: the server knew the password). The server answers these at
+ * once, by xid, outside the order of other requests; a refusal closes the session there. Every
+ * connection logs in before any request goes out (as the Java client holds them).
+ *
+ * ## Example
+ * ```ts
+ * saslLogin(connection, () => pipeline.xid(), { username, password }, handlers);
+ * ```
+ */
+export function saslLogin(
+  connection: Connection,
+  nextXid: () => number,
+  credentials: SaslCredentials,
+  handlers: SaslLoginHandlers,
+): void {
+  let expectedRspauth: string | undefined;
+  const send = (token: Buffer) => connection.send(encodeSasl(nextXid(), token));
+  connection.attach({
+    onFrame: (frame) => {
+      if (!handlers.isCurrent()) return;
+      const reader = new JuteReader(frame);
+      const xid = reader.int();
+      reader.long();
+      const err = reader.int();
+      if (xid === Xid.ping || xid === Xid.notification) return;
+      if (err !== Rc.ok) {
+        const rc = err === Rc.sessionClosedRequireSaslAuth ? err : Rc.authFailed;
+        return handlers.refused(`the server answered ${codeOfReturnCode(err)}`, rc);
+      }
+      const token = reader.buffer();
+      if (expectedRspauth === undefined) {
+        if (token.length === 0) {
+          return handlers.refused('the server has no SASL login configured', Rc.authFailed);
+        }
+        const answer = digestResponse(token, credentials);
+        expectedRspauth = answer.expectedRspauth;
+        send(answer.response);
+        return;
+      }
+      if (!checkRspauth(token, expectedRspauth)) {
+        return handlers.refused(
+          'the server did not prove it knew the password (rspauth)',
+          Rc.authFailed,
+        );
+      }
+      handlers.done();
+    },
+    onClose: (reason) => handlers.closed(reason),
+  });
+  send(Buffer.alloc(0));
 }

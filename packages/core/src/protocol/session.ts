@@ -1,73 +1,40 @@
 /**
  * The session state machine of the TypeScript transport: connect (and re-attach) to the servers
- * of a connect string in turn, keep the connection alive with pings, notice a silent server,
- * reconnect on the same session, and die when the session expires, credentials are refused or
- * the client closes it. Why a connection was dropped or a session ended is decided here.
+ * of a connect string in turn, keep the connection alive, reconnect on the same session, and die
+ * when the session expires, credentials are refused or the client closes it. Why a connection
+ * was dropped or a session ended is decided here; requests go through the pipeline.
  */
-import type { Acl } from '../acl';
-import { OPEN_ACL_UNSAFE } from '../acl';
 import { codeOfReturnCode, Rc, ZkError, ZkErrorCode } from '../errors';
-import type { Stat } from '../stat';
-import { timedReply } from '../telemetry';
+import type { PathMap } from '../operations';
 import type {
-  ClientInfo,
-  Created,
-  NodeData,
-  PersistentWatchMode,
+  OperationName,
+  OperationRequest,
+  OperationResult,
   Reply,
   SessionCredentials,
   SessionHandle,
   SessionListener,
   SessionOptions,
-  TransportOp,
-  TransportOpResult,
   WatchEventType,
 } from '../transport';
-import {
-  type Connection,
-  type Endpoint,
-  formatEndpoint,
-  openConnection,
-  probeReadWrite,
-} from './connection';
+import { EventType, OpCode } from './codes';
+import { type Connection, type Endpoint, formatEndpoint, openConnection } from './connection';
+import { startHeartbeat } from './heartbeat';
 import { HostList, parseConnectString } from './hosts';
 import { JuteReader } from './jute';
-import { PendingRequest, RequestPipeline, WatchKind } from './pipeline';
+import { PendingRequest, RequestPipeline } from './pipeline';
+import { searchReadWrite } from './read-write-search';
 import {
-  AddWatchMode,
   type ConnectResponse,
   decodeConnectResponse,
-  EventType,
   encodeAuth,
   encodeConnectRequest,
-  encodeCreate,
   encodeHeaderOnly,
-  encodeMulti,
-  encodePath,
-  encodePathInt,
-  encodePathWatch,
-  encodeSasl,
-  encodeSetAcl,
-  encodeSetData,
-  type MultiOp,
-  OpCode,
-  readAcl,
-  readClientInfos,
-  readMultiResults,
-  readStat,
   sessionIdHex,
   type WatcherEvent,
-  WatcherType,
-  Xid,
 } from './records';
-import { checkRspauth, digestResponse } from './sasl';
-
-/** The node holding the ensemble's configuration (never under a chroot). */
-const CONFIG_NODE = '/zookeeper/config';
-
-/** The first look for a read-write server after connecting to a read-only one (then doubling). */
-const READ_WRITE_PROBE_FIRST_MS = 500;
-const READ_WRITE_PROBE_MAX_MS = 60_000;
+import { chrootPaths, submitOperation, submitRemoveWatches } from './requests';
+import { saslLogin } from './sasl';
 
 /** How long `close()` waits for the server to answer closeSession, at most. */
 const CLOSE_BOUND_MS = 2_000;
@@ -77,9 +44,6 @@ const MIN_ATTEMPT_MS = 1_000;
 
 const NO_PASSWORD = Buffer.alloc(16);
 
-/** How late a heartbeat timer may run before the delay counts as this process's own stall. */
-const STALL_TOLERANCE_MS = 50;
-
 type State = 'connecting' | 'connected' | 'closing' | 'dead';
 
 const eventTypes: Record<number, WatchEventType | undefined> = {
@@ -88,22 +52,6 @@ const eventTypes: Record<number, WatchEventType | undefined> = {
   [EventType.nodeDataChanged]: 'changed',
   [EventType.nodeChildrenChanged]: 'child',
 };
-
-const readNodeData = (reader: JuteReader): NodeData => {
-  const data = reader.buffer();
-  return { data, stat: readStat(reader) };
-};
-
-const readChildren = (reader: JuteReader): { children: string[]; stat: Stat } => {
-  const children = reader.strings();
-  return { children, stat: readStat(reader) };
-};
-
-const readInt = (reader: JuteReader): number => reader.int();
-
-function failLater<T>(reply: Reply<T>, rc: number): void {
-  queueMicrotask(() => reply(rc));
-}
 
 /** Why a request sent before `close()` got no reply: the session closed first. */
 function closedInFlight(): Error {
@@ -123,11 +71,12 @@ export class ProtocolSession implements SessionHandle {
   private readOnlyFlag = false;
   /** A read-write server gave this handle its session (its id is then good on any server). */
   private seenReadWrite = false;
-  /** While connected read-only: the next look for a read-write server. */
-  private readWriteProbe: ReturnType<typeof setTimeout> | undefined;
+  /** While connected read-only: the search for a read-write server. */
+  private readWriteSearch: { stop(): void } | undefined;
   private readonly pipeline: RequestPipeline;
   private readonly hosts: HostList;
-  private readonly chroot: string;
+  /** Client paths to server paths and back (the connect string's chroot). */
+  private readonly paths: PathMap;
   private readonly authFrames: Buffer[];
   /** The connection being set up or in use (any other one's events are stale). */
   private connection: Connection | undefined;
@@ -136,7 +85,7 @@ export class ProtocolSession implements SessionHandle {
   private picking: Promise<unknown> | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private attemptTimer: ReturnType<typeof setTimeout> | undefined;
-  private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
+  private heartbeat: { stop(): void } | undefined;
   private closing: Promise<void> | undefined;
   private attemptFailureLogged = false;
 
@@ -145,7 +94,7 @@ export class ProtocolSession implements SessionHandle {
     private readonly listener: SessionListener,
   ) {
     const parsed = parseConnectString(options.connect);
-    this.chroot = parsed.chroot;
+    this.paths = chrootPaths(parsed.chroot);
     this.hosts = new HostList(parsed.endpoints, undefined, undefined, options.lookup);
     this.authFrames = options.auth.map((auth) =>
       encodeAuth(auth.scheme, Buffer.from(auth.credentials, 'utf8')),
@@ -333,64 +282,20 @@ export class ProtocolSession implements SessionHandle {
     if (!response.readOnly) this.seenReadWrite = true;
     const sasl = this.options.sasl;
     if (sasl) {
-      // Every connection logs in before any request goes out (as the Java client holds them).
-      this.authenticate(connection, sasl, () => this.ready(connection, response, renewed));
+      saslLogin(connection, () => this.pipeline.xid(), sasl, {
+        isCurrent: () => this.connection === connection && this.state === 'connecting',
+        refused: (message, rc) => {
+          this.options.log.error(`SASL login as ${sasl.username} failed: ${message}`, {
+            sessionId: this.sessionHex,
+          });
+          this.die(rc);
+        },
+        done: () => this.ready(connection, response, renewed),
+        closed: (reason) => this.onConnectionClosed(connection, reason),
+      });
       return;
     }
     this.ready(connection, response, renewed);
-  }
-
-  /**
-   * SASL DIGEST-MD5 on a new connection: an empty token, the server's challenge, our response,
-   * the server's rspauth (checked: the server knew the password). The server answers these at
-   * once, by xid, outside the order of other requests; a refusal closes the session there.
-   */
-  private authenticate(
-    connection: Connection,
-    credentials: { readonly username: string; readonly password: string },
-    done: () => void,
-  ): void {
-    let expectedRspauth: string | undefined;
-    const send = (token: Buffer) => {
-      const xid = this.pipeline.xid();
-      connection.send(encodeSasl(xid, token));
-    };
-    const refused = (message: string, rc: number) => {
-      this.options.log.error(`SASL login as ${credentials.username} failed: ${message}`, {
-        sessionId: this.sessionHex,
-      });
-      this.die(rc);
-    };
-    connection.attach({
-      onFrame: (frame) => {
-        if (this.connection !== connection || this.state !== 'connecting') return;
-        const reader = new JuteReader(frame);
-        const xid = reader.int();
-        reader.long();
-        const err = reader.int();
-        if (xid === Xid.ping || xid === Xid.notification) return;
-        if (err !== Rc.ok) {
-          const rc = err === Rc.sessionClosedRequireSaslAuth ? err : Rc.authFailed;
-          return refused(`the server answered ${codeOfReturnCode(err)}`, rc);
-        }
-        const token = reader.buffer();
-        if (expectedRspauth === undefined) {
-          if (token.length === 0) {
-            return refused('the server has no SASL login configured', Rc.authFailed);
-          }
-          const answer = digestResponse(token, credentials);
-          expectedRspauth = answer.expectedRspauth;
-          send(answer.response);
-          return;
-        }
-        if (!checkRspauth(token, expectedRspauth)) {
-          return refused('the server did not prove it knew the password (rspauth)', Rc.authFailed);
-        }
-        done();
-      },
-      onClose: (reason) => this.onConnectionClosed(connection, reason),
-    });
-    send(Buffer.alloc(0));
   }
 
   private ready(connection: Connection, response: ConnectResponse, renewed: boolean): void {
@@ -410,117 +315,41 @@ export class ProtocolSession implements SessionHandle {
       { sessionId: this.sessionHex, server: connection.describe() },
     );
     this.pipeline.attach(connection, this.authFrames);
-    this.heartbeat(connection);
-    if (response.readOnly) this.lookForReadWrite(connection, READ_WRITE_PROBE_FIRST_MS);
+    const current = () => this.connection === connection && this.state === 'connected';
+    this.heartbeat = startHeartbeat(connection, this.sessionTimeout(), current);
+    if (response.readOnly) {
+      this.readWriteSearch = searchReadWrite({
+        others: () => this.hosts.others(connection.endpoint),
+        tls: this.options.tls,
+        timeoutMs: () => this.attemptTimeoutMs(),
+        isWanted: current,
+        found: (endpoint) => this.moveTo(connection, endpoint),
+      });
+    }
     this.listener.onConnected(this);
   }
 
-  /**
-   * Pings when nothing was sent for a third of the session timeout; drops the connection when
-   * nothing was received for two thirds of it (ClientCnxn's read timeout) — silence on the
-   * server's side, not ours:
-   * - Before deciding, it looks at the socket: a timer can fire before the poll phase of the
-   *   same turn reads a reply that arrived while the event loop was blocked (a sync parse, a GC
-   *   pause). The decision waits one `setImmediate`, which runs after that poll phase.
-   * - Time the event loop spent blocked does not count as the server's silence: a tick that
-   *   runs late was stalled by us, and the server could not answer a ping we did not send. The
-   *   lateness is credited until the next frame arrives, and a ping goes out at once.
-   * Java's ClientCnxn reads the socket before it checks the read timeout too (its send thread
-   * selects, then measures); it does count a GC pause as silence, which this does not.
-   */
-  private heartbeat(connection: Connection): void {
-    const timeout = this.sessionTimeout();
-    const readTimeout = (timeout * 2) / 3;
-    const pingInterval = timeout / 3;
-    /** When the pending tick should run (performance.now()). */
-    let due = 0;
-    /** Our own stalls (ms) since the frame received at `creditFrom`. */
-    let stallCredit = 0;
-    let creditFrom = connection.lastReceived;
-    const schedule = (delayMs: number) => {
-      const delay = Math.max(1, Math.ceil(delayMs));
-      due = performance.now() + delay;
-      this.heartbeatTimer = setTimeout(tick, delay);
-    };
-    const tick = () => {
-      this.heartbeatTimer = undefined;
-      if (this.connection !== connection || connection.isClosed) return;
-      const late = performance.now() - due;
-      // A reply may be sitting unread in the socket: look after this turn's poll phase (the
-      // check is stale, and does nothing, if the connection went meanwhile).
-      setImmediate(() => check(late));
-    };
-    const check = (late: number) => {
-      if (this.connection !== connection || connection.isClosed || this.state !== 'connected') {
-        return;
-      }
-      if (connection.lastReceived !== creditFrom) {
-        creditFrom = connection.lastReceived;
-        stallCredit = 0;
-      }
-      // Timers run a little late on any busy loop; only a real stall earns credit.
-      if (late > STALL_TOLERANCE_MS) stallCredit += late;
-      const now = performance.now();
-      const silentMs = now - connection.lastReceived - stallCredit;
-      if (silentMs >= readTimeout) {
-        connection.destroy(
-          new ZkError(
-            ZkErrorCode.ConnectionLoss,
-            `no answer from ${connection.describe()} for ${Math.round(silentMs)} ms` +
-              (stallCredit > 0
-                ? ` (not counting ${Math.round(stallCredit)} ms this process was stalled)`
-                : ''),
-          ),
-        );
-        return;
-      }
-      let idleMs = now - connection.lastSent;
-      if (idleMs >= pingInterval) {
-        connection.send(encodeHeaderOnly(-2, OpCode.ping));
-        connection.lastSent = now;
-        idleMs = 0;
-      }
-      schedule(Math.min(readTimeout - silentMs, pingInterval - idleMs));
-    };
-    schedule(pingInterval);
+  /** A read-write server was found while connected read-only: go there. */
+  private moveTo(connection: Connection, endpoint: Endpoint): void {
+    this.options.log.info(
+      `${formatEndpoint(endpoint)} serves read-write: leaving read-only ${connection.describe()}`,
+      { sessionId: this.sessionHex },
+    );
+    this.hosts.preferNext(endpoint);
+    connection.destroy(
+      new ZkError(
+        ZkErrorCode.ConnectionLoss,
+        `moving from read-only ${connection.describe()} to read-write ${formatEndpoint(endpoint)}`,
+      ),
+    );
   }
 
-  /**
-   * Connected to a read-only server: asks the other servers, one after the other, whether they
-   * serve read-write (the `isro` four-letter word, which a server with read-only mode enabled
-   * always answers), and moves to the first that does — the way back once the quorum is there
-   * again, as ClientCnxn's pingRwServer. Looks again after `delayMs`, doubling up to a minute.
-   */
-  private lookForReadWrite(connection: Connection, delayMs: number): void {
-    this.readWriteProbe = setTimeout(async () => {
-      this.readWriteProbe = undefined;
-      const current = () => this.connection === connection && this.state === 'connected';
-      for (const endpoint of this.hosts.others(connection.endpoint)) {
-        if (!current()) return;
-        const readWrite = await probeReadWrite(endpoint, {
-          tls: this.options.tls,
-          timeoutMs: this.attemptTimeoutMs(),
-        });
-        if (!current()) return;
-        if (readWrite) {
-          this.options.log.info(
-            `${formatEndpoint(endpoint)} serves read-write: leaving read-only ${connection.describe()}`,
-            { sessionId: this.sessionHex },
-          );
-          this.hosts.preferNext(endpoint);
-          connection.destroy(
-            new ZkError(
-              ZkErrorCode.ConnectionLoss,
-              `moving from read-only ${connection.describe()} to read-write ${formatEndpoint(endpoint)}`,
-            ),
-          );
-          return;
-        }
-      }
-      if (current()) {
-        this.lookForReadWrite(connection, Math.min(READ_WRITE_PROBE_MAX_MS, delayMs * 2));
-      }
-    }, delayMs);
+  /** Stops what runs on an established connection (heartbeat, read-write search). */
+  private stopConnectionWork(): void {
+    this.heartbeat?.stop();
+    this.heartbeat = undefined;
+    this.readWriteSearch?.stop();
+    this.readWriteSearch = undefined;
   }
 
   private onConnectionClosed(connection: Connection, reason: ZkError): void {
@@ -528,10 +357,7 @@ export class ProtocolSession implements SessionHandle {
     this.connection = undefined;
     clearTimeout(this.attemptTimer);
     this.attemptTimer = undefined;
-    clearTimeout(this.heartbeatTimer);
-    this.heartbeatTimer = undefined;
-    clearTimeout(this.readWriteProbe);
-    this.readWriteProbe = undefined;
+    this.stopConnectionWork();
     if (this.state === 'closing' || this.state === 'dead') {
       this.pipeline.detach(Rc.closing, undefined, closedInFlight());
       return;
@@ -557,7 +383,7 @@ export class ProtocolSession implements SessionHandle {
   private onNotification(event: WatcherEvent): void {
     const type = eventTypes[event.type];
     if (!type || this.state !== 'connected') return;
-    const path = this.fromServer(event.path);
+    const path = this.paths.fromServer(event.path);
     if (path === undefined) return;
     this.listener.onWatchEvent(this, type, path);
   }
@@ -580,21 +406,18 @@ export class ProtocolSession implements SessionHandle {
     const connection = this.connection;
     this.connection = undefined;
     connection?.destroy();
-    this.pipeline.failAll(rc);
+    this.pipeline.shutdown(rc);
     this.pipeline.watches.clear();
     this.listener.onClosed(this, rc);
   }
 
   private stopConnecting(): void {
     this.picking = undefined;
-    clearTimeout(this.readWriteProbe);
-    this.readWriteProbe = undefined;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     clearTimeout(this.attemptTimer);
     this.attemptTimer = undefined;
-    clearTimeout(this.heartbeatTimer);
-    this.heartbeatTimer = undefined;
+    this.stopConnectionWork();
     this.cancelAttempt?.();
     this.cancelAttempt = undefined;
   }
@@ -608,7 +431,7 @@ export class ProtocolSession implements SessionHandle {
       const pending = this.connection;
       this.connection = undefined;
       pending?.destroy();
-      this.pipeline.failAll(Rc.closing);
+      this.pipeline.shutdown(Rc.closing);
       this.closing = Promise.resolve();
       return this.closing;
     }
@@ -620,7 +443,7 @@ export class ProtocolSession implements SessionHandle {
         this.state = 'dead';
         if (this.connection === connection) this.connection = undefined;
         connection.destroy();
-        this.pipeline.failAll(Rc.closing, undefined, closedInFlight());
+        this.pipeline.shutdown(Rc.closing, undefined, closedInFlight());
         resolve();
       };
       timer = setTimeout(finish, Math.min(CLOSE_BOUND_MS, this.sessionTimeout()));
@@ -634,274 +457,28 @@ export class ProtocolSession implements SessionHandle {
     return this.closing;
   }
 
-  // ---- paths ----
-
-  private toServer(path: string): string {
-    if (this.chroot === '') return path;
-    return path === '/' ? this.chroot : this.chroot + path;
-  }
-
-  /** The client's path of a server path; undefined for one outside the chroot. */
-  private fromServer(path: string): string | undefined {
-    const chroot = this.chroot;
-    if (chroot === '') return path;
-    if (path === chroot) return '/';
-    if (path.startsWith(chroot) && path.charCodeAt(chroot.length) === 47) {
-      return path.slice(chroot.length);
-    }
-    return undefined;
-  }
-
-  private readonly readCreated = (reader: JuteReader): Created => {
-    const path = reader.ustring();
-    return { path: this.fromServer(path) ?? path, stat: readStat(reader) };
-  };
-
   // ---- calls ----
 
-  /** Every request goes out here; `operation` is its ZooKeeper name (`db.operation.name`). */
-  private send(
-    operation: string,
-    reply: Reply<never>,
-    encode: (xid: number) => Buffer,
-    decode: ((reader: JuteReader) => unknown) | undefined,
-    watchKind: number = WatchKind.none,
-    watchPath = '',
-    removes = 0,
+  call<N extends OperationName>(
+    operation: N,
+    request: OperationRequest<N>,
+    reply: Reply<OperationResult<N>>,
+    signal?: AbortSignal,
   ): void {
-    if (this.isDead) return failLater(reply, Rc.closing);
-    const xid = this.pipeline.xid();
-    const frame = encode(xid);
-    this.pipeline.submit(
-      xid,
-      frame,
-      new PendingRequest(
-        decode,
-        timedReply(operation, reply as Reply<unknown>),
-        watchKind,
-        watchPath,
-        removes,
-      ),
-    );
-  }
-
-  create(
-    path: string,
-    data: Buffer,
-    flags: number,
-    ttlMs: number,
-    acl: readonly Acl[] | undefined,
-    reply: Reply<Created>,
-  ): void {
-    const serverPath = this.toServer(path);
-    this.send(
-      'create',
-      reply,
-      (xid) => encodeCreate(xid, serverPath, data, acl ?? OPEN_ACL_UNSAFE, flags, ttlMs),
-      this.readCreated,
-    );
-  }
-
-  get(path: string, watch: boolean, reply: Reply<NodeData>): void {
-    const serverPath = this.toServer(path);
-    this.send(
-      'getData',
-      reply,
-      (xid) => encodePathWatch(xid, OpCode.getData, serverPath, watch),
-      readNodeData,
-      watch ? WatchKind.data : WatchKind.none,
-      serverPath,
-    );
-  }
-
-  exists(path: string, watch: boolean, reply: Reply<Stat>): void {
-    const serverPath = this.toServer(path);
-    this.send(
-      'exists',
-      reply,
-      (xid) => encodePathWatch(xid, OpCode.exists, serverPath, watch),
-      readStat,
-      watch ? WatchKind.exists : WatchKind.none,
-      serverPath,
-    );
-  }
-
-  children(path: string, watch: boolean, reply: Reply<{ children: string[]; stat: Stat }>): void {
-    const serverPath = this.toServer(path);
-    this.send(
-      'getChildren',
-      reply,
-      (xid) => encodePathWatch(xid, OpCode.getChildren2, serverPath, watch),
-      readChildren,
-      watch ? WatchKind.child : WatchKind.none,
-      serverPath,
-    );
-  }
-
-  set(path: string, data: Buffer, version: number, reply: Reply<Stat>): void {
-    const serverPath = this.toServer(path);
-    this.send('setData', reply, (xid) => encodeSetData(xid, serverPath, data, version), readStat);
-  }
-
-  delete(path: string, version: number, reply: Reply<void>): void {
-    const serverPath = this.toServer(path);
-    this.send(
-      'delete',
-      reply,
-      (xid) => encodePathInt(xid, OpCode.delete, serverPath, version),
-      undefined,
-    );
-  }
-
-  sync(path: string, reply: Reply<void>): void {
-    const serverPath = this.toServer(path);
-    this.send('sync', reply, (xid) => encodePath(xid, OpCode.sync, serverPath), undefined);
-  }
-
-  getAcl(path: string, reply: Reply<{ acl: Acl[]; stat: Stat }>): void {
-    const serverPath = this.toServer(path);
-    this.send(
-      'getACL',
-      reply,
-      (xid) => encodePath(xid, OpCode.getACL, serverPath),
-      (reader) => {
-        const acl = readAcl(reader);
-        return { acl, stat: readStat(reader) };
-      },
-    );
-  }
-
-  setAcl(path: string, version: number, acl: readonly Acl[], reply: Reply<Stat | undefined>): void {
-    const serverPath = this.toServer(path);
-    this.send('setACL', reply, (xid) => encodeSetAcl(xid, serverPath, acl, version), readStat);
-  }
-
-  multi(ops: readonly TransportOp[], reply: Reply<TransportOpResult[]>): void {
-    const serverOps: MultiOp[] = ops.map((op) => {
-      const path = this.toServer(op.path);
-      switch (op.type) {
-        case 'create':
-          return {
-            type: 'create',
-            path,
-            data: op.data,
-            acl: op.acl ?? OPEN_ACL_UNSAFE,
-            flags: op.flags,
-            ttlMs: op.ttlMs,
-          };
-        case 'set':
-          return { type: 'set', path, data: op.data, version: op.version };
-        default:
-          return { type: op.type, path, version: op.version };
-      }
-    });
-    this.send(
-      'multi',
-      reply,
-      (xid) => encodeMulti(xid, serverOps),
-      (reader) =>
-        readMultiResults(reader).map((result) =>
-          result.type === 'create'
-            ? { ...result, path: this.fromServer(result.path) ?? result.path }
-            : result,
-        ),
-    );
-  }
-
-  getAllChildrenNumber(path: string, reply: Reply<number>): void {
-    const serverPath = this.toServer(path);
-    this.send(
-      'getAllChildrenNumber',
-      reply,
-      (xid) => encodePath(xid, OpCode.getAllChildrenNumber, serverPath),
-      readInt,
-    );
-  }
-
-  getEphemerals(prefix: string, reply: Reply<string[]>): void {
-    const serverPrefix = this.toServer(prefix);
-    this.send(
-      'getEphemerals',
-      reply,
-      (xid) => encodePath(xid, OpCode.getEphemerals, serverPrefix),
-      (reader) => {
-        const paths: string[] = [];
-        for (const path of reader.strings()) {
-          const own = this.fromServer(path);
-          if (own !== undefined) paths.push(own);
-        }
-        return paths;
-      },
-    );
-  }
-
-  whoAmI(reply: Reply<ClientInfo[]>): void {
-    this.send('whoAmI', reply, (xid) => encodeHeaderOnly(xid, OpCode.whoAmI), readClientInfos);
-  }
-
-  getConfig(watch: boolean, reply: Reply<NodeData>): void {
-    this.send(
-      'getData',
-      reply,
-      (xid) => encodePathWatch(xid, OpCode.getData, CONFIG_NODE, watch),
-      readNodeData,
-      watch ? WatchKind.data : WatchKind.none,
-      CONFIG_NODE,
-    );
-  }
-
-  addWatch(path: string, mode: PersistentWatchMode, reply: Reply<void>): void {
-    const serverPath = this.toServer(path);
-    const recursive = mode === 'persistent-recursive';
-    this.send(
-      'addWatch',
-      reply,
-      (xid) =>
-        encodePathInt(
-          xid,
-          OpCode.addWatch,
-          serverPath,
-          recursive ? AddWatchMode.persistentRecursive : AddWatchMode.persistent,
-        ),
-      undefined,
-      recursive ? WatchKind.persistentRecursive : WatchKind.persistent,
-      serverPath,
-    );
-  }
-
-  removeWatches(path: string, type: number, reply: Reply<void>): void {
-    const serverPath = this.toServer(path);
-    const persistent = type === WatcherType.persistent || type === WatcherType.persistentRecursive;
-    const done: Reply<void> = !persistent
-      ? reply
-      : (rc, value, cause) => {
-          // ZooKeeper 3.8 and older know no persistent watcher type here (MarshallingError) and
-          // remove a persistent watch only as part of "any" (every watch of the session on the
-          // path): done so when the session has no other watch there.
-          const watches = this.pipeline.watches;
-          const alone =
-            !watches.data.has(serverPath) &&
-            !watches.exist.has(serverPath) &&
-            !watches.child.has(serverPath) &&
-            (type === WatcherType.persistent
-              ? !watches.persistentRecursive.has(serverPath)
-              : !watches.persistent.has(serverPath));
-          const refused = rc === Rc.noWatcher || rc === Rc.marshallingError;
-          if (!refused || !alone || this.isDead) return reply(rc, value, cause);
-          this.sendRemoveWatches(serverPath, WatcherType.any, reply);
-        };
-    this.sendRemoveWatches(serverPath, type, done);
-  }
-
-  private sendRemoveWatches(serverPath: string, type: number, reply: Reply<void>): void {
-    this.send(
-      'removeWatches',
-      reply,
-      (xid) => encodePathInt(xid, OpCode.removeWatches, serverPath, type),
-      undefined,
-      WatchKind.remove,
-      serverPath,
-      type,
-    );
+    if (this.isDead) {
+      queueMicrotask(() => reply(Rc.closing));
+      return;
+    }
+    if (operation === 'removeWatches') {
+      submitRemoveWatches(
+        this.pipeline,
+        this.paths,
+        request as OperationRequest<'removeWatches'>,
+        reply as Reply<void>,
+        signal,
+      );
+      return;
+    }
+    submitOperation(this.pipeline, this.paths, operation, request, reply, signal);
   }
 }
