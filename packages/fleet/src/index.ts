@@ -7,3 +7,5 @@ export type { OwnershipEndedReason } from './errors';
 export { DuplicateMemberError, OwnershipEndedError } from './errors';
 export type { Member, MembersOptions } from './members';
 export { members } from './members';
+export type { Assignment, OwnedItem, PartitionOptions } from './partition';
+export { partition } from './partition';

@@ -50,6 +50,7 @@ describe('members', () => {
       { id: 'worker-b', data: '10.0.0.1:80', sessionId: a.sessionId },
     ]);
     const second = join(b, path, 'worker-a');
+    await vi.waitUntil(() => second.seen.length > 0);
     const third = join(c, path, 'worker-c');
     await vi.waitUntil(() => first.latest()?.length === 3);
     // Join order, not name order.

@@ -153,8 +153,12 @@ export class GroupJoin {
         if (this.stopped || this.client.isClosed) return;
         try {
           await this.client.connected();
-        } catch {
-          continue;
+        } catch (error) {
+          // Not connected within the client's connect timeout: keep trying. Anything else (the
+          // client closed, or refused for good) ends the attempts.
+          if (isZkError(error, ZkErrorCode.ConnectTimeout)) continue;
+          if (this.stopped || this.client.isClosed) return;
+          throw error;
         }
         if (this.stopped) return;
         const session = this.client.sessionId as string;
