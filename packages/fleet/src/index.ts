@@ -5,6 +5,8 @@
 
 export type { OwnershipEndedReason } from './errors';
 export { DuplicateMemberError, OwnershipEndedError } from './errors';
+export type { InspectedFleet, InspectedHold, InspectedItem, InspectedMember } from './inspect';
+export { inspectFleet } from './inspect';
 export type { Member, MembersOptions } from './members';
 export { members } from './members';
 export type { Assignment, OwnedItem, PartitionOptions } from './partition';
