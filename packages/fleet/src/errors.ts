@@ -65,7 +65,9 @@ export class OwnershipEndedError extends Error {
   constructor(
     /** The partition path. */
     readonly path: string,
+    /** The item no longer owned. */
     readonly item: string,
+    /** Why: see {@link OwnershipEndedReason}. */
     readonly reason: OwnershipEndedReason,
     options?: { cause?: unknown },
   ) {

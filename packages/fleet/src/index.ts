@@ -10,4 +10,4 @@ export { inspectFleet } from './inspect';
 export type { Member, MembersOptions } from './members';
 export { members } from './members';
 export type { Assignment, OwnedItem, PartitionOptions } from './partition';
-export { partition } from './partition';
+export { partition, validatePartition } from './partition';

@@ -41,6 +41,7 @@ export interface InspectedHold {
 
 /** One item of a partition: its lock, who owns it, who waits. */
 export interface InspectedItem {
+  /** The item (its lock path's name). */
   readonly item: string;
   /** Its lock path, `<path>/items/<item>`. */
   readonly path: string;

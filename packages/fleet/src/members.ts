@@ -29,6 +29,7 @@ export interface Member {
   readonly czxid: number;
 }
 
+/** Who joins `members`: the member's id and what it shows the others. */
 export interface MembersOptions {
   /** This member's id: unique among the group's live members; becomes a znode's name. */
   id: string;

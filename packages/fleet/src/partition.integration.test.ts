@@ -31,7 +31,13 @@ import {
   ownersOf,
   startMember,
 } from '../test/fleet';
-import { DuplicateMemberError, type OwnedItem, OwnershipEndedError, partition } from './index';
+import {
+  DuplicateMemberError,
+  type OwnedItem,
+  OwnershipEndedError,
+  partition,
+  validatePartition,
+} from './index';
 
 /** Reads, from `observer`'s session, who holds the lock of `item`: the first node and its owner. */
 async function lockHolder(observer: ZkClient, path: string, item: string) {
@@ -470,6 +476,10 @@ describe('partition', () => {
       expect(errors).toHaveLength(1);
       expect(ZkError.isInstance(errors[0])).toBe(true);
       expect(errors[0]).toMatchObject({ code });
+      // The same check, up front.
+      expect(() => validatePartition(path as string, items as never, options as never)).toThrow(
+        expect.objectContaining({ code }),
+      );
       expect(await client.promises.children('/')).toEqual(before);
     },
   );

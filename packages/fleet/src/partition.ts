@@ -7,6 +7,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   isConnectedState,
   isZkError,
+  joinPath,
   type TransactionOp,
   type TransactionResult,
   type ZkClient,
@@ -17,17 +18,20 @@ import { isObservable, Observable, type Subscription } from 'rxjs';
 import { assign } from './assign';
 import { OwnershipEndedError, type OwnershipEndedReason } from './errors';
 import { HolderWatch } from './holder-watch';
-import { type Joined, joinMembers, type Member, resolveMembersOptions } from './members';
+import { type Joined, joinMembers, type Member } from './members';
 import {
   checkClient,
+  checkData,
   checkFleetPath,
   checkItems,
+  checkName,
   checkOptionsObject,
   checkSuspendedPolicy,
   itemPath,
   membersPath,
 } from './options';
 
+/** This member of a partition: its id, what it shows the others, its suspended policy. */
 export interface PartitionOptions {
   /** This member's id: unique among the partition's live members; becomes a znode's name. */
   id: string;
@@ -191,27 +195,54 @@ interface Resolved {
   readonly items: readonly string[] | Observable<readonly string[]>;
 }
 
+/** Checks everything but the client; the checked arguments. */
+function checkPartitionArguments(path: unknown, items: unknown, options: unknown) {
+  const what = 'partition';
+  const fleetPath = checkFleetPath(path, what);
+  const given = checkOptionsObject(options, what);
+  const id = checkName(given.id, 'id', what);
+  const data = checkData(given.data, joinPath(membersPath(fleetPath), id), what);
+  const onSuspended = checkSuspendedPolicy(given.onSuspended, what);
+  const source = isObservable(items)
+    ? (items as Observable<readonly string[]>)
+    : checkItems(items, fleetPath, what);
+  return { path: fleetPath, id, data, onSuspended, items: source };
+}
+
 function resolvePartition(
   client: unknown,
   path: unknown,
   items: unknown,
   options: unknown,
 ): Resolved {
-  const what = 'partition';
-  checkClient(client, what);
-  const fleetPath = checkFleetPath(path, what);
-  const given = checkOptionsObject(options, what);
-  const membership = resolveMembersOptions(
-    client,
-    membersPath(fleetPath),
-    { id: given.id, data: given.data },
-    what,
-  );
-  const onSuspended = checkSuspendedPolicy(given.onSuspended, what);
-  const source = isObservable(items)
-    ? (items as Observable<readonly string[]>)
-    : checkItems(items, fleetPath, what);
-  return { ...membership, path: fleetPath, onSuspended, items: source };
+  return {
+    client: checkClient(client, 'partition'),
+    ...checkPartitionArguments(path, items, options),
+  };
+}
+
+/**
+ * The checks `partition` makes before anything is sent, for checking a configuration up front
+ * (the adapters do when their middleware or service is set up): the path, the options, and
+ * `items` when it is an array (an observable's sets are checked as they come).
+ *
+ * ## Example
+ * ```ts
+ * validatePartition('/fleet/shards', ['s0', 's0'], { id: 'worker-1' });
+ * // throws ZkError BadArguments: partition: items has "s0" twice: give each item once
+ * ```
+ *
+ * @param path The partition's path.
+ * @param items The items, or an observable of the set.
+ * @param options The options `partition` would be given.
+ * @return Nothing; throws ZkError `InvalidPath` or `BadArguments` as `partition` would error.
+ */
+export function validatePartition(
+  path: string,
+  items: readonly string[] | Observable<readonly string[]>,
+  options: PartitionOptions,
+): void {
+  checkPartitionArguments(path, items, options);
 }
 
 /**
