@@ -61,6 +61,8 @@ export const scenarios = [
   { name: 'lock', install: ['@zkrx/lock'], smoke: smoke('lock') },
   { name: 'rwlock', install: ['@zkrx/rwlock'], smoke: smoke('rwlock') },
   { name: 'leader', install: ['@zkrx/leader'], smoke: smoke('leader') },
+  // Two members share items, one leaves.
+  { name: 'fleet', install: ['@zkrx/fleet'], smoke: smoke('fleet') },
   { name: 'express', install: ['@zkrx/express'], smoke: smoke('express') },
   ...Object.entries(nestMajors).map(([major, registry]) => ({
     name: `nestjs-nest${major}`,
