@@ -10,6 +10,7 @@ export default defineConfig({
     'tools/client-cpu': 'src/tools/client-cpu.ts',
     'tools/sessions-memory': 'src/tools/sessions-memory.ts',
     'tools/otel-sdk': 'src/tools/otel-sdk.ts',
+    'tools/fleet-rebalance': 'src/tools/fleet-rebalance.ts',
   },
   format: ['esm'],
   clean: true,
