@@ -11,6 +11,7 @@ export default defineConfig({
     'tools/sessions-memory': 'src/tools/sessions-memory.ts',
     'tools/watch-tree-memory': 'src/tools/watch-tree-memory.ts',
     'tools/otel-sdk': 'src/tools/otel-sdk.ts',
+    'tools/fleet-rebalance': 'src/tools/fleet-rebalance.ts',
   },
   format: ['esm'],
   clean: true,

@@ -70,6 +70,8 @@ export const scenarios = [
   { name: 'lock', install: ['@zkrx/lock'], smoke: smoke('lock'), runtimes: bunAndDeno },
   { name: 'rwlock', install: ['@zkrx/rwlock'], smoke: smoke('rwlock'), runtimes: bunAndDeno },
   { name: 'leader', install: ['@zkrx/leader'], smoke: smoke('leader'), runtimes: bunAndDeno },
+  // Two members share items, one leaves.
+  { name: 'fleet', install: ['@zkrx/fleet'], smoke: smoke('fleet'), runtimes: bunAndDeno },
   { name: 'express', install: ['@zkrx/express'], smoke: smoke('express'), runtimes: bunAndDeno },
   ...Object.entries(nestMajors).map(([major, registry]) => ({
     name: `nestjs-nest${major}`,

@@ -1,18 +1,21 @@
 /**
- * The main job: starts an embedded ZooKeeper and a fleet of worker processes, kills one leader
- * (crash) and stops another (graceful), and prints the timeline and a summary showing the
- * failovers and that no job ran twice.
+ * The main job: starts an embedded ZooKeeper and a fleet of worker processes that elect a leader
+ * (it hands out jobs) and share the jobs' shards (a @zkrx/fleet partition); kills one leader
+ * (crash) and stops another (graceful), and prints the timeline and a summary: the failovers,
+ * how the shards moved and what stayed put, that no shard had two owners at once and that no
+ * job ran twice.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { createClient } from '@zkrx/core';
 import { startZooKeeper } from '@zkrx/testing';
-import { fleetPaths, type ReportedEvent, type WorkerConfig } from './protocol';
+import { fleetPaths, type ReportedEvent, shardName, type WorkerConfig } from './protocol';
 
 const { values: args } = parseArgs({
   options: {
     workers: { type: 'string', default: '4' },
     jobs: { type: 'string', default: '36' },
+    shards: { type: 'string', default: '8' },
     'session-timeout': { type: 'string', default: '2000' },
     'issue-every': { type: 'string', default: '120' },
     'job-ms': { type: 'string', default: '150' },
@@ -23,6 +26,7 @@ const { values: args } = parseArgs({
 const settings = {
   workers: Number(args.workers),
   jobs: Number(args.jobs),
+  shards: Number(args.shards),
   sessionTimeoutMs: Number(args['session-timeout']),
   issueEveryMs: Number(args['issue-every']),
   jobMs: Number(args['job-ms']),
@@ -55,7 +59,8 @@ async function main(): Promise<number> {
   await client.connected();
   const root = `/fleet-demo-${started.toString(36)}`;
   const paths = fleetPaths(root);
-  for (const path of [paths.jobs, paths.done, paths.locks]) await client.promises.mkdirp(path);
+  const shards = Array.from({ length: settings.shards }, (_, index) => shardName(index));
+  for (const path of [paths.jobs, paths.done]) await client.promises.mkdirp(path);
   await client.promises.create(paths.cursor, '0');
 
   const workers = new Map<string, ChildProcess>();
@@ -65,6 +70,19 @@ async function main(): Promise<number> {
   const done = new Set<string>();
   const ran = new Map<string, string[]>();
   const terms: { worker: string; start: number; end: number }[] = [];
+  /** Who owns each shard now, and every stretch of ownership (its token; end NaN while owned). */
+  const shardOwner = new Map<string, string>();
+  const ownership = new Map<
+    string,
+    { worker: string; token: number; start: number; end: number }[]
+  >();
+  /** Workers killed or stopped: no longer counted as live. */
+  const gone = new Set<string>();
+  const endOwnership = (worker: string, shard: string, at: number) => {
+    const open = ownership.get(shard)?.findLast((s) => s.worker === worker && Number.isNaN(s.end));
+    if (open) open.end = at;
+    if (shardOwner.get(shard) === worker) shardOwner.delete(shard);
+  };
   let issued = 0;
   let currentLeader: string | undefined;
   const waiters: (() => void)[] = [];
@@ -110,9 +128,38 @@ async function main(): Promise<number> {
         ran.set(event.job, [...(ran.get(event.job) ?? []), event.worker]);
         line(
           event.worker,
-          `ran ${event.job} in ${event.ms} ms under its lock (fencing token ${event.token})`,
+          `ran ${event.job} of ${event.shard} in ${event.ms} ms (fencing token ${event.token})`,
           event.at,
         );
+        break;
+      case 'shards': {
+        for (const shard of event.removed) endOwnership(event.worker, shard, event.at);
+        for (const shard of event.added) {
+          shardOwner.set(shard, event.worker);
+          const stretches = ownership.get(shard) ?? [];
+          stretches.push({
+            worker: event.worker,
+            token: event.tokens[shard] ?? -1,
+            start: event.at,
+            end: Number.NaN,
+          });
+          ownership.set(shard, stretches);
+        }
+        const changes = [
+          ...event.added.map((shard) => `+${shard} (token ${event.tokens[shard]})`),
+          ...event.removed.map((shard) => `-${shard} (${event.reasons[shard] ?? 'gone'})`),
+        ];
+        if (changes.length > 0) {
+          line(
+            event.worker,
+            `shards ${changes.join(', ')} → owns ${event.items.join(', ') || 'none'}`,
+            event.at,
+          );
+        }
+        break;
+      }
+      case 'interrupted':
+        line(event.worker, `stopped ${event.job} of ${event.shard}: ${event.reason}`, event.at);
         break;
       case 'duplicate':
         line(event.worker, `!! ${event.job} was already done: it ran twice`, event.at);
@@ -138,6 +185,7 @@ async function main(): Promise<number> {
       root,
       sessionTimeoutMs: settings.sessionTimeoutMs,
       jobs: settings.jobs,
+      shards: settings.shards,
       issueEveryMs: settings.issueEveryMs,
       jobMs: settings.jobMs,
     };
@@ -155,6 +203,55 @@ async function main(): Promise<number> {
 
   let failures = 0;
   const failovers: { how: string; ms: number }[] = [];
+  /** Every shard owned by a live worker, each owning ⌊S/n⌋ or ⌈S/n⌉. */
+  const balanced = () => {
+    const live = [...workers.keys()].filter((worker) => !gone.has(worker));
+    if (live.length === 0 || shards.some((shard) => !live.includes(shardOwner.get(shard) ?? ''))) {
+      return false;
+    }
+    const counts = live.map((worker) => shards.filter((s) => shardOwner.get(s) === worker).length);
+    const low = Math.floor(shards.length / live.length);
+    return counts.every((count) => count === low || count === low + 1);
+  };
+  /** What a worker's departure did to the shards: moved (from → to), and what stayed put. */
+  const rebalances: {
+    how: string;
+    moved: { shard: string; from: string; to: string }[];
+    minimum: number;
+    stayed: number;
+    interrupted: string[];
+  }[] = [];
+  const departure = async (worker: string, how: string, act: () => void) => {
+    await until(balanced, 30_000, 'the shards to be balanced');
+    const before = new Map(shardOwner);
+    const openBefore = new Map(
+      shards.map((shard) => [shard, ownership.get(shard)?.at(-1)] as const),
+    );
+    const at = Date.now();
+    act();
+    gone.add(worker);
+    await until(balanced, 30_000, `the shards of ${worker} to move`);
+    const moved = shards
+      .filter((shard) => shardOwner.get(shard) !== before.get(shard))
+      .map((shard) => ({
+        shard,
+        from: before.get(shard) as string,
+        to: shardOwner.get(shard) as string,
+      }));
+    const stayedShards = shards.filter((shard) => shardOwner.get(shard) === before.get(shard));
+    // A shard that stayed put kept the very stretch of ownership it had (never interrupted).
+    const interrupted = stayedShards.filter(
+      (shard) => ownership.get(shard)?.at(-1) !== openBefore.get(shard),
+    );
+    const minimum = [...before.values()].filter((owner) => owner === worker).length;
+    rebalances.push({ how, moved, minimum, stayed: stayedShards.length, interrupted });
+    line(
+      'demo',
+      `shards after the ${how} (${Date.now() - at} ms): moved ${moved
+        .map((move) => `${move.shard} ${move.from} → ${move.to}`)
+        .join(', ')}; ${stayedShards.length} stayed put`,
+    );
+  };
   const doneWatch = client.watchChildren(paths.done).subscribe({
     next: (children) => {
       for (const job of children) done.add(job);
@@ -174,12 +271,16 @@ async function main(): Promise<number> {
     await until(() => issued >= Math.floor(settings.jobs / 3), 30_000, 'a third of the jobs');
     const crashed = currentLeader as string;
     const crashAt = Date.now();
-    line(
-      'demo',
-      `killing the leader ${crashed} (SIGKILL, pid ${workers.get(crashed)?.pid}): a crash`,
-    );
-    workers.get(crashed)?.kill('SIGKILL');
-    endTerm(crashed, crashAt);
+    const rebalanced = departure(crashed, 'crash', () => {
+      line(
+        'demo',
+        `killing the leader ${crashed} (SIGKILL, pid ${workers.get(crashed)?.pid}): a crash`,
+      );
+      workers.get(crashed)?.kill('SIGKILL');
+      endTerm(crashed, crashAt);
+      // It reports nothing more: its shards are its until its session expires, as far as it knew.
+      for (const shard of shards) endOwnership(crashed, shard, crashAt);
+    });
     await until(
       () => currentLeader !== undefined && currentLeader !== crashed,
       30_000,
@@ -193,6 +294,7 @@ async function main(): Promise<number> {
       'demo',
       `failover after the crash: ${failovers[0]?.ms} ms (bounded by the session timeout)`,
     );
+    await rebalanced;
 
     // A graceful stop: the leader closes its session; leadership moves within a round trip.
     await until(
@@ -202,8 +304,10 @@ async function main(): Promise<number> {
     );
     const stopped = currentLeader as string;
     const stopAt = Date.now();
-    line('demo', `stopping the leader ${stopped} (SIGTERM): a graceful shutdown`);
-    workers.get(stopped)?.kill('SIGTERM');
+    const handedOver = departure(stopped, 'graceful stop', () => {
+      line('demo', `stopping the leader ${stopped} (SIGTERM): a graceful shutdown`);
+      workers.get(stopped)?.kill('SIGTERM');
+    });
     await until(
       () => currentLeader !== undefined && currentLeader !== stopped,
       30_000,
@@ -211,6 +315,7 @@ async function main(): Promise<number> {
     );
     failovers.push({ how: 'graceful close', ms: (terms.at(-1)?.start ?? stopAt) - stopAt });
     line('demo', `failover after the graceful stop: ${failovers[1]?.ms} ms`);
+    await handedOver;
 
     await until(() => done.size >= settings.jobs, 60_000, 'every job to be done');
   } catch (error) {
@@ -252,6 +357,31 @@ async function main(): Promise<number> {
       `  done, but its worker stopped before it heard back from ZooKeeper: ${unreported.join(', ')}`,
     );
   console.log(`  jobs that ran twice: ${twice.length + duplicates}`);
+  // No shard owned by two workers at once (by what the workers reported, in real time).
+  let overlappingOwners = 0;
+  for (const stretches of ownership.values()) {
+    for (const [index, a] of stretches.entries()) {
+      for (const b of stretches.slice(index + 1)) {
+        const aEnd = Number.isNaN(a.end) ? Number.POSITIVE_INFINITY : a.end;
+        const bEnd = Number.isNaN(b.end) ? Number.POSITIVE_INFINITY : b.end;
+        if (a.worker !== b.worker && a.start < bEnd && b.start < aEnd) overlappingOwners += 1;
+      }
+    }
+  }
+  // Tokens of a shard rise from owner to owner.
+  const tokenOrder = [...ownership.values()].filter((stretches) =>
+    stretches.some(
+      (stretch, index) => index > 0 && stretch.token <= (stretches[index - 1]?.token ?? 0),
+    ),
+  ).length;
+  console.log(
+    `  shards: ${settings.shards}; two owners at once: ${overlappingOwners}; tokens out of order: ${tokenOrder}`,
+  );
+  for (const rebalance of rebalances) {
+    console.log(
+      `  after the ${rebalance.how}: ${rebalance.moved.length} shards moved (the minimum: ${rebalance.minimum}), ${rebalance.stayed} stayed put, ${rebalance.interrupted.length} of them interrupted`,
+    );
+  }
   console.log(
     `  leaders: ${terms.map((term) => term.worker).join(' → ')} (overlapping terms: ${overlaps})`,
   );
@@ -263,8 +393,19 @@ async function main(): Promise<number> {
     markers.length === settings.jobs &&
     twice.length === 0 &&
     duplicates === 0 &&
-    overlaps === 0;
-  console.log(ok ? '  OK: every job ran exactly once, one leader at a time' : '  NOT OK');
+    overlaps === 0 &&
+    overlappingOwners === 0 &&
+    tokenOrder === 0 &&
+    rebalances.length === 2 &&
+    rebalances.every(
+      (rebalance) =>
+        rebalance.moved.length === rebalance.minimum && rebalance.interrupted.length === 0,
+    );
+  console.log(
+    ok
+      ? '  OK: every job ran exactly once, one leader at a time, one owner per shard, only the departed shards moved'
+      : '  NOT OK',
+  );
 
   await deleteTree(client, root);
   await client.close();

@@ -9,6 +9,8 @@ export interface WorkerConfig {
   readonly root: string;
   readonly sessionTimeoutMs: number;
   readonly jobs: number;
+  /** How many shards the jobs are spread over (a partition of the fleet). */
+  readonly shards: number;
   readonly issueEveryMs: number;
   readonly jobMs: number;
 }
@@ -17,8 +19,18 @@ export type FleetEvent =
   | { type: 'ready' | 'leader' | 'not-leader' | 'stopping' | 'stopped' }
   | { type: 'session'; state: string }
   | { type: 'issued'; job: string }
-  | { type: 'ran'; job: string; token: number; ms: number }
+  | { type: 'ran'; job: string; shard: string; token: number; ms: number }
+  | { type: 'interrupted'; job: string; shard: string; reason: string }
   | { type: 'duplicate'; job: string }
+  /** The worker's shards changed: what it owns now, what came and went, each new shard's token. */
+  | {
+      type: 'shards';
+      items: string[];
+      added: string[];
+      removed: string[];
+      tokens: Record<string, number>;
+      reasons: Record<string, string>;
+    }
   | { type: 'error'; message: string };
 
 /** An event as the demo receives it. */
@@ -36,9 +48,18 @@ export function fleetPaths(root: string) {
     jobs: `${root}/jobs`,
     /** One marker per job done, written once. */
     done: `${root}/done`,
-    /** One lock per job. */
-    locks: `${root}/locks`,
+    /** The partition of the shards: its members and one lock per shard (@zkrx/fleet). */
+    shards: `${root}/shards`,
   };
+}
+
+export function shardName(index: number): string {
+  return `shard-${index}`;
+}
+
+/** The shard a job belongs to: its number modulo the shard count. */
+export function shardOf(job: string, shards: number): string {
+  return shardName((Number(job.replace(/\D/g, '')) - 1) % shards);
 }
 
 export function jobName(index: number): string {

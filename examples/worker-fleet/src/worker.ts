@@ -1,26 +1,33 @@
 /**
- * One worker of the fleet: stands for leader (the leader hands out jobs) and runs every job it
- * sees under that job's own lock, reporting each step to the demo over IPC.
+ * One worker of the fleet: stands for leader (the leader hands out jobs), owns a share of the
+ * shards (a @zkrx/fleet partition), and runs the jobs of the shards it owns, one at a time per
+ * shard, writing each job's done marker only while it still owns the shard (a guarded write).
+ * Reports each step to the demo over IPC.
  */
-import { createClient, isZkError } from '@zkrx/core';
+import { createClient, isZkError, op } from '@zkrx/core';
+import { type OwnedItem, partition } from '@zkrx/fleet';
 import { whileLeader } from '@zkrx/leader';
-import { heldLease, mergeMapLocked } from '@zkrx/lock';
 import {
   concatMap,
   defer,
   distinct,
   EMPTY,
+  filter,
   finalize,
-  from,
+  fromEvent,
   interval,
+  lastValueFrom,
   mergeMap,
+  share,
+  takeUntil,
   takeWhile,
 } from 'rxjs';
 import type { FleetEvent, WorkerConfig } from './protocol';
-import { fleetPaths, jobName } from './protocol';
+import { fleetPaths, jobName, shardName, shardOf } from './protocol';
 
 const config = JSON.parse(process.env.ZKRX_WORKER ?? '{}') as WorkerConfig;
 const paths = fleetPaths(config.root);
+const shards = Array.from({ length: config.shards }, (_, index) => shardName(index));
 
 function report(event: FleetEvent, sent: () => void = () => {}): void {
   if (process.connected) process.send?.({ ...event, worker: config.id, at: Date.now() }, sent);
@@ -66,51 +73,122 @@ whileLeader(
   { id: config.id, requeue: false },
 ).subscribe({ error: (error: unknown) => report({ type: 'error', message: String(error) }) });
 
-/** Runs one job (already holding its lock): skip it if done, else do it and mark it done. */
-async function runJob(job: string): Promise<void> {
+/** Every job issued and not yet done, once each. */
+const jobs$ = client.watchChildren(paths.jobs).pipe(share());
+
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(false);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', stop);
+      resolve(true);
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener('abort', stop, { once: true });
+  });
+}
+
+/**
+ * Runs one job of a shard this worker owns: skipped if done; else done, then marked done by a
+ * write that lands only while the shard's lock is still held (`owned.guard`): a worker that lost
+ * the shard meanwhile writes nothing, and the shard's next owner runs the job.
+ */
+async function runJob(job: string, shard: string, owned: OwnedItem): Promise<void> {
   if (await client.promises.exists(`${paths.done}/${job}`)) {
-    // Done by a worker that died before it could remove the job: finish its cleanup.
+    // Done by an owner that stopped before removing the job: finish its cleanup.
     await client.promises.delete(`${paths.jobs}/${job}`).catch(() => {});
     return;
   }
   const started = Date.now();
-  await new Promise((resolve) =>
-    setTimeout(resolve, config.jobMs / 2 + Math.random() * config.jobMs),
-  );
-  const token = heldLease(client, `${paths.locks}/${job}`)?.fencingToken ?? -1;
+  const finished = await sleep(config.jobMs / 2 + Math.random() * config.jobMs, owned.signal);
+  if (!finished) {
+    report({ type: 'interrupted', job, shard, reason: String(owned.signal.reason?.reason) });
+    return;
+  }
   try {
-    await client.promises.create(`${paths.done}/${job}`, `${config.id} token ${token}`);
+    await owned.guard([
+      op.create(`${paths.done}/${job}`, `${config.id} token ${owned.fencingToken}`),
+    ]);
   } catch (error) {
     if (isZkError(error, 'NodeExists')) {
       report({ type: 'duplicate', job });
       return;
     }
-    throw error;
+    report({ type: 'interrupted', job, shard, reason: (error as Error).name });
+    return;
   }
   await client.promises.delete(`${paths.jobs}/${job}`).catch(() => {});
-  report({ type: 'ran', job, token, ms: Date.now() - started });
+  report({ type: 'ran', job, shard, token: owned.fencingToken, ms: Date.now() - started });
 }
 
-client
-  .watchChildren(paths.jobs)
-  .pipe(
-    mergeMap((jobs) => from(jobs)),
-    distinct(),
-    mergeMapLocked(
-      (job) => `${paths.locks}/${job}`,
-      (job) => runJob(job),
-      { client, concurrency: 2 },
-    ),
-  )
-  .subscribe({
-    error: (error: unknown) => {
-      // Closing the client ends the lock waits too: that is the shutdown, not an error.
+/** Works a shard while owning it: its jobs one after another, until its signal aborts. */
+function workShard(shard: string, owned: OwnedItem): void {
+  // Tracked on the shard: when it moves, its lock is released once the job in hand stopped.
+  owned.runIfOwned((signal) =>
+    lastValueFrom(
+      jobs$.pipe(
+        mergeMap((names) => names),
+        filter((job) => shardOf(job, config.shards) === shard),
+        distinct(),
+        concatMap((job) => runJob(job, shard, owned)),
+        takeUntil(fromEvent(signal, 'abort')),
+      ),
+      { defaultValue: undefined },
+    ).catch((error: unknown) => {
       if (!isZkError(error, 'ClientClosed')) report({ type: 'error', message: String(error) });
-    },
-  });
+    }),
+  );
+}
+
+/** The shards owned now (to say why one went). */
+const mine = new Map<string, OwnedItem>();
+const membership = partition(client, paths.shards, shards, {
+  id: config.id,
+  data: `pid ${process.pid}`,
+}).subscribe({
+  next: (assignment) => {
+    const tokens: Record<string, number> = {};
+    const reasons: Record<string, string> = {};
+    for (const shard of assignment.removed) {
+      reasons[shard] = String(mine.get(shard)?.signal.reason?.reason);
+      mine.delete(shard);
+    }
+    for (const shard of assignment.added) {
+      const owned = assignment.owned.get(shard) as OwnedItem;
+      mine.set(shard, owned);
+      tokens[shard] = owned.fencingToken;
+      workShard(shard, owned);
+    }
+    report({
+      type: 'shards',
+      items: [...assignment.items],
+      added: [...assignment.added],
+      removed: [...assignment.removed],
+      tokens,
+      reasons,
+    });
+  },
+  error: (error: unknown) => report({ type: 'error', message: String(error) }),
+});
 
 async function shutdown(): Promise<void> {
   report({ type: 'stopping' });
+  // Leave the partition first: each shard's signal aborts, and its lock is released once the
+  // job in hand has stopped; the client's close waits for those releases, then ends the session.
+  membership.unsubscribe();
+  const left = [...mine.keys()];
+  report({
+    type: 'shards',
+    items: [],
+    added: [],
+    removed: left,
+    tokens: {},
+    reasons: Object.fromEntries(left.map((shard) => [shard, 'left'])),
+  });
+  mine.clear();
   await client.close();
   // A job that finished as the session closed still reports it: let its report be queued, then
   // exit once the IPC channel has sent everything (messages go out in order).

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 const demo = fileURLToPath(new URL('../dist/demo.js', import.meta.url));
 
 describe('worker-fleet demo (smoke)', () => {
-  it('survives a leader crash and a graceful stop, with every job run exactly once', async () => {
+  it('survives a leader crash and a graceful stop: every job run once, only the departed shards move', async () => {
     const { connectString } = await testZooKeeper();
     // The demo bounds each of its own waits; this bound only keeps a hung run from hanging CI,
     // and whatever the demo printed until then is in the failure.
@@ -40,6 +40,15 @@ describe('worker-fleet demo (smoke)', () => {
     expect(stdout).toMatch(/jobs issued 9, done 9\/9 /);
     expect(stdout).toContain('jobs that ran twice: 0');
     expect(stdout).toContain('(overlapping terms: 0)');
-    expect(stdout).toContain('OK: every job ran exactly once, one leader at a time');
+    expect(stdout).toContain('two owners at once: 0; tokens out of order: 0');
+    expect(stdout).toMatch(
+      /after the crash: (\d+) shards moved \(the minimum: \1\), \d+ stayed put, 0 of them interrupted/,
+    );
+    expect(stdout).toMatch(
+      /after the graceful stop: (\d+) shards moved \(the minimum: \1\), \d+ stayed put, 0 of them interrupted/,
+    );
+    expect(stdout).toContain(
+      'OK: every job ran exactly once, one leader at a time, one owner per shard, only the departed shards moved',
+    );
   }, 120_000);
 });

@@ -1,3 +1,3 @@
 import { defineZkrxPackageBuild } from '../../../tsup.shared.ts';
 
-export default defineZkrxPackageBuild({ entry: ['src/index.ts'] });
+export default defineZkrxPackageBuild({ entry: ['src/index.ts', 'src/fleet.ts'] });

@@ -15,11 +15,14 @@ const exitCodes = `Exit codes: 0 done; 1 failed (ZooKeeper unreachable, node gon
 2 wrong usage (unknown command or option, bad path, not a lock node).`;
 
 const root = `zkrx — who holds which ZooKeeper lock: locks, semaphores, read-write locks and
-elections written by zkrx, Apache Curator or kazoo.
+elections written by zkrx, Apache Curator or kazoo; and who is in a zkrx fleet.
 
 Usage:
   zkrx locks <path> [--watch] [--json]    locks under <path>: holders, then waiters in order
   zkrx leaders <path> [--watch] [--json]  elections under <path>: leader, then candidates
+  zkrx members <path> [--watch] [--json]  a fleet's members (@zkrx/fleet), in join order
+  zkrx partitions <path> [--watch] [--json]
+                                          a partition's items: owner, token, who waits
   zkrx release <node> --force [--yes]     delete a stuck holder's lock node (asks first)
   zkrx revoke <node>                      ask a holder to release (Curator's revocation)
   zkrx help <command>                     help for one command
@@ -68,6 +71,41 @@ Example:
 ${connection}
 
 ${exitCodes}`,
+  members: `Usage: zkrx members <path> [--watch] [--json]
+
+The members of a @zkrx/fleet membership group or partition at <path>, in join order:
+their id, session, data (what the member gave: an address, a host) and how long ago
+they joined. For a partition (<path> has members/ and items/), <path>/members is read
+and each member's count of owned items shown.
+
+  -w, --watch  a live view: redraws on every change (one ZooKeeper watch on <path>);
+               joins, leaves and moves listed; q quits
+      --json   JSON: {"path", "fleet": {...}} (with --watch: one line per change)
+
+Example:
+  zkrx members /fleet/shards
+
+${connection}
+
+${exitCodes}`,
+  partitions: `Usage: zkrx partitions <path> [--watch] [--json]
+
+The items of a @zkrx/fleet partition at <path>: who owns each (the holder of the item's
+lock, <path>/items/<item>), its fencing token, its session, since when, and who waits
+for it (a move in progress), then each member's count. Balanced when every member owns
+floor(k/m) or ceil(k/m) of the k owned items. Items live in the members: an item whose
+idle lock path was removed by ZooKeeper is not listed.
+
+  -w, --watch  a live view: redraws on every change; items taken, moved and freed, and
+               members joining and leaving, listed; q quits
+      --json   JSON: {"path", "fleet": {...}} (with --watch: one line per change)
+
+Example:
+  zkrx partitions /fleet/shards --watch
+
+${connection}
+
+${exitCodes}`,
   release: `Usage: zkrx release <node> --force [--yes]
 
 Deletes one lock node: for a holder that is stuck (hung, or gone but its session not
@@ -104,7 +142,7 @@ ${connection}
 ${exitCodes}`,
   help: `Usage: zkrx help <command>
 
-Prints the help of one command: ${['locks', 'leaders', 'release', 'revoke'].join(', ')}.`,
+Prints the help of one command: ${['locks', 'leaders', 'members', 'partitions', 'release', 'revoke'].join(', ')}.`,
 };
 
 /** The help of `command`, or of zkrx itself. */

@@ -5,7 +5,15 @@
 import { parseArgs } from 'node:util';
 import { CliError, CliErrorCode } from './errors';
 
-export const COMMANDS = ['locks', 'leaders', 'release', 'revoke', 'help'] as const;
+export const COMMANDS = [
+  'locks',
+  'leaders',
+  'members',
+  'partitions',
+  'release',
+  'revoke',
+  'help',
+] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** Where zkrx connects when neither `--connect` nor `ZK_CONNECT` says. */
@@ -16,7 +24,7 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 export interface ParsedCommandLine {
   /** The command; undefined for `zkrx` alone, `--help` or `--version`. */
   readonly command: CommandName | undefined;
-  /** The path (locks, leaders), node (release, revoke) or command (help). */
+  /** The path (locks, leaders, members, partitions), node (release, revoke) or command (help). */
   readonly target: string | undefined;
   readonly connect: string;
   readonly timeoutMs: number;
@@ -48,6 +56,8 @@ type OptionName = keyof typeof options;
 const commandOptions: Record<CommandName, readonly OptionName[]> = {
   locks: ['json', 'watch'],
   leaders: ['json', 'watch'],
+  members: ['json', 'watch'],
+  partitions: ['json', 'watch'],
   release: ['force', 'yes'],
   revoke: [],
   help: [],

@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { isZkError, validatePath, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import { openClient } from './connect';
 import { CliError, CliErrorCode } from './errors';
+import { listFleet } from './fleet';
+import { fleetView } from './fleet-view';
 import { colours, noColours } from './format';
 import { helpText } from './help';
 import { type CliIo, processIo } from './io';
@@ -72,6 +74,27 @@ async function execute(parsed: ParsedCommandLine, io: CliIo): Promise<number> {
               io,
             })
           : list(client, root, { command, json: parsed.json, paint, io }),
+      );
+    }
+    case 'members':
+    case 'partitions': {
+      const path = required(parsed, 'a path', '/fleet/workers');
+      if (parsed.watch && !parsed.json && io.stdout.isTTY !== true) {
+        throw new CliError(
+          CliErrorCode.BadUsage,
+          `zkrx ${command} --watch draws on a terminal, and this output is not one: add --json for one JSON line per change`,
+        );
+      }
+      return withClient(parsed, (client) =>
+        parsed.watch
+          ? fleetView(client, path, {
+              command,
+              connect: parsed.connect,
+              json: parsed.json,
+              colour: paint === colours,
+              io,
+            })
+          : listFleet(client, path, { command, json: parsed.json, paint, io }),
       );
     }
     case 'release': {

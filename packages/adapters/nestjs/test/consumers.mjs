@@ -1,6 +1,6 @@
 /**
  * The built package as its users load it: `require` from a CommonJS app (Nest's default) and
- * `import` from an ES module, both entry points, one injection token across all four.
+ * `import` from an ES module, every entry point, one injection token across them.
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -36,7 +36,13 @@ for (const name of names) {
   assert.ok(cjs[name] !== undefined, `require('@zkrx/nestjs').${name}`);
   assert.ok(esm[name] !== undefined, `import('@zkrx/nestjs').${name}`);
 }
+const cjsFleet = require('@zkrx/nestjs/fleet');
+const esmFleet = await import('@zkrx/nestjs/fleet');
+for (const name of ['FleetService', 'ForEachOwnedItem']) {
+  assert.equal(typeof cjsFleet[name], 'function', `require('@zkrx/nestjs/fleet').${name}`);
+  assert.equal(typeof esmFleet[name], 'function', `import('@zkrx/nestjs/fleet').${name}`);
+}
 assert.equal(typeof cjsTerminus.ZkHealthIndicator, 'function');
 assert.equal(typeof esmTerminus.ZkHealthIndicator, 'function');
 assert.equal(cjs.ZK_CLIENT, esm.ZK_CLIENT, 'one ZK_CLIENT token for CommonJS and ESM');
-console.log('@zkrx/nestjs loads with require() and import(), main and /terminus entries');
+console.log('@zkrx/nestjs loads with require() and import(), main, /terminus and /fleet entries');

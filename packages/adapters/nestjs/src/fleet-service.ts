@@ -1,0 +1,285 @@
+/**
+ * FleetService: this application's memberships in @zkrx/fleet partitions, one per path, joined
+ * once and left when the application shuts down — after the per-item runs in flight settle.
+ */
+import { hostname } from 'node:os';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { ZkError, ZkErrorCode } from '@zkrx/core';
+import {
+  type Assignment,
+  type OwnedItem,
+  type PartitionOptions,
+  partition,
+  validatePartition,
+} from '@zkrx/fleet';
+import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
+import { ZK_CONNECTION } from './tokens';
+import type { ZkConnection } from './zk-connection';
+
+/** How this application joins a partition (`id` defaults to the module's `candidateId`, else `hostname:pid`). */
+export type FleetJoinOptions = Partial<PartitionOptions>;
+
+/** One partition this application is a member of. */
+interface Membership {
+  readonly items: readonly string[] | Observable<readonly string[]>;
+  readonly assignment$: ReplaySubject<Assignment>;
+  latest: Assignment | undefined;
+  subscription: Subscription | undefined;
+  rejoin: ReturnType<typeof setTimeout> | undefined;
+  /** Resolves at the first assignment; rejects if the first attempt fails. */
+  readonly joined: Promise<void>;
+}
+
+/** The @ForEachOwnedItem partitions of each class: path and items. */
+const declared = new WeakMap<Function, Map<string, readonly string[]>>();
+
+/** Records that `type` has a @ForEachOwnedItem method on `path` over `items`. */
+export function declareFleetItems(type: Function, path: string, items: readonly string[]): void {
+  let own = declared.get(type);
+  if (!own) {
+    own = new Map();
+    declared.set(type, own);
+  }
+  own.set(path, items);
+}
+
+function declaredOf(type: Function): Map<string, readonly string[]> {
+  const found = new Map<string, readonly string[]>();
+  for (let current: unknown = type; typeof current === 'function'; ) {
+    for (const [path, items] of declared.get(current) ?? []) {
+      if (!found.has(path)) found.set(path, items);
+    }
+    current = Object.getPrototypeOf(current);
+  }
+  return found;
+}
+
+const rejoinDelayMs = 1_000;
+
+function sameItems(
+  a: readonly string[] | Observable<readonly string[]>,
+  b: readonly string[] | Observable<readonly string[]>,
+): boolean {
+  if (!Array.isArray(a) || !Array.isArray(b)) return a === b;
+  return (
+    a.length === b.length && [...a].sort().every((item, index) => item === [...b].sort()[index])
+  );
+}
+
+/**
+ * This application's share of @zkrx/fleet partitions, per path. Add it to the providers of a
+ * module (with ZkModule global or imported); `@ForEachOwnedItem` uses it too.
+ *
+ * Each path is joined once per application (`join`, or at boot for the paths of
+ * `@ForEachOwnedItem({ items })` methods), as the member `id` (the module's `candidateId`, else
+ * `hostname:pid`). Shutdown gives every item up at once (their signals abort), waits for the
+ * per-item runs in flight, and only then releases the items' locks and leaves: the next owner of
+ * an item never starts while this application still works on it.
+ */
+@Injectable()
+export class FleetService implements OnModuleInit, OnModuleDestroy {
+  private readonly memberships = new Map<string, Membership>();
+  private readonly pending = new Map<string, readonly string[]>();
+  private readonly runs = new Set<Promise<unknown>>();
+  private initialised = false;
+  private closed = false;
+
+  constructor(@Inject(ZK_CONNECTION) private readonly connection: ZkConnection) {}
+
+  /**
+   * Joins the partition at `path` over `items` (once; a second call with the same items shares
+   * the membership) and resolves once this application has its first assignment.
+   *
+   * ## Example
+   * ```ts
+   * await fleetService.join('/fleet/tenants', ['acme', 'globex', 'initech']);
+   * console.log(fleetService.assignment('/fleet/tenants')?.items);
+   * // Output: [ 'acme', 'initech' ]
+   * ```
+   *
+   * @param path The partition's path (shared by every instance).
+   * @param items The items (the same set on every instance), or an observable of the set.
+   * @param options The member `id`, `data`, `onSuspended`.
+   * @return Resolves at the first assignment. Throws ZkError `BadArguments` / `InvalidPath` for
+   *   bad input, or when `path` is already joined with other items.
+   */
+  join(
+    path: string,
+    items: readonly string[] | Observable<readonly string[]>,
+    options: FleetJoinOptions = {},
+  ): Promise<void> {
+    const existing = this.memberships.get(path);
+    if (existing) {
+      if (!sameItems(existing.items, items)) {
+        throw new ZkError(
+          ZkErrorCode.BadArguments,
+          `FleetService.join: ${path} is joined already, with other items`,
+        );
+      }
+      return existing.joined;
+    }
+    const partitionOptions: PartitionOptions = {
+      id: options.id ?? this.connection.candidateId ?? `${hostname()}:${process.pid}`,
+      ...(options.data === undefined ? {} : { data: options.data }),
+      ...(options.onSuspended === undefined ? {} : { onSuspended: options.onSuspended }),
+    };
+    validatePartition(path, items, partitionOptions);
+    if (this.closed) {
+      return Promise.reject(
+        new ZkError(ZkErrorCode.ClientClosed, `fleet ${path}: the application is shut down`),
+      );
+    }
+    let settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+    const joined = new Promise<void>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    joined.catch(() => {});
+    const membership: Membership = {
+      items,
+      assignment$: new ReplaySubject<Assignment>(1),
+      latest: undefined,
+      subscription: undefined,
+      rejoin: undefined,
+      joined,
+    };
+    this.memberships.set(path, membership);
+    const start = (): void => {
+      membership.rejoin = undefined;
+      if (this.closed) return;
+      membership.subscription = partition(
+        this.connection.client,
+        path,
+        items,
+        partitionOptions,
+      ).subscribe({
+        next: (assignment) => {
+          membership.latest = assignment;
+          membership.assignment$.next(assignment);
+          settle?.resolve();
+        },
+        error: (error: unknown) => {
+          // Could not join, or lost for good: owns nothing; stands again a second later.
+          membership.latest = undefined;
+          settle?.reject(error);
+          settle = undefined;
+          if (this.closed || this.connection.client.isClosed) return;
+          membership.rejoin = setTimeout(start, rejoinDelayMs);
+          membership.rejoin.unref?.();
+        },
+        complete: () => {
+          membership.latest = undefined;
+          membership.assignment$.complete();
+        },
+      });
+    };
+    start();
+    return joined;
+  }
+
+  /**
+   * This application's current assignment in the partition at `path` (undefined before the
+   * first, or when not joined).
+   *
+   * @param path The partition's path.
+   * @return The latest assignment.
+   */
+  assignment(path: string): Assignment | undefined {
+    return this.closed ? undefined : this.memberships.get(path)?.latest;
+  }
+
+  /**
+   * This application's assignments in the partition at `path`: the latest, then every new one;
+   * completes when the application shuts down. Empty when the path is not joined.
+   *
+   * @param path The partition's path.
+   * @return The assignments.
+   */
+  assignment$(path: string): Observable<Assignment> {
+    const membership = this.memberships.get(path);
+    if (!membership) {
+      return new ReplaySubject<Assignment>(0).asObservable();
+    }
+    return membership.assignment$.asObservable();
+  }
+
+  /**
+   * The item `item` of the partition at `path` if this application owns it now: its `signal`,
+   * `fencingToken`, `runIfOwned`, `guard`.
+   */
+  owned(path: string, item: string): OwnedItem | undefined {
+    const owned = this.assignment(path)?.owned.get(item);
+    return owned?.isOwned ? owned : undefined;
+  }
+
+  /**
+   * Runs `work(item, owned)` for each item of `path` this application owns now, all at once,
+   * each in the item's context (`owned.runIfOwned`): a move of the item aborts `owned.signal`
+   * and waits for the run before releasing the item. Resolves the results in item order
+   * (rejects with the first failure, once every run settled).
+   *
+   * ## Example
+   * ```ts
+   * await fleetService.forEachOwned('/fleet/tenants', (tenant, owned) =>
+   *   syncTenant(tenant, { signal: owned.signal, fencingToken: owned.fencingToken }),
+   * );
+   * ```
+   *
+   * @param path The partition's path.
+   * @param work What to run per owned item.
+   * @return The results, in item order.
+   */
+  async forEachOwned<T>(
+    path: string,
+    work: (item: string, owned: OwnedItem) => T | Promise<T>,
+  ): Promise<Awaited<T>[]> {
+    const assignment = this.assignment(path);
+    if (!assignment) return [];
+    const runs = assignment.items.flatMap((item) => {
+      const owned = assignment.owned.get(item);
+      const run = owned?.runIfOwned(() => Promise.resolve().then(() => work(item, owned)));
+      return run ? [run] : [];
+    });
+    const all = Promise.allSettled(runs);
+    this.runs.add(all);
+    void all.then(() => this.runs.delete(all));
+    const settled = await all;
+    const failed = settled.find((result) => result.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    return settled.map((result) => (result as PromiseFulfilledResult<Awaited<T>>).value);
+  }
+
+  /**
+   * Takes note of an instance with @ForEachOwnedItem methods declaring their items (Nest made it
+   * and injected this service): their partitions are joined when the application initialises,
+   * or at once after that.
+   */
+  adopt(type: Function): void {
+    for (const [path, items] of declaredOf(type)) {
+      if (this.initialised) void this.join(path, items).catch(() => {});
+      else this.pending.set(path, items);
+    }
+  }
+
+  /** Joins the partitions of every @ForEachOwnedItem method that declared its items. */
+  async onModuleInit(): Promise<void> {
+    this.initialised = true;
+    const pending = [...this.pending];
+    this.pending.clear();
+    await Promise.all(pending.map(([path, items]) => this.join(path, items)));
+  }
+
+  /**
+   * Gives every item up (signals abort), waits for the per-item runs in flight, then each item's
+   * lock is released and the partitions left.
+   */
+  async onModuleDestroy(): Promise<void> {
+    this.closed = true;
+    for (const membership of this.memberships.values()) {
+      clearTimeout(membership.rejoin);
+      membership.subscription?.unsubscribe();
+      membership.latest = undefined;
+      membership.assignment$.complete();
+    }
+    while (this.runs.size > 0) await Promise.all([...this.runs]);
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * @zkrx/nestjs/fleet — @zkrx/fleet for NestJS: FleetService (this application's share of
+ * partitions) and @ForEachOwnedItem (a method run once per owned item). A separate entry:
+ * @zkrx/fleet is an optional peer.
+ */
+
+export type { FleetJoinOptions } from './fleet-service';
+export { FleetService } from './fleet-service';
+export type { ForEachOwnedItemOptions } from './for-each-owned-item';
+export { ForEachOwnedItem } from './for-each-owned-item';

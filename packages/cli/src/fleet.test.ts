@@ -1,0 +1,100 @@
+/**
+ * What `zkrx partitions` draws from an inspected fleet, and the changes its live view lists
+ * between two reads, on fleets made by hand.
+ */
+import type { InspectedFleet, InspectedHold, InspectedItem } from '@zkrx/fleet';
+import { describe, expect, it } from 'vitest';
+import { fleetEventLine, fleetEvents, renderPartitions } from './fleet';
+import { noColours } from './format';
+
+const hold = (member: string | undefined, sessionId: string, token: number): InspectedHold => ({
+  member,
+  sessionId,
+  node: `/f/items/x/_c_0f8fad5b-d9cb-469f-a165-70867728950e-lock-${String(token).padStart(10, '0')}`,
+  data: member ?? 'tool',
+  fencingToken: token,
+  createdAt: 1_000,
+});
+
+const item = (
+  name: string,
+  owner?: InspectedHold,
+  waiting: InspectedHold[] = [],
+): InspectedItem => ({
+  item: name,
+  path: `/f/items/${name}`,
+  owner,
+  waiting,
+});
+
+function fleet(items: InspectedItem[], ids = ['a', 'b']): InspectedFleet {
+  return {
+    path: '/f',
+    kind: 'partition',
+    membersPath: '/f/members',
+    members: ids.map((id, index) => ({
+      id,
+      data: '',
+      sessionId: `s${id}`,
+      joinedAt: 0,
+      czxid: index + 1,
+      ownSession: false,
+      items: items.filter((found) => found.owner?.member === id).map((found) => found.item),
+    })),
+    items,
+    balanced: false,
+    readAt: 0,
+  };
+}
+
+describe('zkrx partitions', () => {
+  it('draws owners, free items, owners outside the fleet and who waits', () => {
+    const lines = renderPartitions(
+      fleet([
+        item('x', hold('a', 'sa', 7), [hold('b', 'sb', 9)]),
+        item('y'),
+        item('z', hold(undefined, 'ff', 8)),
+      ]),
+      { command: 'partitions', now: 3_500, paint: noColours },
+    );
+    expect(lines).toEqual([
+      '/f  partition · 2 members · 3 items (2 owned) · not balanced',
+      '  ITEM  OWNER                TOKEN  SESSION  SINCE       WAITING',
+      '  x     a                    7      0xsa     held ≤2.5s  b',
+      '  y     free                 -      -        -           -',
+      '  z     not a member (tool)  8      0xff     held ≤2.5s  -',
+      '  owned: a 1 · b 0',
+    ]);
+  });
+
+  it('lists joins, leaves, items taken, moved and freed between two reads', () => {
+    const before = fleet([item('x', hold('a', 'sa', 7)), item('y', hold('a', 'sa', 8)), item('z')]);
+    const after = fleet(
+      [
+        item('x', hold('a', 'sa', 7)),
+        item('y', hold('c', 'sc', 11)),
+        item('z', hold('c', 'sc', 12)),
+      ],
+      ['a', 'c'],
+    );
+    const events = fleetEvents(before, after, 5);
+    expect(events).toEqual([
+      { kind: 'left', at: 5, member: 'b' },
+      { kind: 'joined', at: 5, member: 'c' },
+      { kind: 'moved', at: 5, item: 'y', from: 'a', to: 'c', token: 11 },
+      { kind: 'taken', at: 5, item: 'z', to: 'c', token: 12 },
+    ]);
+    expect(events.map((event) => fleetEventLine(event, () => 'T'))).toEqual([
+      'T  b left',
+      'T  c joined',
+      'T  y moved: a → c (token 11)',
+      'T  z taken by c (token 12)',
+    ]);
+    expect(fleetEvents(after, fleet([item('x', hold('a', 'sa', 7))], ['a', 'c']), 6)).toEqual([
+      { kind: 'freed', at: 6, item: 'y', from: 'c' },
+      { kind: 'freed', at: 6, item: 'z', from: 'c' },
+    ]);
+    // The first read has nothing to compare with.
+    expect(fleetEvents(undefined, after, 7)).toEqual([]);
+  });
+});

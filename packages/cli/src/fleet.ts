@@ -1,0 +1,217 @@
+/**
+ * `zkrx members <path>` and `zkrx partitions <path>`: a membership group or a partition of
+ * @zkrx/fleet, printed once (a table, or JSON), and the changes between two reads for the live
+ * view.
+ */
+import type { ZkClient } from '@zkrx/core';
+import { type InspectedFleet, type InspectedHold, inspectFleet } from '@zkrx/fleet';
+import {
+  formatData,
+  formatDuration,
+  formatSession,
+  type Paint,
+  padEnd,
+  visibleLength,
+} from './format';
+import type { CliIo } from './io';
+
+export type FleetCommand = 'members' | 'partitions';
+
+export interface FleetRenderOptions {
+  readonly command: FleetCommand;
+  /** The time ages are counted to (ms since the epoch). */
+  readonly now: number;
+  readonly paint: Paint;
+}
+
+/** Aligned columns: a header (dimmed) and rows, two spaces apart, the last column unpadded. */
+function table(header: readonly string[], rows: readonly string[][], paint: Paint): string[] {
+  const widths = header.map((name, column) =>
+    Math.max(name.length, ...rows.map((cells) => visibleLength(cells[column] ?? ''))),
+  );
+  const line = (cells: readonly string[]) =>
+    `  ${cells.map((cell, column) => (column === cells.length - 1 ? cell : padEnd(cell, widths[column] as number))).join('  ')}`;
+  return [paint.dim(line(header)), ...rows.map(line)];
+}
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+/** The title line of a fleet: its path, kind and counts. */
+export function fleetTitle(fleet: InspectedFleet, paint: Paint): string {
+  if (fleet.kind === 'members') {
+    return `${paint.bold(fleet.path)}  membership · ${plural(fleet.members.length, 'member')}`;
+  }
+  const owned = fleet.items.filter((item) => item.owner !== undefined).length;
+  const balance =
+    fleet.balanced === undefined
+      ? ''
+      : fleet.balanced
+        ? ` · ${paint.green('balanced')}`
+        : ` · ${paint.yellow('not balanced')}`;
+  return `${paint.bold(fleet.path)}  partition · ${plural(fleet.members.length, 'member')} · ${plural(fleet.items.length, 'item')} (${owned} owned)${balance}`;
+}
+
+/** The lines of `zkrx members` (no trailing newline). */
+export function renderMembers(fleet: InspectedFleet, options: FleetRenderOptions): string[] {
+  const { paint, now } = options;
+  const partition = fleet.kind === 'partition';
+  const header = ['#', 'MEMBER', 'SESSION', 'DATA', 'JOINED', ...(partition ? ['ITEMS'] : [])];
+  const rows = fleet.members.map((member, index) => [
+    String(index + 1),
+    member.id,
+    formatSession(member.sessionId) + (member.ownSession ? ' (me)' : ''),
+    formatData(member.data),
+    `${formatDuration(now - member.joinedAt)} ago`,
+    ...(partition ? [String(member.items.length)] : []),
+  ]);
+  return [fleetTitle(fleet, paint), ...table(header, rows, paint)];
+}
+
+function holder(hold: InspectedHold): string {
+  return hold.member ?? `not a member (${formatData(hold.data, 16)})`;
+}
+
+/** The lines of `zkrx partitions` (no trailing newline). */
+export function renderPartitions(fleet: InspectedFleet, options: FleetRenderOptions): string[] {
+  const { paint, now } = options;
+  const rows = fleet.items.map((item) => {
+    const owner = item.owner;
+    const waiting =
+      item.waiting.length === 0 ? '-' : item.waiting.map((hold) => holder(hold)).join(', ');
+    if (!owner) return [item.item, paint.yellow('free'), '-', '-', '-', waiting];
+    return [
+      item.item,
+      owner.member === undefined ? paint.yellow(holder(owner)) : owner.member,
+      String(owner.fencingToken),
+      formatSession(owner.sessionId),
+      `held ≤${formatDuration(now - owner.createdAt)}`,
+      waiting,
+    ];
+  });
+  const lines = [fleetTitle(fleet, paint)];
+  if (rows.length > 0) {
+    lines.push(...table(['ITEM', 'OWNER', 'TOKEN', 'SESSION', 'SINCE', 'WAITING'], rows, paint));
+  }
+  if (fleet.members.length > 0) {
+    lines.push(
+      `  ${paint.dim('owned:')} ${fleet.members.map((member) => `${member.id} ${member.items.length}`).join(' · ')}`,
+    );
+  }
+  return lines;
+}
+
+/** What a listing found nothing of, in words. */
+function nothingFound(command: FleetCommand, path: string, fleet: InspectedFleet | null): string {
+  if (!fleet)
+    return `No ${command === 'members' ? 'members' : 'partition'} at ${path} (${path} does not exist).`;
+  return `No partition at ${path}: it is a membership group of ${plural(fleet.members.length, 'member')} (zkrx members ${path}).`;
+}
+
+/** Prints the members or the partition at `path`; resolves the exit code. */
+export async function listFleet(
+  client: ZkClient,
+  path: string,
+  options: { command: FleetCommand; json: boolean; paint: Paint; io: CliIo },
+): Promise<number> {
+  const { command, io } = options;
+  const fleet = await inspectFleet(client, path);
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify({ path, fleet }, null, 2)}\n`);
+    return 0;
+  }
+  if (!fleet || (command === 'partitions' && fleet.kind !== 'partition')) {
+    io.stdout.write(`${nothingFound(command, path, fleet)}\n`);
+    return 0;
+  }
+  const render = command === 'members' ? renderMembers : renderPartitions;
+  io.stdout.write(
+    `${render(fleet, { command, now: Date.now(), paint: options.paint }).join('\n')}\n`,
+  );
+  return 0;
+}
+
+/** A change between two reads of a fleet. */
+export type FleetEvent =
+  | { readonly kind: 'joined' | 'left'; readonly at: number; readonly member: string }
+  | {
+      readonly kind: 'taken' | 'moved' | 'freed';
+      readonly at: number;
+      readonly item: string;
+      /** The owner before (member id, or the session of a non-member). */
+      readonly from?: string;
+      readonly to?: string;
+      readonly token?: number;
+    };
+
+function ownerName(hold: InspectedHold | undefined): string | undefined {
+  if (!hold) return undefined;
+  return hold.member ?? formatSession(hold.sessionId);
+}
+
+/** The changes from `before` to `after` (members joined and left, items taken, moved, freed). */
+export function fleetEvents(
+  before: InspectedFleet | null | undefined,
+  after: InspectedFleet | null,
+  at: number,
+): FleetEvent[] {
+  if (before === undefined) return [];
+  const events: FleetEvent[] = [];
+  const membersBefore = new Map((before?.members ?? []).map((member) => [member.id, member.czxid]));
+  const membersAfter = new Map((after?.members ?? []).map((member) => [member.id, member.czxid]));
+  for (const [id, czxid] of membersBefore) {
+    if (membersAfter.get(id) !== czxid) events.push({ kind: 'left', at, member: id });
+  }
+  for (const [id, czxid] of membersAfter) {
+    if (membersBefore.get(id) !== czxid) events.push({ kind: 'joined', at, member: id });
+  }
+  const ownersBefore = new Map((before?.items ?? []).map((item) => [item.item, item.owner]));
+  for (const item of after?.items ?? []) {
+    const was = ownersBefore.get(item.item);
+    ownersBefore.delete(item.item);
+    const now = item.owner;
+    if (was?.node === now?.node) continue;
+    if (now && was && ownerName(now) !== ownerName(was)) {
+      events.push({
+        kind: 'moved',
+        at,
+        item: item.item,
+        from: ownerName(was),
+        to: ownerName(now),
+        token: now.fencingToken,
+      });
+    } else if (now) {
+      events.push({
+        kind: 'taken',
+        at,
+        item: item.item,
+        to: ownerName(now),
+        token: now.fencingToken,
+      });
+    } else if (was) {
+      events.push({ kind: 'freed', at, item: item.item, from: ownerName(was) });
+    }
+  }
+  for (const [item, was] of ownersBefore) {
+    if (was) events.push({ kind: 'freed', at, item, from: ownerName(was) });
+  }
+  return events;
+}
+
+/** One line of the live view's recent changes. */
+export function fleetEventLine(event: FleetEvent, clock: (at: number) => string): string {
+  const start = `${clock(event.at)}  `;
+  switch (event.kind) {
+    case 'joined':
+      return `${start}${event.member} joined`;
+    case 'left':
+      return `${start}${event.member} left`;
+    case 'taken':
+      return `${start}${event.item} taken by ${event.to} (token ${event.token})`;
+    case 'moved':
+      return `${start}${event.item} moved: ${event.from} → ${event.to} (token ${event.token})`;
+    default:
+      return `${start}${event.item} free (was ${event.from})`;
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * @zkrx/fleet — worker fleets on ZooKeeper as RxJS observables: live membership, and a sticky,
+ * cooperative work partitioner where no item is ever owned twice.
+ */
+
+export type { OwnershipEndedReason } from './errors';
+export { DuplicateMemberError, OwnershipEndedError } from './errors';
+export type { InspectedFleet, InspectedHold, InspectedItem, InspectedMember } from './inspect';
+export { inspectFleet } from './inspect';
+export type { Member, MembersOptions } from './members';
+export { members } from './members';
+export type { Assignment, OwnedItem, PartitionOptions } from './partition';
+export { partition, validatePartition } from './partition';

@@ -1,0 +1,243 @@
+/**
+ * `inspectFleet`: who is in a membership group or a partition, and who owns (and waits for)
+ * each of a partition's items, with fencing tokens — what `zkrx members` and `zkrx partitions`
+ * print.
+ */
+import {
+  isZkError,
+  joinPath,
+  type NodeData,
+  type ZkClient,
+  ZkError,
+  ZkErrorCode,
+} from '@zkrx/core';
+import { type InspectedParticipant, inspect } from '@zkrx/lock';
+import type { Member } from './members';
+import { checkClient, checkFleetPath, compareNames, itemsPath, membersPath } from './options';
+
+/** A member, as read. */
+export interface InspectedMember extends Member {
+  /** Its session is the inspecting client's own. */
+  readonly ownSession: boolean;
+  /** The partition's items whose lock it holds, sorted (empty for a plain membership). */
+  readonly items: readonly string[];
+}
+
+/** A session's node in an item's lock queue: the owner, or one waiting for the item. */
+export interface InspectedHold {
+  /** The member with that session (undefined: a session that is not a live member). */
+  readonly member: string | undefined;
+  /** The node's session (hex). */
+  readonly sessionId: string;
+  /** The lock node (full path: what `zkrx release` takes). */
+  readonly node: string;
+  /** The node's data: the member id zkrx writes (Curator writes its IP, kazoo its identifier). */
+  readonly data: string;
+  /** The node's czxid: the fencing token zkrx gives its holder. */
+  readonly fencingToken: number;
+  /** When the node was created (server time, ms): a holder holds since then or later. */
+  readonly createdAt: number;
+}
+
+/** One item of a partition: its lock, who owns it, who waits. */
+export interface InspectedItem {
+  /** The item (its lock path's name). */
+  readonly item: string;
+  /** Its lock path, `<path>/items/<item>`. */
+  readonly path: string;
+  /** The holder of its lock; undefined while nobody holds it. */
+  readonly owner: InspectedHold | undefined;
+  /** The others queued for it, in the order the lock lets them in (a move in progress). */
+  readonly waiting: readonly InspectedHold[];
+}
+
+/** A membership group or a partition, as read. */
+export interface InspectedFleet {
+  /** The path inspected. */
+  readonly path: string;
+  /** `partition` (it has `members` and `items` under it) or `members` (a group's members). */
+  readonly kind: 'partition' | 'members';
+  /** Where the members are: `path`, or `<path>/members` for a partition. */
+  readonly membersPath: string;
+  /** The live members in join order. */
+  readonly members: readonly InspectedMember[];
+  /**
+   * The partition's items that have a lock path now, sorted (items live in the members; one
+   * whose idle lock path was reaped is not seen). Empty for a plain membership.
+   */
+  readonly items: readonly InspectedItem[];
+  /**
+   * Partition: every member owns ⌊k/m⌋ or ⌈k/m⌉ of the k owned items (and each owned item's
+   * owner is a member). Undefined for a plain membership or without members.
+   */
+  readonly balanced: boolean | undefined;
+  /** When this was read: ms since the epoch, by this machine's clock. */
+  readonly readAt: number;
+}
+
+/** How many item locks an inspection reads at once. */
+const CONCURRENCY = 16;
+
+async function childrenOf(client: ZkClient, path: string): Promise<string[] | undefined> {
+  try {
+    return await client.promises.children(path);
+  } catch (error) {
+    if (isZkError(error, ZkErrorCode.NoNode)) return undefined;
+    throw error;
+  }
+}
+
+async function read(client: ZkClient, path: string): Promise<NodeData | undefined> {
+  try {
+    return await client.promises.get(path);
+  } catch (error) {
+    if (isZkError(error, ZkErrorCode.NoNode)) return undefined;
+    throw error;
+  }
+}
+
+async function readMembers(client: ZkClient, path: string): Promise<Member[]> {
+  const names = (await childrenOf(client, path)) ?? [];
+  const found = await Promise.all(
+    names.map(async (name): Promise<Member | undefined> => {
+      const node = await read(client, joinPath(path, name));
+      if (!node || node.stat.ephemeralOwner === '0') return undefined;
+      return {
+        id: name,
+        data: node.data.toString('utf8'),
+        sessionId: node.stat.ephemeralOwner,
+        joinedAt: node.stat.ctime,
+        czxid: node.stat.czxid,
+      };
+    }),
+  );
+  return found
+    .filter((member): member is Member => member !== undefined)
+    .sort((a, b) => a.czxid - b.czxid);
+}
+
+async function mapLimited<T, R>(
+  values: readonly T[],
+  work: (value: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(values.length);
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < values.length; index = next++) {
+      results[index] = await work(values[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, values.length) }, worker));
+  return results;
+}
+
+/**
+ * Reads the membership group or partition at `path`: its members in join order and, for a
+ * partition, each item's owner and waiters with their fencing tokens (read with @zkrx/lock's
+ * `inspect`). Resolves null when nothing is at `path`.
+ *
+ * A partition is recognised by its `members` or `items` child (persistent nodes); otherwise the
+ * path's ephemeral children are a group's members. What it costs: a listing and a read per
+ * member, a listing of `items`, and one `inspect` per item (16 at a time). What it gives is
+ * what the connected server showed over those reads: a change made meanwhile may show in part.
+ *
+ * ## Example
+ * ```ts
+ * const fleet = await inspectFleet(client, '/fleet/shards');
+ * for (const item of fleet?.items ?? []) console.log(item.item, item.owner?.member, item.owner?.fencingToken);
+ * // Output: shard-0 worker-1 4294967391
+ * //         shard-1 worker-2 4294967402
+ * ```
+ *
+ * @param client Any connected client (its own session's members are flagged `ownSession`).
+ * @param path A partition's path, or a membership group's.
+ * @return The fleet, or null. Rejects with ZkError `InvalidPath` / `BadArguments` for bad input.
+ */
+export async function inspectFleet(client: ZkClient, path: string): Promise<InspectedFleet | null> {
+  checkClient(client, 'inspectFleet');
+  if (typeof path !== 'string') {
+    throw new ZkError(ZkErrorCode.InvalidPath, `inspectFleet: path must be a string`);
+  }
+  const valid = checkFleetPath(path, 'inspectFleet');
+  const readAt = Date.now();
+  const children = await childrenOf(client, valid);
+  if (children === undefined) return null;
+  const structure = await Promise.all(
+    ['members', 'items']
+      .filter((name) => children.includes(name))
+      .map(async (name) => (await client.promises.exists(joinPath(valid, name)))?.ephemeralOwner),
+  );
+  const isPartition = structure.some((owner) => owner === '0');
+  const where = isPartition ? membersPath(valid) : valid;
+  const members = await readMembers(client, where);
+  const ownSession = client.sessionId;
+  if (!isPartition) {
+    return {
+      path: valid,
+      kind: 'members',
+      membersPath: where,
+      members: members.map((member) => ({
+        ...member,
+        ownSession: member.sessionId === ownSession,
+        items: [],
+      })),
+      items: [],
+      balanced: undefined,
+      readAt,
+    };
+  }
+  const bySession = new Map(members.map((member) => [member.sessionId, member.id]));
+  const hold = (participant: InspectedParticipant): InspectedHold => ({
+    member: bySession.get(participant.sessionId),
+    sessionId: participant.sessionId,
+    node: participant.node,
+    data: participant.data,
+    fencingToken: participant.czxid,
+    createdAt: participant.createdAt,
+  });
+  const names = ((await childrenOf(client, itemsPath(valid))) ?? []).sort(compareNames);
+  const items = await mapLimited(names, async (item): Promise<InspectedItem> => {
+    const lockPath = joinPath(itemsPath(valid), item);
+    const lock = await inspect(client, lockPath).catch((error: unknown) => {
+      if (isZkError(error, ZkErrorCode.NoNode)) return null;
+      throw error;
+    });
+    const holder = lock?.holders[0];
+    return {
+      item,
+      path: lockPath,
+      owner: holder ? hold(holder) : undefined,
+      waiting: (lock?.waiters ?? []).map(hold),
+    };
+  });
+  const owned = new Map<string, string[]>();
+  for (const item of items) {
+    const member = item.owner?.member;
+    if (member !== undefined) owned.set(member, [...(owned.get(member) ?? []), item.item]);
+  }
+  let balanced: boolean | undefined;
+  if (members.length > 0) {
+    const held = items.filter((item) => item.owner !== undefined);
+    const low = Math.floor(held.length / members.length);
+    const high = Math.ceil(held.length / members.length);
+    balanced =
+      held.every((item) => item.owner?.member !== undefined) &&
+      members.every((member) => {
+        const count = owned.get(member.id)?.length ?? 0;
+        return count >= low && count <= high;
+      });
+  }
+  return {
+    path: valid,
+    kind: 'partition',
+    membersPath: where,
+    members: members.map((member) => ({
+      ...member,
+      ownSession: member.sessionId === ownSession,
+      items: owned.get(member.id) ?? [],
+    })),
+    items,
+    balanced,
+    readAt,
+  };
+}

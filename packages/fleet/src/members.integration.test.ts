@@ -1,0 +1,203 @@
+/**
+ * `members` against a real ZooKeeper: join order, data and sessions, a duplicate id as an error,
+ * joining again after an expiry or a deletion, a create whose reply was lost, leaving on
+ * unsubscribe and on close, and bad input refused before anything is sent.
+ */
+import type { ZkClient } from '@zkrx/core';
+import { ZkError } from '@zkrx/core';
+import { childrenOf, connectedClient, connectedClients, proxiedClient } from '@zkrx/test-support';
+import { expireSession, uniqueRoot } from '@zkrx/testing';
+import type { Subscription } from 'rxjs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DuplicateMemberError, type Member, members } from './index';
+
+const subscriptions: Subscription[] = [];
+afterEach(() => {
+  for (const subscription of subscriptions.splice(0)) subscription.unsubscribe();
+});
+
+/** Joins and records every emission and the error, if any. */
+function join(client: ZkClient, path: string, id: string, data?: string) {
+  const seen: (readonly Member[])[] = [];
+  const state: { error: unknown; completed: boolean } = { error: undefined, completed: false };
+  const subscription = members(client, path, { id, data }).subscribe({
+    next: (list) => seen.push(list),
+    error: (error: unknown) => {
+      state.error = error;
+    },
+    complete: () => {
+      state.completed = true;
+    },
+  });
+  subscriptions.push(subscription);
+  return {
+    seen,
+    state,
+    subscription,
+    latest: () => seen.at(-1),
+    ids: () => seen.at(-1)?.map((member) => member.id),
+  };
+}
+
+describe('members', () => {
+  it('emits the whole membership in join order, with data and sessions; unsubscribing leaves', async () => {
+    const [a, b, c] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
+    const path = `${uniqueRoot('fleet')}/workers`;
+    const first = join(a, path, 'worker-b', '10.0.0.1:80');
+    await vi.waitUntil(() => first.seen.length > 0);
+    // The first emission already has this member in it.
+    expect(first.seen[0]).toMatchObject([
+      { id: 'worker-b', data: '10.0.0.1:80', sessionId: a.sessionId },
+    ]);
+    const second = join(b, path, 'worker-a');
+    await vi.waitUntil(() => second.seen.length > 0);
+    const third = join(c, path, 'worker-c');
+    await vi.waitUntil(() => first.latest()?.length === 3);
+    // Join order, not name order.
+    expect(first.ids()).toEqual(['worker-b', 'worker-a', 'worker-c']);
+    await vi.waitUntil(() => second.latest()?.length === 3 && third.latest()?.length === 3);
+    expect(second.latest()).toEqual(first.latest());
+    const [x, y, z] = first.latest() as Member[];
+    expect(x?.czxid).toBeLessThan(y?.czxid as number);
+    expect(y?.czxid).toBeLessThan(z?.czxid as number);
+    expect(y).toMatchObject({ data: '', sessionId: b.sessionId });
+    expect(z?.joinedAt).toBeGreaterThan(0);
+
+    second.subscription.unsubscribe();
+    await vi.waitUntil(() => first.latest()?.length === 2);
+    expect(first.ids()).toEqual(['worker-b', 'worker-c']);
+    expect(await childrenOf(c, path)).toEqual(['worker-b', 'worker-c']);
+    first.subscription.unsubscribe();
+    third.subscription.unsubscribe();
+    await vi.waitUntil(async () => (await childrenOf(c, path)).length === 0);
+  });
+
+  it('refuses an id another live member has: DuplicateMemberError, the other undisturbed', async () => {
+    const [a, b] = (await connectedClients(2)) as [ZkClient, ZkClient];
+    const path = `${uniqueRoot('fleet')}/workers`;
+    const first = join(a, path, 'worker-1', 'first');
+    await vi.waitUntil(() => first.seen.length > 0);
+    const second = join(b, path, 'worker-1', 'second');
+    await vi.waitUntil(() => second.state.error !== undefined);
+    const error = second.state.error as DuplicateMemberError;
+    expect(DuplicateMemberError.isInstance(error)).toBe(true);
+    expect(error).toBeInstanceOf(DuplicateMemberError);
+    expect(error).toMatchObject({
+      code: 'DuplicateMember',
+      path,
+      id: 'worker-1',
+      sessionId: a.sessionId,
+    });
+    expect(second.seen).toEqual([]);
+    // Nothing of the second one's; the first is still a member with its own data.
+    expect(await childrenOf(b, path)).toEqual(['worker-1']);
+    expect((await b.promises.get(`${path}/worker-1`)).data.toString()).toBe('first');
+    expect(first.state.error).toBeUndefined();
+    // Once the first leaves, the id is free again.
+    first.subscription.unsubscribe();
+    await vi.waitUntil(async () => (await childrenOf(b, path)).length === 0);
+    const third = join(b, path, 'worker-1', 'third');
+    await vi.waitUntil(() => third.seen.length > 0);
+    expect(third.latest()).toMatchObject([{ id: 'worker-1', data: 'third' }]);
+  });
+
+  it('joins again by itself after its session expired (at the back), and after its node was deleted', async () => {
+    const [a, b] = (await connectedClients(2)) as [ZkClient, ZkClient];
+    const path = `${uniqueRoot('fleet')}/workers`;
+    const one = join(a, path, 'one');
+    await vi.waitUntil(() => one.seen.length > 0);
+    const two = join(b, path, 'two');
+    await vi.waitUntil(() => two.latest()?.length === 2);
+    const before = two.latest()?.find((member) => member.id === 'one') as Member;
+
+    await expireSession(a);
+    // `two` sees `one` go, then come back at the back of the line, on its new session.
+    await vi.waitUntil(() => two.seen.some((list) => list.length === 1));
+    await vi.waitUntil(() => two.latest()?.length === 2);
+    expect(two.ids()).toEqual(['two', 'one']);
+    const after = two.latest()?.find((member) => member.id === 'one') as Member;
+    expect(after.sessionId).toBe(a.sessionId);
+    expect(after.sessionId).not.toBe(before.sessionId);
+    expect(after.czxid).toBeGreaterThan(before.czxid);
+    await vi.waitUntil(() => one.latest()?.length === 2);
+    expect(one.ids()).toEqual(['two', 'one']);
+
+    // An operator deletes its node: it joins again.
+    const count = two.seen.length;
+    await b.promises.delete(`${path}/one`);
+    await vi.waitUntil(() => two.seen.length > count + 1 && two.latest()?.length === 2);
+    expect(one.state.error).toBeUndefined();
+    expect((await b.promises.exists(`${path}/one`))?.ephemeralOwner).toBe(a.sessionId);
+  });
+
+  it('adopts its own node when the reply of its create was lost', async () => {
+    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 6_000 });
+    const observer = await connectedClient();
+    const path = `${uniqueRoot('fleet')}/workers`;
+    await observer.promises.mkdirp(path);
+    proxy.holdReplies();
+    const one = join(a, path, 'one');
+    // The create reaches the server and is applied; its reply never comes back.
+    await vi.waitUntil(async () => (await childrenOf(observer, path)).length === 1);
+    proxy.cut();
+    proxy.holdReplies(false);
+    await vi.waitUntil(() => one.seen.length > 0);
+    expect(one.state.error).toBeUndefined();
+    expect(one.latest()).toMatchObject([{ id: 'one', sessionId: a.sessionId }]);
+    one.subscription.unsubscribe();
+    await vi.waitUntil(async () => (await childrenOf(observer, path)).length === 0);
+  });
+
+  it('completes when its client closes; a closed client is ClientClosed', async () => {
+    const [a, b] = (await connectedClients(2)) as [ZkClient, ZkClient];
+    const path = `${uniqueRoot('fleet')}/workers`;
+    const one = join(a, path, 'one');
+    const two = join(b, path, 'two');
+    await vi.waitUntil(() => two.latest()?.length === 2);
+    await a.close();
+    expect(one.state).toEqual({ error: undefined, completed: true });
+    await vi.waitUntil(() => two.latest()?.length === 1);
+    const late = join(a, path, 'late');
+    expect(late.state.error).toMatchObject({ code: 'ClientClosed' });
+  });
+
+  it.each([
+    ['a relative path', 'workers', { id: 'w' }, 'InvalidPath'],
+    ['the root', '/', { id: 'w' }, 'InvalidPath'],
+    ['an empty segment', '/fleet//workers', { id: 'w' }, 'InvalidPath'],
+    [
+      'a path inside a lock node',
+      '/fleet/_c_0f8fad5b-d9cb-469f-a165-70867728950e-lock-0000000001/x',
+      { id: 'w' },
+      'InvalidPath',
+    ],
+    ['no options', '/fleet/workers', undefined, 'BadArguments'],
+    ['no id', '/fleet/workers', {}, 'BadArguments'],
+    ['an empty id', '/fleet/workers', { id: '' }, 'BadArguments'],
+    ['an id with a slash', '/fleet/workers', { id: 'a/b' }, 'BadArguments'],
+    ['an id "."', '/fleet/workers', { id: '.' }, 'BadArguments'],
+    ['an id with a control character', '/fleet/workers', { id: 'a\u0001' }, 'BadArguments'],
+    ['a number as id', '/fleet/workers', { id: 7 }, 'BadArguments'],
+    ['data that is not text', '/fleet/workers', { id: 'w', data: 42 }, 'BadArguments'],
+    ['data over 1 MiB', '/fleet/workers', { id: 'w', data: 'x'.repeat(2 ** 20) }, 'BadArguments'],
+  ])('refuses %s with a typed error before sending anything', async (_, path, options, code) => {
+    const client = await connectedClient();
+    const before = await client.promises.children('/');
+    const errors: unknown[] = [];
+    members(client, path as string, options as never).subscribe({
+      error: (error: unknown) => errors.push(error),
+    });
+    expect(errors).toHaveLength(1);
+    expect(ZkError.isInstance(errors[0])).toBe(true);
+    expect(errors[0]).toMatchObject({ code });
+    expect(await client.promises.children('/')).toEqual(before);
+  });
+
+  it('refuses something that is not a client', () => {
+    const errors: unknown[] = [];
+    members({} as never, '/fleet/workers', { id: 'w' }).subscribe({
+      error: (error: unknown) => errors.push(error),
+    });
+    expect(errors[0]).toMatchObject({ code: 'BadArguments' });
+  });
+});

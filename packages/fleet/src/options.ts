@@ -1,0 +1,153 @@
+/**
+ * The checks every fleet call makes before anything is sent: the client, the path, member ids,
+ * item names and options. Each failure is a ZkError `InvalidPath` or `BadArguments` naming the
+ * problem.
+ */
+import { toDataBuffer, validatePath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { type SuspendedPolicy, validateLockPath } from '@zkrx/lock';
+
+/** A ZkClient by shape (another copy of @zkrx/core makes clients of another class). */
+export function checkClient(client: unknown, what: string): ZkClient {
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    !('promises' in client) ||
+    !('session$' in client) ||
+    typeof (client as ZkClient).watchChildren !== 'function'
+  ) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: expected a ZkClient from @zkrx/core's createClient`,
+    );
+  }
+  return client as ZkClient;
+}
+
+/** A fleet path: a valid path, not the root, not inside a lock's node (items are locks under it). */
+export function checkFleetPath(path: unknown, what: string): string {
+  return validateLockPath(path, what);
+}
+
+/**
+ * A name that becomes one znode: a member id or an item. Not empty, no `/`, not `.` or `..`, no
+ * character ZooKeeper refuses in a path.
+ */
+export function checkName(value: unknown, field: string, what: string): string {
+  if (typeof value !== 'string') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: ${field} must be a string, got ${value === null ? 'null' : typeof value}`,
+    );
+  }
+  if (value.length === 0 || value.includes('/') || value === '.' || value === '..') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: ${field} ${JSON.stringify(value)} cannot be a znode's name (not empty, no "/", not "." or "..")`,
+    );
+  }
+  try {
+    validatePath(`/${value}`);
+  } catch (error) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: ${field} ${JSON.stringify(value)} cannot be a znode's name: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  return value;
+}
+
+/** The member's node data: text, or nothing (empty). */
+export function checkData(data: unknown, path: string, what: string): Buffer {
+  if (data !== undefined && typeof data !== 'string') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: data must be a string, got ${data === null ? 'null' : typeof data}`,
+    );
+  }
+  return toDataBuffer(data, path);
+}
+
+export function checkOptionsObject(options: unknown, what: string): Record<string, unknown> {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: options must be an object with the member's id ({ id: 'worker-1' })`,
+    );
+  }
+  return options as Record<string, unknown>;
+}
+
+export function checkSuspendedPolicy(value: unknown, what: string): SuspendedPolicy {
+  const policy = value ?? 'release';
+  if (policy !== 'release' && policy !== 'continue') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: onSuspended must be 'release' or 'continue', got ${String(value)}`,
+    );
+  }
+  return policy;
+}
+
+/** Names an item's lock path cannot have: a semaphore's children (its layout would be read). */
+const RESERVED_ITEMS: readonly string[] = ['leases', 'locks'];
+
+/**
+ * Checks one item set: an array of distinct names, each of which makes a valid lock path under
+ * `<path>/items`. Returns them sorted (by UTF-16 code units, the same order on every member).
+ */
+export function checkItems(items: unknown, path: string, what: string): string[] {
+  if (!Array.isArray(items)) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: items must be an array of names (or an observable of such arrays), got ${items === null ? 'null' : typeof items}`,
+    );
+  }
+  const seen = new Set<string>();
+  for (const [index, item] of items.entries()) {
+    checkName(item, `items[${index}]`, what);
+    if (RESERVED_ITEMS.includes(item)) {
+      throw new ZkError(
+        ZkErrorCode.BadArguments,
+        `${what}: items[${index}] ${JSON.stringify(item)} is reserved (a semaphore's layout uses ${RESERVED_ITEMS.join(' and ')}): rename the item`,
+      );
+    }
+    try {
+      validateLockPath(itemPath(path, item), what);
+    } catch (error) {
+      throw new ZkError(
+        ZkErrorCode.BadArguments,
+        `${what}: items[${index}] ${JSON.stringify(item)}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+    if (seen.has(item)) {
+      throw new ZkError(
+        ZkErrorCode.BadArguments,
+        `${what}: items has ${JSON.stringify(item)} twice: give each item once`,
+      );
+    }
+    seen.add(item);
+  }
+  return [...seen].sort(compareNames);
+}
+
+/** The order items and ids are compared in on every member: UTF-16 code units. */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Where a partition keeps its members. */
+export function membersPath(path: string): string {
+  return `${path}/members`;
+}
+
+/** Where a partition keeps its items' locks. */
+export function itemsPath(path: string): string {
+  return `${path}/items`;
+}
+
+/** The lock path of one item. */
+export function itemPath(path: string, item: string): string {
+  return `${path}/items/${item}`;
+}

@@ -1,0 +1,3 @@
+import { defineZkrxPackageBuild } from '../../tsup.shared.ts';
+
+export default defineZkrxPackageBuild({ entry: ['src/index.ts'] });
