@@ -9,6 +9,7 @@ import { createClient, type ZkClient } from '@zkrx/core';
 import { type Ensemble, startEnsemble, startProxy, type TcpProxy } from '@zkrx/testing';
 import {
   type CheckedHold,
+  type CheckInput,
   type CheckReport,
   check,
   FAULT_KINDS,
@@ -81,6 +82,8 @@ export interface ModeOptions {
   readonly progress?: (line: string) => void;
   /** Where the nemesis' notes go (verbose). */
   readonly log?: (line: string) => void;
+  /** Given the checker's whole input (the history and ZooKeeper's record), before the verdict. */
+  readonly history?: (input: CheckInput) => void;
 }
 
 /** What a mode's run found. */
@@ -650,7 +653,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         uncertainty: clock.uncertainty(hold.at),
       };
     });
-    const report = check({
+    const input: CheckInput = {
       sessionTimeoutMs: session,
       leases: shape.leases,
       holds,
@@ -661,7 +664,9 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
       crashes: state.crashes,
       leftovers,
       noProgress,
-    });
+    };
+    options.history?.(input);
+    const report = check(input);
 
     // ---- figures ----
     const recoveryValues = new Map<FaultKind, number[]>();
