@@ -341,7 +341,7 @@ export class Nemesis {
       }
       case 'stall':
         context.send(target as number, { type: 'stall', ms: fault.durationMs, faultId: fault.id });
-        return note(`${fault.durationMs} ms, while holding`);
+        return note(`${fault.durationMs} ms, aimed at its next ping while holding`);
       case 'idle-gap': {
         const start = context.now();
         note(`every worker idle, ${fault.durationMs} ms for the reaper`);

@@ -144,6 +144,8 @@ export type WorkerMessage =
       readonly start: number;
       readonly end: number;
       readonly holdIds: readonly string[];
+      /** Right after a ping was written, or at the bound (no ping came). */
+      readonly struck: 'ping' | 'bound';
     }
   | { readonly type: 'idle-ack' }
   | { readonly type: 'note'; readonly at: number; readonly text: string }

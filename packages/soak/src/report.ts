@@ -15,7 +15,10 @@ const latency = (figures: Latency | undefined) =>
  */
 export function formatModeLine(report: ModeReport): string {
   const faults = FAULT_KINDS.filter((kind) => report.faults[kind])
-    .map((kind) => `${kind} ${report.faults[kind]}`)
+    .map(
+      (kind) =>
+        `${kind} ${report.faults[kind]}${kind === 'stall' ? ` (${report.stallsAfterPing} after a ping)` : ''}`,
+    )
     .join(', ');
   const losses = FAULT_KINDS.filter((kind) => report.check.stats.lossLatency[kind])
     .map((kind) => `${kind} ${latency(report.check.stats.lossLatency[kind])}`)
