@@ -82,7 +82,7 @@ export type CoordinatorMessage =
   | { readonly type: 'ping'; readonly id: number }
   | { readonly type: 'start' }
   | { readonly type: 'stall'; readonly ms: number; readonly faultId: number }
-  /** Make the next hold a long one (the nemesis will strike during it). */
+  /** Make the next hold a long one (the nemesis will strike during it); 0 takes it back. */
   | { readonly type: 'linger'; readonly ms: number }
   | { readonly type: 'idle'; readonly on: boolean; readonly delayMs?: number }
   | { readonly type: 'stop' }

@@ -119,7 +119,7 @@ process.on('message', (raw) => {
       pendingWrites.delete(message.id);
       break;
     case 'linger':
-      lingerMs = message.ms;
+      lingerMs = message.ms > 0 ? message.ms : undefined;
       break;
     case 'stall':
       pendingStall = { ms: message.ms, faultId: message.faultId };
