@@ -273,6 +273,126 @@ describe('check: losses', () => {
   });
 });
 
+describe('check: a belief that began after ZooKeeper deleted its node', () => {
+  // Issue 17's history, on a 1 s session timeout. Worker 2's node 0 is first in the queue; its
+  // listing's reply is on the wire when a forced expiry and a stall strike it 2 ms apart. The
+  // server closes the session (node 0 deleted at 100) and admits worker 0 (node 1, at 105).
+  // The stall ends at 698; worker 2 reads the reply, believes it leads at 700 with node 0's
+  // token, for a node deleted 600 ms before; its only write is refused; it hears of the loss at
+  // 705. ZooKeeper admitted node 0 first and never admitted it again: no token inversion, no
+  // overlap of two admitted holds; a stale belief that the expiry and the stall excuse.
+  const specs = [
+    txn.create(2, 10, 'a2', node('0')),
+    txn.create(3, 20, 'a0', node('1')),
+    txn.close(4, 100, 'a2', [node('0')]),
+    txn.delete(5, 901, 'a0', node('1')),
+  ];
+  const admitted = hold(0, node('1'), 3, 105, 900, { attemptAt: 19 });
+  const late = hold(2, node('0'), 2, 700, 705, {
+    attemptAt: 5,
+    end: 'lost',
+    reason: 'LockLostError:session-expired',
+  });
+  const writes = [
+    write(admitted.holdId, 3, 110, true),
+    write(late.holdId, 2, 702, false, 2),
+    write(admitted.holdId, 3, 800, true),
+  ];
+
+  it('judges an expire and a stall struck as the reply was in flight by the stale-belief rule, not as a token inversion', () => {
+    const faults = [fault('expire', 2, 98), fault('stall', 2, 99, 698)];
+    const report = run(specs, [admitted, late], { writes, faults });
+    expect(report.violations).toEqual([]);
+    expect(report.stats.beliefsAfterDeletion).toBe(1);
+    expect(report.stats.staleWritesRefused).toBe(1);
+    expect(report.stats.beliefOverlaps).toBe(1);
+    // Its cause is the later of the two faults, the stall; the loss counts from the stall's end
+    // or the belief's start, whichever came last: 5 ms.
+    expect(report.stats.lossLatency.stall).toEqual({ count: 1, p50: 5, max: 5 });
+  });
+
+  it('excuses the stall-only variant: a stall under way when the node went, begun before the belief', () => {
+    // No expiry forced: the stall outlasts the session timeout, and the server expires it.
+    const stallOnly = [
+      txn.create(2, 10, 'a2', node('0')),
+      txn.create(3, 20, 'a0', node('1')),
+      txn.close(4, 1_100, 'a2', [node('0')]),
+      txn.delete(5, 1_901, 'a0', node('1')),
+    ];
+    const first = { ...admitted, acquiredAt: 1_105, endedAt: 1_900 };
+    const stale = { ...late, acquiredAt: 1_502, endedAt: 1_510 };
+    const faults = [fault('stall', 2, 99, 1_500)];
+    const stallWrites = [
+      write(first.holdId, 3, 1_110, true),
+      write(stale.holdId, 2, 1_505, false, 2),
+    ];
+    const report = run(stallOnly, [first, stale], { writes: stallWrites, faults });
+    expect(report.violations).toEqual([]);
+    expect(report.stats.beliefsAfterDeletion).toBe(1);
+    // Still bounded: a worker that hears of its loss more than a session timeout after the
+    // stall's end is late.
+    const slow = run(stallOnly, [first, { ...stale, endedAt: 2_600 }], {
+      writes: stallWrites,
+      faults,
+    });
+    expect(kinds(slow)).toEqual(['late-loss']);
+    // And a stall that was over before the belief and before the node went excuses nothing.
+    const over = run(stallOnly, [first, stale], {
+      writes: stallWrites,
+      faults: [fault('stall', 2, 99, 1_000)],
+    });
+    expect(kinds(over)).toEqual(['stale-belief']);
+  });
+
+  it('still fails a late hold whose node ZooKeeper had not yet deleted when the belief began', () => {
+    // The same beliefs, but node 0 deleted only after worker 2 began to believe: worker 0 was
+    // let in while node 0 was still there, out of ZooKeeper's order.
+    const alive = [
+      txn.create(2, 10, 'a2', node('0')),
+      txn.create(3, 20, 'a0', node('1')),
+      txn.close(4, 703, 'a2', [node('0')]),
+      txn.delete(5, 901, 'a0', node('1')),
+    ];
+    const faults = [fault('expire', 2, 98), fault('stall', 2, 99, 698)];
+    expect(kinds(run(alive, [admitted, late], { faults })).sort()).toEqual([
+      'admission',
+      'token-order',
+    ]);
+  });
+});
+
+describe('check: order and overlap between holds ZooKeeper admitted', () => {
+  const specs = [
+    txn.create(2, 10, 'a1', node('0')),
+    txn.create(3, 12, 'a0', node('1')),
+    txn.delete(4, 50, 'a1', node('0')),
+    txn.delete(5, 90, 'a0', node('1')),
+  ];
+
+  it('fails a token inversion: a hold ZooKeeper admitted later believed first', () => {
+    // Node 1 (token 3) believed at 20 while node 0 (token 2) was there until 50; node 0's
+    // holder believed at 30. Both nodes were there when their beliefs began.
+    const report = run(specs, [hold(1, node('0'), 2, 30, 45), hold(0, node('1'), 3, 20, 80)]);
+    expect(kinds(report).sort()).toEqual(['admission', 'token-order']);
+    expect(report.violations.find((v) => v.kind === 'token-order')?.message).toContain(
+      'which ZooKeeper admitted first',
+    );
+  });
+
+  it('fails an overlap of two holds whose nodes were both there, even within the admission margin', () => {
+    // Node 0 deleted at 30 (within the clocks' benefit of node 1's admission at 30), but its
+    // holder believed until 60: both believed, and neither node was gone when node 1's began.
+    const tight = [
+      txn.create(2, 10, 'a1', node('0')),
+      txn.create(3, 12, 'a0', node('1')),
+      txn.delete(4, 30, 'a1', node('0')),
+      txn.delete(5, 90, 'a0', node('1')),
+    ];
+    const report = run(tight, [hold(1, node('0'), 2, 11, 60), hold(0, node('1'), 3, 30, 80)]);
+    expect(kinds(report).sort()).toEqual(['overlap', 'stale-belief']);
+  });
+});
+
 describe('check: fencing', () => {
   const specs = [
     txn.create(2, 10, 'a0', node('0')),

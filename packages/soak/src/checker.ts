@@ -14,12 +14,20 @@
  *   still believed) must have ended within one session timeout of the fault that caused it (for
  *   a stall, of the stall's end); a hold whose node ZooKeeper deleted with no fault around must
  *   have ended within one session timeout of that deletion.
- * - Fencing: tokens strictly increase in admission order between conflicting holds; each hold's
- *   token is its node's czxid; the register's accepted tokens never decrease; a write the
- *   register refused must come from a holder ZooKeeper no longer admitted (a stale belief the
- *   fence stopped), never from a holder whose node was still there.
- * - Belief overlaps of conflicting holds are allowed only while a loss is in flight (the earlier
- *   holder's node already gone): they are counted, and bounded by the loss-in-time rule.
+ * - A hold whose node ZooKeeper had surely deleted before the belief began was never admitted
+ *   then: a worker can read, after a stall, a reply ZooKeeper sent while its node was first, and
+ *   believe for a node already gone. Such a belief is stale from its first moment: the
+ *   stale-belief, loss-in-time and register rules judge it, not the order or overlap rules.
+ * - Order (ZooKeeper's admission, from the log): a node is admitted at the zxid that deleted the
+ *   last older sibling keeping it out (or at its creation). Between conflicting holds that
+ *   ZooKeeper admitted, tokens strictly increase in that order, and no hold began to believe
+ *   before one that ZooKeeper admitted earlier.
+ * - Fencing: each hold's token is its node's czxid; the register's accepted tokens never
+ *   decrease; a write the register refused must come from a holder ZooKeeper no longer admitted
+ *   (a stale belief the fence stopped), never from a holder whose node was still there.
+ * - Belief overlaps of conflicting holds are allowed only while a loss is in flight (one of the
+ *   two nodes already gone when the overlap began): they are counted, and bounded by the
+ *   loss-in-time rule.
  */
 import { type ChildKind, parseChild } from '@zkrx/lock/recipe';
 import type { HoldKind } from './protocol';
@@ -142,6 +150,8 @@ export interface CheckStats {
   lossesWithoutFault: number;
   /** Holds whose node ZooKeeper deleted while the worker still believed (loss in flight). */
   staleBeliefs: number;
+  /** Of those, beliefs that began after ZooKeeper had deleted the node (never admitted then). */
+  beliefsAfterDeletion: number;
   staleBeliefMaxMs: number;
   /** Conflicting holds believed at once while a loss was in flight, and the longest. */
   beliefOverlaps: number;
@@ -217,6 +227,7 @@ export function check(input: CheckInput): CheckReport {
     lossLatency: {},
     lossesWithoutFault: 0,
     staleBeliefs: 0,
+    beliefsAfterDeletion: 0,
     staleBeliefMaxMs: 0,
     beliefOverlaps: 0,
     beliefOverlapMaxMs: 0,
@@ -237,6 +248,8 @@ export function check(input: CheckInput): CheckReport {
   // ---- each hold's node ----
   const lifeOf = new Map<string, ZnodeLife>();
   const admissionFailed = new Set<string>();
+  /** Holds whose node ZooKeeper had surely deleted before the belief began. */
+  const deadAtBelief = new Set<string>();
   const judged = input.holds.filter((hold) => !hold.lostOnArrival);
   stats.lostOnArrival = input.holds.length - judged.length;
   for (const hold of judged) {
@@ -260,6 +273,12 @@ export function check(input: CheckInput): CheckReport {
       continue;
     }
     lifeOf.set(hold.holdId, life);
+    // The log's time is taken before the leader applies the change: a deletion logged at t
+    // happened before t + 1 on the wall clock, so before the belief began, clocks allowing.
+    if (life.deleted !== undefined && high(life.deleted) < hold.acquiredAt - hold.uncertainty - 1) {
+      deadAtBelief.add(hold.holdId);
+      stats.beliefsAfterDeletion += 1;
+    }
     if (hold.token !== undefined && hold.token !== life.czxid) {
       violate(
         'token-mismatch',
@@ -310,20 +329,23 @@ export function check(input: CheckInput): CheckReport {
       stats.staleBeliefs += 1;
       stats.staleBeliefMaxMs = Math.max(stats.staleBeliefMaxMs, hold.endedAt - goneAt);
       // Only a fault the worker could not see coming excuses it: its session closed by the
-      // server while connected (expire), or its process asleep when the node went (stall).
-      // Any other loss of connection is seen first (suspended) by a holder that stops then.
+      // server while connected (expire), or its process asleep (stall). A stall excuses it if
+      // it was under way when the node went, whenever it began (before the belief too: a woken
+      // worker can read a reply ZooKeeper sent while its node was first, and believe for a node
+      // already gone), or if it struck the hold before the node went (a woken holder needs a
+      // moment to hear of a loss its stall caused). The loss-in-time rule bounds both from the
+      // stall's end. Any other loss of connection is seen first (suspended) by a holder that
+      // stops then.
       const excuse = input.faults.find(
         (fault) =>
           fault.target === hold.worker &&
           ((fault.kind === 'expire' &&
             fault.start <= goneAt + margin &&
             fault.start >= hold.attemptAt - sessionTimeout) ||
-            (fault.kind === 'stall' &&
-              fault.start <= goneAt + margin &&
-              fault.start >= hold.acquiredAt - margin)),
+            (fault.kind === 'stall' && stallCounts(fault, hold, goneAt, margin))),
       );
       if (!excuse) {
-        const cause = causeOf(hold, input.faults, goneAt, sessionTimeout);
+        const cause = causeOf(hold, input.faults, goneAt, goneAt, sessionTimeout);
         violate(
           'stale-belief',
           `${hold.holdId} (worker ${hold.worker}, ${hold.kind} on ${hold.resource}) still believed it held ${Math.round(hold.endedAt - goneAt)} ms after ZooKeeper deleted its node (${life?.deletedBy}${life?.deleterSession ? ` by ${life.deleterSession === hold.sessionId ? 'its own session' : `session ${life.deleterSession}`}` : ''}), ${cause ? `after fault #${cause.id} (${cause.kind})` : 'with no fault around'}; it ended ${hold.end === 'lost' ? `lost (${hold.reason})` : 'released'}`,
@@ -334,7 +356,7 @@ export function check(input: CheckInput): CheckReport {
     if (hold.end !== 'lost' && goneAt === undefined) continue;
     stats.lostHolds += 1;
     const limit = Math.min(hold.endedAt, goneAt ?? Number.POSITIVE_INFINITY);
-    const fault = causeOf(hold, input.faults, limit, sessionTimeout);
+    const fault = causeOf(hold, input.faults, limit, goneAt, sessionTimeout);
     if (fault) {
       // A fault older than the hold is measured from the hold's start: it cannot lose earlier.
       const latency = hold.endedAt - Math.max(fault.lossReference, hold.acquiredAt);
@@ -366,27 +388,84 @@ export function check(input: CheckInput): CheckReport {
     if (list) list.push(hold);
     else byResource.set(hold.resource, [hold]);
   }
-  for (const [resource, holds] of byResource) {
-    holds.sort((a, b) => a.acquiredAt - b.acquiredAt);
-    // Token order between conflicting holds, in admission order.
-    let maxToken: { token: number; holdId: string } | undefined;
-    let maxWriteToken: { token: number; holdId: string } | undefined;
-    for (const hold of holds) {
-      const token = hold.token ?? lifeOf.get(hold.holdId)?.czxid;
-      if (token === undefined || hold.kind === 'lease') continue;
-      const before = hold.kind === 'read' ? maxWriteToken : maxToken;
-      if (before && token <= before.token && !admissionFailed.has(hold.holdId)) {
-        violate(
-          'token-order',
-          `${hold.holdId} (token ${token}) was admitted on ${resource} after ${before.holdId} (token ${before.token})`,
-          [before.holdId, hold.holdId],
-        );
-      }
-      if (!maxToken || token > maxToken.token) maxToken = { token, holdId: hold.holdId };
-      if (hold.kind !== 'read' && (!maxWriteToken || token > maxWriteToken.token)) {
-        maxWriteToken = { token, holdId: hold.holdId };
+  // ZooKeeper's admission of a node, from the log: the zxid that deleted the last older sibling
+  // keeping it out by the recipe's rule (a never-deleted one keeps it out for good), or its
+  // creation. Conflicting holds are ordered by it, not by when their workers began to believe.
+  const kindOf = new Map<ZnodeLife, ChildKind>();
+  const childKind = (life: ZnodeLife): ChildKind => {
+    let kind = kindOf.get(life);
+    if (kind === undefined) {
+      kind = parseChild(life.name).kind;
+      kindOf.set(life, kind);
+    }
+    return kind;
+  };
+  // Whether ZooKeeper surely still had `life` when `hold` began to believe.
+  const surelyThere = (life: ZnodeLife, hold: CheckedHold): boolean =>
+    life.deleted === undefined || low(life.deleted) > hold.acquiredAt + hold.uncertainty + 1;
+  const admittedAt = (hold: CheckedHold, life: ZnodeLife): number => {
+    let zxid = life.czxid;
+    for (const sibling of truth.childrenOf.get(life.parent) ?? []) {
+      if (sibling.czxid < life.czxid && conflictsWith(hold.kind, childKind(sibling))) {
+        zxid = Math.max(zxid, sibling.deletedZxid ?? Number.POSITIVE_INFINITY);
       }
     }
+    return zxid;
+  };
+  for (const [resource, holds] of byResource) {
+    // Order: between conflicting holds ZooKeeper admitted (a hold believed on a node already
+    // gone was not: the stale-belief rule judges it), in ZooKeeper's admission order, tokens
+    // strictly increase, and no hold began to believe before an earlier-admitted one did while
+    // that one's node was surely still there (a cross-check of the admission rule).
+    const admitted = holds
+      .filter(
+        (hold) =>
+          hold.kind !== 'lease' && lifeOf.has(hold.holdId) && !deadAtBelief.has(hold.holdId),
+      )
+      .map((hold) => {
+        const life = lifeOf.get(hold.holdId) as ZnodeLife;
+        return { hold, zxid: admittedAt(hold, life), czxid: life.czxid };
+      })
+      .sort(
+        (a, b) => a.zxid - b.zxid || a.czxid - b.czxid || a.hold.acquiredAt - b.hold.acquiredAt,
+      );
+    type Mark = { value: number; hold: CheckedHold };
+    const higher = (mark: Mark | undefined, value: number, hold: CheckedHold): Mark =>
+      !mark || value > mark.value ? { value, hold } : mark;
+    let maxToken: Mark | undefined;
+    let maxWriteToken: Mark | undefined;
+    let lastBelief: Mark | undefined;
+    let lastWriteBelief: Mark | undefined;
+    for (const { hold } of admitted) {
+      const token = hold.token ?? (lifeOf.get(hold.holdId) as ZnodeLife).czxid;
+      const reader = hold.kind === 'read';
+      const before = reader ? maxWriteToken : maxToken;
+      const believer = reader ? lastWriteBelief : lastBelief;
+      if (before && token <= before.value) {
+        violate(
+          'token-order',
+          `${hold.holdId} (token ${token}) was admitted by ZooKeeper on ${resource} after ${before.hold.holdId} (token ${before.value})`,
+          [before.hold.holdId, hold.holdId],
+        );
+      } else if (
+        believer &&
+        hold.acquiredAt + hold.uncertainty + believer.hold.uncertainty + 1 < believer.value &&
+        surelyThere(lifeOf.get(believer.hold.holdId) as ZnodeLife, hold)
+      ) {
+        violate(
+          'token-order',
+          `${hold.holdId} (worker ${hold.worker}, token ${token}) began to believe it held ${resource} ${Math.round(believer.value - hold.acquiredAt)} ms before ${believer.hold.holdId} (worker ${believer.hold.worker}, token ${believer.hold.token ?? lifeOf.get(believer.hold.holdId)?.czxid}) did, which ZooKeeper admitted first`,
+          [believer.hold.holdId, hold.holdId],
+        );
+      }
+      maxToken = higher(maxToken, token, hold);
+      lastBelief = higher(lastBelief, hold.acquiredAt, hold);
+      if (!reader) {
+        maxWriteToken = higher(maxWriteToken, token, hold);
+        lastWriteBelief = higher(lastWriteBelief, hold.acquiredAt, hold);
+      }
+    }
+    holds.sort((a, b) => a.acquiredAt - b.acquiredAt);
     // Belief overlaps: a sweep over the holds believed at each admission.
     const active: CheckedHold[] = [];
     for (const hold of holds) {
@@ -414,16 +493,24 @@ export function check(input: CheckInput): CheckReport {
         );
         const duration = overlap - hold.acquiredAt;
         if (duration <= other.uncertainty + hold.uncertainty + 1) continue;
+        // The overlap began when `hold` began to believe. A node already gone then is a loss in
+        // flight (the earlier holder's) or a belief that began after its node went (`hold`'s):
+        // both are stale beliefs, which the stale-belief and loss-in-time rules judge.
         const inFlight = (candidate: CheckedHold) =>
           (staleFrom.get(candidate.holdId) ?? Number.POSITIVE_INFINITY) <= hold.acquiredAt;
         // A lease over capacity is explained when any of the others' loss was in flight.
-        if (inFlight(other) || (hold.kind === 'lease' && conflicting.some(inFlight))) {
+        if (
+          inFlight(other) ||
+          deadAtBelief.has(other.holdId) ||
+          deadAtBelief.has(hold.holdId) ||
+          (hold.kind === 'lease' && conflicting.some(inFlight))
+        ) {
           stats.beliefOverlaps += 1;
           stats.beliefOverlapMaxMs = Math.max(stats.beliefOverlapMaxMs, duration);
         } else if (!admissionFailed.has(hold.holdId) && !admissionFailed.has(other.holdId)) {
           violate(
             'overlap',
-            `${other.holdId} (worker ${other.worker}) and ${hold.holdId} (worker ${hold.worker}) both believed they held ${resource} for ${Math.round(duration)} ms, and ZooKeeper had not deleted ${other.holdId}'s node`,
+            `${other.holdId} (worker ${other.worker}) and ${hold.holdId} (worker ${hold.worker}) both believed they held ${resource} for ${Math.round(duration)} ms, and ZooKeeper had deleted neither node when the overlap began`,
             [other.holdId, hold.holdId],
           );
         }
@@ -504,27 +591,52 @@ function findLife(
 }
 
 /**
+ * Whether a stall is part of a hold's loss: it was under way when the node went (it began before
+ * the deletion's upper bound `goneAt` and ended after its lower bound `goneAt - 1`), or it began
+ * during the hold and before the node went (before `limit`, the hold's end if the node never
+ * went while it believed). Within `margin` of each bound.
+ */
+function stallCounts(
+  fault: FaultRecord,
+  hold: CheckedHold,
+  goneAt: number | undefined,
+  margin: number,
+  limit = goneAt,
+): boolean {
+  const underWay =
+    goneAt !== undefined &&
+    fault.start <= goneAt + margin &&
+    (fault.healedAt ?? Number.POSITIVE_INFINITY) >= goneAt - 1 - margin;
+  const during =
+    limit !== undefined && fault.start >= hold.acquiredAt - margin && fault.start <= limit + margin;
+  return underWay || during;
+}
+
+/**
  * The fault a lost hold is measured from: the latest one aimed at its worker (or at the whole
- * fleet) that came before `limit` and not long before the hold's attempt; for a stall, its end.
+ * fleet) that came before `limit` (the earliest of the hold's end and its node's deletion
+ * `goneAt`) and not long before the hold's attempt; for a stall, its end, and a stall counts if
+ * it struck the hold or was under way when the node went (`stallCounts`).
  */
 function causeOf(
   hold: CheckedHold,
   faults: readonly FaultRecord[],
   limit: number,
+  goneAt: number | undefined,
   sessionTimeout: number,
 ): FaultRecord | undefined {
   let cause: FaultRecord | undefined;
   for (const fault of faults) {
     if (fault.kind === 'idle-gap') continue;
     if (fault.target !== undefined && fault.target !== hold.worker) continue;
-    // A stall counts if it began before the node went (it ends after: the process slept).
-    const began = fault.kind === 'stall' ? fault.start : fault.lossReference;
-    if (began > limit + hold.uncertainty) continue;
-    const from =
-      fault.kind === 'stall'
-        ? hold.acquiredAt - hold.uncertainty
-        : hold.attemptAt - 2 * sessionTimeout;
-    if (fault.kind === 'stall' ? fault.start < from : fault.lossReference < from) continue;
+    if (fault.kind === 'stall') {
+      if (!stallCounts(fault, hold, goneAt, hold.uncertainty, limit)) continue;
+    } else if (
+      fault.lossReference > limit + hold.uncertainty ||
+      fault.lossReference < hold.attemptAt - 2 * sessionTimeout
+    ) {
+      continue;
+    }
     if (!cause || fault.lossReference > cause.lossReference) cause = fault;
   }
   return cause;

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseSoakArguments, SOAK_HELP } from './options';
 import { freshSeed } from './random';
-import { formatModeLine, formatViolations } from './report';
+import { formatModeLine, formatViolations, historyJson } from './report';
 import { type ModeReport, runMode } from './run';
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -25,6 +25,7 @@ async function main(argv: readonly string[]): Promise<number> {
   );
   const started = Date.now();
   const reports: ModeReport[] = [];
+  const histories: Record<string, unknown> = {};
   for (const mode of options.modes) {
     const report = await runMode({
       mode,
@@ -40,8 +41,17 @@ async function main(argv: readonly string[]): Promise<number> {
       progressEveryMs: 5_000,
       progress: (line) => process.stderr.write(`${line}\n`),
       ...(options.verbose ? { log: (line: string) => process.stderr.write(`  ${line}\n`) } : {}),
+      ...(options.history
+        ? {
+            history: (input) => {
+              histories[mode] = historyJson(input);
+            },
+          }
+        : {}),
     });
     reports.push(report);
+    // Written after each mode: a run stopped halfway keeps what it had.
+    if (options.history) writeFileSync(options.history, `${JSON.stringify({ seed, histories })}\n`);
     process.stdout.write(`${formatModeLine(report)}\n`);
     if (report.check.violations.length > 0) {
       process.stderr.write(`${formatViolations(report, options.verbose ? 1_000 : 10)}\n`);

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { FaultKind } from './checker';
-import { isWorkerFault, type PlanOptions, planFaults } from './nemesis';
+import {
+  isWorkerFault,
+  Nemesis,
+  type NemesisContext,
+  type PlanOptions,
+  planFaults,
+} from './nemesis';
+import type { CoordinatorMessage } from './protocol';
 
 const every: Partial<Record<FaultKind, number>> = {
   expire: 1,
@@ -67,5 +74,44 @@ describe('planFaults', () => {
     expect(only.length).toBeGreaterThan(0);
     expect(only.every((fault) => fault.kind === 'blackhole' && fault.strikeHolder)).toBe(true);
     expect(planFaults({ ...options, weights: {} })).toEqual([]);
+  });
+});
+
+describe('Nemesis: a fault aimed at a hold', () => {
+  /** A context for a `cut` (no server involved): what was sent, and whether the hold came. */
+  function contextOf(holdCame: boolean) {
+    const sent: CoordinatorMessage[] = [];
+    const cuts: number[] = [];
+    const context = {
+      sessionTimeoutMs: 1_000,
+      proxiesOf: (worker: number) => [{ cut: () => cuts.push(worker) }],
+      credentials: () => undefined,
+      untilNextHold: async () => holdCame,
+      nextHolder: async () => undefined,
+      send: (_worker: number, message: CoordinatorMessage) => sent.push(message),
+      idleAll: async () => {},
+      now: () => 0,
+      record: () => {},
+      log: () => {},
+    } as unknown as NemesisContext;
+    return { context, sent, cuts };
+  }
+  const cut = { id: 1, at: 0, kind: 'cut' as const, target: 2, durationMs: 0, whileHolding: true };
+
+  it('makes the next hold long and strikes it', async () => {
+    const { context, sent, cuts } = contextOf(true);
+    await new Nemesis(context).run([cut]);
+    expect(sent).toEqual([{ type: 'linger', ms: 2_000 }]);
+    expect(cuts).toEqual([2]);
+  });
+
+  it('takes the long hold back when no hold came in time, and strikes anyway', async () => {
+    const { context, sent, cuts } = contextOf(false);
+    await new Nemesis(context).run([cut]);
+    expect(sent).toEqual([
+      { type: 'linger', ms: 2_000 },
+      { type: 'linger', ms: 0 },
+    ]);
+    expect(cuts).toEqual([2]);
   });
 });

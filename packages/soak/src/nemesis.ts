@@ -267,7 +267,14 @@ export class Nemesis {
     if (target !== undefined && fault.whileHolding && !fault.strikeHolder) {
       // Its next hold lasts (two session timeouts and the fault): strike as it begins.
       context.send(target, { type: 'linger', ms: 2 * context.sessionTimeoutMs + fault.durationMs });
-      await context.untilNextHold(target, Math.max(2_000, 2 * context.sessionTimeoutMs));
+      const holding = await context.untilNextHold(
+        target,
+        Math.max(2_000, 2 * context.sessionTimeoutMs),
+      );
+      // No hold came in time: strike anyway, and take the long hold back. Left set, it fell on
+      // whatever hold came next, after the heal too: in a run on 2026-11-27 three of them (6 to
+      // 12 s each) queued on one path after the heal kept a worker from acquiring in time.
+      if (!holding) context.send(target, { type: 'linger', ms: 0 });
     }
     const base = { id: fault.id, kind: fault.kind, target };
     const note = (detail: string) =>
@@ -341,7 +348,7 @@ export class Nemesis {
       }
       case 'stall':
         context.send(target as number, { type: 'stall', ms: fault.durationMs, faultId: fault.id });
-        return note(`${fault.durationMs} ms, while holding`);
+        return note(`${fault.durationMs} ms, aimed at its next ping while holding`);
       case 'idle-gap': {
         const start = context.now();
         note(`every worker idle, ${fault.durationMs} ms for the reaper`);

@@ -23,6 +23,8 @@ describe('parseSoakArguments', () => {
         '5',
         '--json',
         'out.json',
+        '--history',
+        'history.json',
         '--verbose',
       ]),
     ).toMatchObject({
@@ -32,6 +34,7 @@ describe('parseSoakArguments', () => {
       sessionTimeoutMs: 2_000,
       faultPhaseMs: 5_000,
       json: 'out.json',
+      history: 'history.json',
       verbose: true,
     });
   });
@@ -46,6 +49,7 @@ describe('parseSoakArguments', () => {
     expect(parseSoakArguments(['--frobnicate'])).toEqual({
       error: 'unknown argument --frobnicate',
     });
+    expect(parseSoakArguments(['--history'])).toEqual({ error: '--history needs a file' });
     expect(parseSoakArguments(['--help'])).toEqual({ help: true });
   });
 });

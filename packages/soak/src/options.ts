@@ -13,6 +13,7 @@ export interface SoakOptions {
   readonly meanFaultGapMs: number;
   readonly reapIntervalMs: number;
   readonly json: string | undefined;
+  readonly history: string | undefined;
   readonly verbose: boolean;
 }
 
@@ -25,6 +26,7 @@ export const DEFAULT_SOAK_OPTIONS: SoakOptions = {
   meanFaultGapMs: 2_500,
   reapIntervalMs: 100,
   json: undefined,
+  history: undefined,
   verbose: false,
 };
 
@@ -43,6 +45,8 @@ One summary line per mode on stdout, progress on stderr; exit 1 on any violation
   --fault-gap MS         mean time between fault starts (default 2500)
   --reap-interval MS     ZooKeeper's container check interval (default 100)
   --json FILE            write the full reports as JSON
+  --history FILE         write each mode's history (holds, writes, faults, ZooKeeper's
+                         znode lives: what the checker judged) as JSON
   --verbose              every fault and every violation on stderr
 `;
 
@@ -99,9 +103,11 @@ export function parseSoakArguments(
         continue;
       }
       case '--json':
+      case '--history':
         index += 1;
-        if (!value) return { error: '--json needs a file' };
-        options.json = value;
+        if (!value) return { error: `${argument} needs a file` };
+        if (argument === '--json') options.json = value;
+        else options.history = value;
         continue;
       case '--seed':
         parsed = take('--seed', 0);

@@ -82,7 +82,7 @@ export type CoordinatorMessage =
   | { readonly type: 'ping'; readonly id: number }
   | { readonly type: 'start' }
   | { readonly type: 'stall'; readonly ms: number; readonly faultId: number }
-  /** Make the next hold a long one (the nemesis will strike during it). */
+  /** Make the next hold a long one (the nemesis will strike during it); 0 takes it back. */
   | { readonly type: 'linger'; readonly ms: number }
   | { readonly type: 'idle'; readonly on: boolean; readonly delayMs?: number }
   | { readonly type: 'stop' }
@@ -144,6 +144,8 @@ export type WorkerMessage =
       readonly start: number;
       readonly end: number;
       readonly holdIds: readonly string[];
+      /** Right after a ping was written, or at the bound (no ping came). */
+      readonly struck: 'ping' | 'bound';
     }
   | { readonly type: 'idle-ack' }
   | { readonly type: 'note'; readonly at: number; readonly text: string }

@@ -1,7 +1,7 @@
 /**
  * How a mode's report is printed: one summary line, and the violations.
  */
-import { FAULT_KINDS, type Latency } from './checker';
+import { type CheckInput, FAULT_KINDS, type Latency } from './checker';
 import type { ModeReport } from './run';
 
 const latency = (figures: Latency | undefined) =>
@@ -15,7 +15,10 @@ const latency = (figures: Latency | undefined) =>
  */
 export function formatModeLine(report: ModeReport): string {
   const faults = FAULT_KINDS.filter((kind) => report.faults[kind])
-    .map((kind) => `${kind} ${report.faults[kind]}`)
+    .map(
+      (kind) =>
+        `${kind} ${report.faults[kind]}${kind === 'stall' ? ` (${report.stallsAfterPing} after a ping)` : ''}`,
+    )
     .join(', ');
   const losses = FAULT_KINDS.filter((kind) => report.check.stats.lossLatency[kind])
     .map((kind) => `${kind} ${latency(report.check.stats.lossLatency[kind])}`)
@@ -53,4 +56,26 @@ export function formatViolations(report: ModeReport, limit: number): string {
   return [`${report.mode}: ${violations.length} violation(s), seed ${report.seed}`, ...lines].join(
     '\n',
   );
+}
+
+/**
+ * A mode's history as plain JSON: the checker's whole input (holds, register writes, faults,
+ * the clocks' mapping) and ZooKeeper's record of it (every znode's life, the sessions' closes),
+ * to read a violation against, or to judge again.
+ *
+ * @param input What the checker was given.
+ * @return A JSON-ready object.
+ */
+export function historyJson(input: CheckInput): unknown {
+  const { truth, ...rest } = input;
+  return {
+    ...rest,
+    truth: {
+      lives: truth.lives,
+      sessionCloses: Object.fromEntries(truth.sessionCloses),
+      containersReaped: truth.containersReaped,
+      transactions: truth.transactions,
+      anomalies: truth.anomalies,
+    },
+  };
 }

@@ -9,6 +9,7 @@ import { createClient, type ZkClient } from '@zkrx/core';
 import { type Ensemble, startEnsemble, startProxy, type TcpProxy } from '@zkrx/testing';
 import {
   type CheckedHold,
+  type CheckInput,
   type CheckReport,
   check,
   FAULT_KINDS,
@@ -81,6 +82,8 @@ export interface ModeOptions {
   readonly progress?: (line: string) => void;
   /** Where the nemesis' notes go (verbose). */
   readonly log?: (line: string) => void;
+  /** Given the checker's whole input (the history and ZooKeeper's record), before the verdict. */
+  readonly history?: (input: CheckInput) => void;
 }
 
 /** What a mode's run found. */
@@ -93,6 +96,8 @@ export interface ModeReport {
   readonly acquisitions: number;
   readonly attemptsFailed: number;
   readonly faults: Partial<Record<FaultKind, number>>;
+  /** Of the stalls, those that struck right after a ping was written (the others: the bound). */
+  readonly stallsAfterPing: number;
   readonly check: CheckReport;
   /** Heal of each fault → the next acquisition (of its worker; of anyone for server faults). */
   readonly recovery: Partial<Record<FaultKind, Latency>>;
@@ -252,6 +257,8 @@ class RunState {
   readonly idleAcks = new Set<number>();
   readonly pings = new Map<string, number>();
   acquisitions = 0;
+  /** Stalls that struck right after the worker's client wrote a ping. */
+  stallsAfterPing = 0;
   /** Acquisitions per worker (coordinator time of each). */
   readonly acquiredAt = new Map<number, number[]>();
   private readonly holdWaiters = new Map<number, (() => void)[]>();
@@ -434,10 +441,11 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
             start: at(message.start),
             healedAt: at(message.end),
             lossReference: at(message.end),
-            detail: `${Math.round(message.end - message.start)} ms${message.holdIds.length > 0 ? ` holding ${message.holdIds.join(',')}` : ''}`,
+            detail: `${Math.round(message.end - message.start)} ms ${message.struck === 'ping' ? 'right after a ping' : 'at the bound, no ping'}${message.holdIds.length > 0 ? `, holding ${message.holdIds.join(',')}` : ''}`,
           });
+          if (message.struck === 'ping') state.stallsAfterPing += 1;
           log(
-            `fault #${message.faultId} stall on worker ${worker}: ${Math.round(message.end - message.start)} ms, holding ${message.holdIds.join(',') || 'nothing'}`,
+            `fault #${message.faultId} stall on worker ${worker}: ${Math.round(message.end - message.start)} ms ${message.struck === 'ping' ? 'right after a ping' : 'at the bound, no ping'}, holding ${message.holdIds.join(',') || 'nothing'}`,
           );
           break;
         case 'idle-ack':
@@ -650,7 +658,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         uncertainty: clock.uncertainty(hold.at),
       };
     });
-    const report = check({
+    const input: CheckInput = {
       sessionTimeoutMs: session,
       leases: shape.leases,
       holds,
@@ -661,7 +669,9 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
       crashes: state.crashes,
       leftovers,
       noProgress,
-    });
+    };
+    options.history?.(input);
+    const report = check(input);
 
     // ---- figures ----
     const recoveryValues = new Map<FaultKind, number[]>();
@@ -696,6 +706,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         0,
       ),
       faults,
+      stallsAfterPing: state.stallsAfterPing,
       check: report,
       recovery,
       finalRecovery: latencyOf(finalRecovery),

@@ -4,9 +4,13 @@
  * seeded run of every mode must pass. Each run has its own 3-server ensemble. Verdicts only:
  * no assertion here is about a time.
  */
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { peerAvailability } from '@zkrx/interop';
 import { describe, expect, it } from 'vitest';
-import { formatModeLine, formatViolations } from './report';
+import type { CheckInput } from './checker';
+import { formatModeLine, formatViolations, historyJson } from './report';
 import { DEFAULT_MODES, type ModeOptions, runMode, type SoakMode } from './run';
 
 const SEED = 20_261_125;
@@ -56,8 +60,15 @@ describe(`a short seeded run (seed ${SEED}) of every mode finds no violation`, (
   for (const mode of DEFAULT_MODES) {
     const skip = mode === 'mixed' && !curator.available;
     it.skipIf(skip)(`${mode}${skip ? ` (skipped: ${curator.reason})` : ''}`, async () => {
-      const report = await runMode(short(mode));
-      const summary = `${formatModeLine(report)}\n${formatViolations(report, 20)}`;
+      let history: CheckInput | undefined;
+      const report = await runMode(short(mode, { history: (input) => (history = input) }));
+      let summary = `${formatModeLine(report)}\n${formatViolations(report, 20)}`;
+      if (report.check.violations.length > 0 && history) {
+        // What the checker judged, to read the violation against (as `pnpm soak --history`).
+        const file = join(tmpdir(), `zkrx-soak-${mode}-${SEED}-${process.pid}-${Date.now()}.json`);
+        writeFileSync(file, `${JSON.stringify(historyJson(history))}\n`);
+        summary += `\n  history: ${file}`;
+      }
       expect(report.acquisitions, summary).toBeGreaterThan(10);
       expect(report.check.violations, summary).toEqual([]);
     });

@@ -11,6 +11,7 @@ import { protectedName } from '@zkrx/lock/recipe';
 import { acquireRead, acquireWrite } from '@zkrx/rwlock';
 import { Observable, type Subscription } from 'rxjs';
 import { mono } from './clock';
+import { watchPingWrites } from './ping-watch';
 import type {
   CoordinatorMessage,
   HoldKind,
@@ -118,11 +119,11 @@ process.on('message', (raw) => {
       pendingWrites.delete(message.id);
       break;
     case 'linger':
-      lingerMs = message.ms;
+      lingerMs = message.ms > 0 ? message.ms : undefined;
       break;
     case 'stall':
       pendingStall = { ms: message.ms, faultId: message.faultId };
-      if (holding.size > 0) stallNow();
+      if (holding.size > 0) aimStall();
       break;
     case 'idle':
       if (message.on) {
@@ -158,17 +159,64 @@ async function reportIdleWhenQuiet(): Promise<void> {
   if (idle) send({ type: 'idle-ack' });
 }
 
+/** Armed while a stall waits for a ping to go out: the bound's timer. */
+let aiming: ReturnType<typeof setTimeout> | undefined;
+/** The bound passed while nothing was held: the next hold's first step stalls at once. */
+let boundPassed = false;
+
+// The stall strikes at the worst moment for the client: right after it writes a ping, before
+// the event loop can read the reply. The reply then arrives during the stall and sits unread
+// while the client's read-timeout clock runs on. Seen in this process's own socket writes (the
+// worker's side; `@zkrx/core` is not changed). The stall starts on the next tick after the
+// write: the ping is handed to the socket, the client's timer callback has finished, and no I/O
+// is polled before the stall.
+watchPingWrites(() => {
+  if (aiming === undefined || holding.size === 0) return;
+  clearTimeout(aiming);
+  aiming = undefined;
+  process.nextTick(() => stallNow('ping'));
+});
+
+/**
+ * Aims a pending stall at the next ping written while holding. Bounded, so that no stall is
+ * lost: a connection busy with requests sends no ping (a ping goes out after a third of the
+ * session timeout without a write), so after half a session timeout the stall strikes at once
+ * if the worker holds, else at its next hold's first step.
+ */
+function aimStall(): void {
+  if (!pendingStall || aiming !== undefined) return;
+  if (boundPassed) {
+    stallNow('bound');
+    return;
+  }
+  aiming = setTimeout(() => {
+    aiming = undefined;
+    if (holding.size > 0) stallNow('bound');
+    else boundPassed = true;
+  }, config!.sessionTimeoutMs / 2);
+}
+
 /** Busy-loops the event loop (a GC pause, a CPU hog) while holding. */
-function stallNow(): void {
+function stallNow(struck: 'ping' | 'bound'): void {
   const stall = pendingStall;
   if (!stall) return;
   pendingStall = undefined;
+  clearTimeout(aiming);
+  aiming = undefined;
+  boundPassed = false;
   const start = mono();
   const end = start + stall.ms;
   while (mono() < end) {
     // spinning: nothing else runs in this process meanwhile
   }
-  send({ type: 'stalled', faultId: stall.faultId, start, end: mono(), holdIds: [...holding] });
+  send({
+    type: 'stalled',
+    faultId: stall.faultId,
+    start,
+    end: mono(),
+    holdIds: [...holding],
+    struck,
+  });
 }
 
 /** One lock held by this worker, as used by the loop. */
@@ -280,7 +328,7 @@ async function use(acquisition: Acquisition, ids: readonly string[], anyLost: ()
   const until = long ? mono() + (linger ?? profile.longHoldMs) : 0;
   const writes = random.int(1, profile.writesMax);
   for (let step = 0; ; step++) {
-    if (pendingStall) stallNow();
+    if (pendingStall) aimStall();
     if (anyLost() || stopping) return;
     if (acquisition.fenced) {
       const requests = acquisition.holds.flatMap((held, index) =>
