@@ -14,7 +14,7 @@ import {
   settleRead,
   UNKNOWN,
   UNREADABLE_RECORD,
-} from './watch-tree';
+} from './tree-snapshot';
 
 const ROOT = '/r';
 const BOUND = 100; // the last zxid the session saw before the gap
