@@ -1,6 +1,7 @@
 /**
  * One TCP (or TLS) connection to a ZooKeeper server and its framing: 4-byte length-prefixed
- * frames in, batched writes out, a receive buffer bounded by the largest frame accepted.
+ * frames in, batched writes out, a receive buffer bounded by the largest frame accepted; a deep
+ * pipeline's replies read in batches.
  */
 import { connect as connectTcp, type Socket } from 'node:net';
 import { type ConnectionOptions, connect as connectTls } from 'node:tls';
@@ -92,6 +93,59 @@ export class FrameReader {
   }
 }
 
+/**
+ * Where plain TCP connections read: one buffer for the whole process (Node's `onread`), so a
+ * read allocates nothing and skips the stream's machinery.
+ *
+ * Safety: a frame handed out of it is a view that the next read overwrites. That is sound
+ * because (1) delivery is synchronous — `onFrame` runs inside the read callback and every frame
+ * of a chunk is delivered before the callback returns; (2) nothing keeps a frame: every decoder
+ * copies what it returns (`JuteReader.buffer()` copies, strings are decoded) and a frame split
+ * across reads is assembled in FrameReader's own buffer; (3) libuv never calls a read callback
+ * from inside another (JavaScript can only stop, start or write to a socket meanwhile), and
+ * {@link readShared} copies the chunk if that ever changed. The test that attacks (2) reads many
+ * nodes of distinct data in one batch and checks every value after later reads
+ * (`connection.integration.test.ts`).
+ */
+const SHARED_READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+let readingShared = false;
+
+function readShared(connection: Connection, bytes: number): void {
+  const view = SHARED_READ_BUFFER.subarray(0, bytes);
+  if (readingShared) {
+    connection.receive(Buffer.from(view));
+    return;
+  }
+  readingShared = true;
+  try {
+    connection.receive(view);
+  } finally {
+    readingShared = false;
+  }
+}
+
+/**
+ * A read that leaves at least this many requests of the connection awaiting their replies
+ * stops reading for {@link COALESCE_MS}, so that the replies the server sends meanwhile are read
+ * together, and the requests they prompt are written together.
+ *
+ * Why: with a deep pipeline the server answers one request at a time, and a client that reads
+ * each reply as it lands makes a turn of the event loop (a wake-up, a read, a write) for one or
+ * two replies — measured: 1.4–4 replies per read with 256 gets in flight; the server then also
+ * wakes per request. Reading in batches cut the client's CPU per get by about a third and the
+ * server's by about a fifth (BENCHMARKS.md, "The transport against node-zookeeper-client").
+ *
+ * What it costs: up to ~1 ms more per reply, and only while this many requests wait: each of
+ * them already waits behind at least as many others (the server answers in order), so the
+ * server never runs dry during the pause. A session that waits for one or a few replies at a
+ * time — every recipe, every sequential call — is never paused.
+ */
+const COALESCE_AT = 64;
+const COALESCE_MS = 1;
+
+/** Above this, a batch of frames is written as it is (writev) rather than copied into one. */
+const COPY_BATCH_BYTES = 64 * 1024;
+
 /** Where and how to connect. */
 export interface Endpoint {
   readonly host: string;
@@ -108,14 +162,24 @@ export interface ConnectionHandlers {
 
 /**
  * One socket to one server. Frames are written in batches: everything `send` is given in one
- * turn of the event loop goes out in one write (writev), on the next `setImmediate`.
+ * turn of the event loop goes out in one write, on the next `setImmediate`. Frames are read from
+ * the socket's `data` events, or — a socket opened with `onread` ({@link openConnection}) — given
+ * to {@link receive} by its read callback.
  */
 export class Connection {
   private readonly frames: FrameReader;
   private outgoing: Buffer[] = [];
+  private outgoingBytes = 0;
   private flushScheduled = false;
   private closed = false;
   private handlers: ConnectionHandlers | undefined;
+  /** The pause of a deep pipeline's reads ({@link COALESCE_AT}), while it lasts. */
+  private coalesceTimer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * How many requests await a reply on this connection (the session's pipeline sets it): a
+   * read that leaves {@link COALESCE_AT} or more pauses reading briefly.
+   */
+  awaiting: () => number = () => 0;
   /**
    * performance.now() of the last complete frame received (bytes that never make a frame — a
    * truncated one — do not count as hearing from the server) and of the last write.
@@ -123,14 +187,19 @@ export class Connection {
   lastReceived = performance.now();
   lastSent = performance.now();
 
+  /**
+   * @param ownReads The socket reads into a buffer of its own (`onread`) and its read callback
+   *   calls {@link receive}: no `data` listener.
+   */
   constructor(
     private readonly socket: Socket,
     readonly endpoint: Endpoint,
     maxFrameBytes: number,
+    ownReads = false,
   ) {
     this.frames = new FrameReader(maxFrameBytes);
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    if (!ownReads) socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', (error) =>
       this.drop(lost(`connection to ${this.describe()} failed`, error)),
     );
@@ -156,21 +225,31 @@ export class Connection {
   send(frame: Buffer): void {
     if (this.closed) return;
     this.outgoing.push(frame);
+    this.outgoingBytes += frame.length;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flush);
     }
   }
 
-  /** Writes what is queued now (one writev). */
+  /**
+   * Writes what is queued now, in one write: the frames copied into one buffer (small frames:
+   * one socket write instead of a stream write per frame), or as they are (writev) when large.
+   */
   readonly flush = (): void => {
     this.flushScheduled = false;
     if (this.closed || this.outgoing.length === 0) return;
     const frames = this.outgoing;
+    const bytes = this.outgoingBytes;
     this.outgoing = [];
+    this.outgoingBytes = 0;
     this.lastSent = performance.now();
     if (frames.length === 1) {
       this.socket.write(frames[0]!);
+      return;
+    }
+    if (bytes <= COPY_BATCH_BYTES) {
+      this.socket.write(Buffer.concat(frames, bytes));
       return;
     }
     this.socket.cork();
@@ -190,10 +269,18 @@ export class Connection {
     this.socket.end();
   }
 
-  private receive(chunk: Buffer): void {
+  /**
+   * Bytes read from the socket, in order. The frames they complete are delivered before this
+   * returns (a socket reading into a shared buffer relies on it).
+   */
+  receive(chunk: Buffer): void {
     if (this.closed) return;
     try {
       this.frames.push(chunk, this.deliver);
+      if (!this.closed && this.coalesceTimer === undefined && this.awaiting() >= COALESCE_AT) {
+        this.socket.pause();
+        this.coalesceTimer = setTimeout(this.resumeReading, COALESCE_MS);
+      }
     } catch (error) {
       // Never thrown out of a socket event (that would end the process): the connection goes,
       // with what went wrong as its reason.
@@ -213,6 +300,11 @@ export class Connection {
     }
   }
 
+  private readonly resumeReading = (): void => {
+    this.coalesceTimer = undefined;
+    if (!this.closed) this.socket.resume();
+  };
+
   private readonly deliver = (frame: Buffer): boolean => {
     if (this.closed) return false;
     this.lastReceived = performance.now();
@@ -224,6 +316,9 @@ export class Connection {
     if (this.closed) return;
     this.closed = true;
     this.outgoing = [];
+    this.outgoingBytes = 0;
+    clearTimeout(this.coalesceTimer);
+    this.coalesceTimer = undefined;
     this.socket.destroy();
     this.handlers?.onClose(reason);
   }
@@ -242,7 +337,9 @@ export function formatEndpoint(endpoint: Endpoint): string {
 
 /**
  * Opens a socket (TLS when `tls` is given) and resolves once it is connected (and the TLS
- * handshake done); rejects with ZkError `ConnectionLoss` on failure or after `timeoutMs`.
+ * handshake done); rejects with ZkError `ConnectionLoss` on failure or after `timeoutMs`. A
+ * plain TCP socket reads into the process's shared buffer ({@link SHARED_READ_BUFFER}); a TLS
+ * one streams its decrypted chunks.
  */
 export function openConnection(
   endpoint: Endpoint,
@@ -250,6 +347,9 @@ export function openConnection(
 ): { promise: Promise<Connection>; cancel(): void } {
   let socket: Socket;
   const where = formatEndpoint(endpoint);
+  let connection: Connection | undefined;
+  /** Bytes read before the connection existed (a server speaks only when spoken to: none). */
+  const early: Buffer[] = [];
   if (options.tls) {
     socket = connectTls({
       ...options.tls,
@@ -259,7 +359,18 @@ export function openConnection(
         options.tls.servername ?? (isIpAddress(endpoint.host) ? undefined : endpoint.host),
     });
   } else {
-    socket = connectTcp({ host: endpoint.host, port: endpoint.port });
+    socket = connectTcp({
+      host: endpoint.host,
+      port: endpoint.port,
+      onread: {
+        buffer: SHARED_READ_BUFFER,
+        callback: (bytes: number): boolean => {
+          if (connection) readShared(connection, bytes);
+          else early.push(Buffer.from(SHARED_READ_BUFFER.subarray(0, bytes)));
+          return true;
+        },
+      },
+    });
   }
   let settle: ((error?: unknown) => void) | undefined;
   const promise = new Promise<Connection>((resolve, reject) => {
@@ -278,7 +389,9 @@ export function openConnection(
       socket.off('error', onError);
       socket.off('close', onClose);
       if (error === undefined) {
-        resolve(new Connection(socket, endpoint, options.maxFrameBytes));
+        connection = new Connection(socket, endpoint, options.maxFrameBytes, !options.tls);
+        for (const chunk of early.splice(0)) connection.receive(chunk);
+        resolve(connection);
         return;
       }
       socket.on('error', () => {});
