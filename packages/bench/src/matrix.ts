@@ -119,7 +119,10 @@ export function childCommand(
     ...common,
   ];
   if (entry.impl !== 'zkrx') args.push('--impl', entry.impl);
-  if (entry.scenario === 'pipelined-get') args.push('--in-flight', String(options.inFlight));
+  if (entry.scenario === 'pipelined-get') {
+    args.push('--in-flight', String(options.inFlight));
+    if (options.dataBytes !== undefined) args.push('--data-bytes', String(options.dataBytes));
+  }
   return args;
 }
 

@@ -48,6 +48,8 @@ export interface BenchOptions {
   readonly ops: number | undefined;
   /** pipelined-get: requests kept in flight on the one session. */
   readonly inFlight: number;
+  /** pipelined-get: the node's data size; undefined: a small value (18 bytes). */
+  readonly dataBytes: number | undefined;
   /** Interleaved rounds of the selected matrix; the table shows each row's best round. */
   readonly rounds: number;
   /** Where the Java peer (`CuratorBench.java`) lives; undefined: found by walking up to `shared/peers`. */
@@ -96,6 +98,7 @@ Options:
   --impl I             one run's client: ${IMPL_NAMES.join(', ')} (default zkrx;
                        node-zookeeper-client runs ${PEER_SCENARIOS.join(', ')})
   --in-flight K        pipelined-get: requests kept in flight (default ${DEFAULT_IN_FLIGHT})
+  --data-bytes B       pipelined-get: the node's data size (default 18)
   --peers P[,P...]     the matrix's peers beside zkrx: ${PEER_NAMES.join(', ')} (default: all;
                        none: --peers '')
   --rounds R           run the selected matrix R times, interleaved; the table shows each
@@ -162,6 +165,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         ops: { type: 'string' },
         impl: { type: 'string' },
         'in-flight': { type: 'string' },
+        'data-bytes': { type: 'string' },
         peers: { type: 'string' },
         rounds: { type: 'string' },
         'peers-dir': { type: 'string' },
@@ -226,6 +230,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     clients: integer('clients', text('clients'), 1),
     ops: integer('ops', text('ops'), 1),
     inFlight: integer('in-flight', text('in-flight'), 1) ?? DEFAULT_IN_FLIGHT,
+    dataBytes: integer('data-bytes', text('data-bytes'), 0),
     rounds: integer('rounds', text('rounds'), 1) ?? 1,
     peersDir: text('peers-dir'),
     warmup: integer('warmup', text('warmup'), 0),

@@ -51,6 +51,8 @@ export interface RunSettings {
   readonly ops: number;
   /** pipelined-get: requests kept in flight. */
   readonly inFlight: number;
+  /** pipelined-get: the node's data size (undefined: a small value). */
+  readonly dataBytes: number | undefined;
   readonly warmup: number;
   readonly warmupHoldMs: number;
   readonly stallSeconds: number;

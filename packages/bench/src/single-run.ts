@@ -44,6 +44,7 @@ export function runSettings(
     scenario: name,
     impl: options.impl,
     inFlight: options.inFlight,
+    dataBytes: options.dataBytes,
     clients: count,
     ops: total,
     warmup: options.warmup ?? scenario.warmupFor(total),

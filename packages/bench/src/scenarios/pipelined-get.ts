@@ -1,9 +1,9 @@
 /**
- * pipelined-get: one session keeps K `get`s of one small node in flight (`--in-flight`, 256),
- * each reply starting the next request in its own callback, until N replies came. The client's
- * throughput, its CPU per call (`process.cpuUsage`, user + system, every thread of the process),
- * the server's when it runs here, and how the client batched: replies per socket read, requests
- * per socket write, the event loop's utilization.
+ * pipelined-get: one session keeps K `get`s of one node in flight (`--in-flight`, 256; the data
+ * 18 bytes, or `--data-bytes`), each reply starting the next request in its own callback, until
+ * N replies came. The client's throughput, its CPU per call (`process.cpuUsage`, user + system,
+ * every thread of the process), the server's when it runs here, and how the client batched:
+ * replies per socket read, requests per socket write, the event loop's utilization.
  */
 import { performance } from 'node:perf_hooks';
 import { joinPath } from '@zkrx/core';
@@ -12,7 +12,7 @@ import type { ScenarioResult } from '../run-context';
 import { quarterWarmup, type Scenario } from '../scenario';
 import { round } from '../stats';
 
-/** The node's data: a small value, as a configuration flag or a lock's owner would be. */
+/** The node's data by default: a small value, as a configuration flag or a lock's owner. */
 const DATA = Buffer.from('pipelined-get-data');
 
 export const pipelinedGet: Scenario = {
@@ -25,7 +25,11 @@ export const pipelinedGet: Scenario = {
   clientsFor: () => 1,
   async run(context): Promise<ScenarioResult> {
     const path = joinPath(context.base, 'node');
-    await context.admin.promises.create(path, DATA);
+    const { dataBytes } = context.settings;
+    await context.admin.promises.create(
+      path,
+      dataBytes === undefined ? DATA : Buffer.alloc(dataBytes, 'x'),
+    );
     const io = traceClientSockets();
     const client = await context.connectRaw();
     let before: IoCounts | undefined;
@@ -49,6 +53,7 @@ export const pipelinedGet: Scenario = {
       clients: 1,
       extra: {
         in_flight: context.settings.inFlight,
+        data_bytes: dataBytes ?? DATA.length,
         ...(counts ? ioFields(counts, context.settings.ops) : {}),
         event_loop_utilization: round(loop.utilization, 3),
       },

@@ -157,6 +157,17 @@ describe('Connection', () => {
     expect(calls.at(-1)).toBe('resume');
   });
 
+  it('reads on at once after a large read, however deep the pipeline', () => {
+    const { socket, calls } = fakeSocket();
+    const connection = new Connection(socket, { host: 'h', port: 1 }, 64 * 1_024);
+    let frames = 0;
+    connection.attach({ onFrame: () => frames++, onClose: () => {} });
+    connection.awaiting = () => 1_000;
+    socket.emit('data', framed(body(16 * 1_024, 1)));
+    expect(frames).toBe(1);
+    expect(calls).not.toContain('pause');
+  });
+
   it('drops a pause with the connection: nothing resumes a closed socket', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {

@@ -125,9 +125,10 @@ function readShared(connection: Connection, bytes: number): void {
 }
 
 /**
- * A read that leaves at least this many requests of the connection awaiting their replies
- * stops reading for {@link COALESCE_MS}, so that the replies the server sends meanwhile are read
- * together, and the requests they prompt are written together.
+ * A small read (under {@link COALESCE_BELOW_BYTES}) that leaves at least this many requests of
+ * the connection awaiting their replies stops reading for {@link COALESCE_MS}, so that the
+ * replies the server sends meanwhile are read together, and the requests they prompt are
+ * written together.
  *
  * Why: with a deep pipeline the server answers one request at a time, and a client that reads
  * each reply as it lands makes a turn of the event loop (a wake-up, a read, a write) for one or
@@ -142,6 +143,12 @@ function readShared(connection: Connection, bytes: number): void {
  */
 const COALESCE_AT = 64;
 const COALESCE_MS = 1;
+/**
+ * A read this large is a batch already (the server is ahead of the client): the next read goes
+ * at once. Pausing after large reads would cap a pipeline of large replies at one read buffer
+ * per pause (measured: 128 gets of a 200 KB node in flight fell from ~300 MB/s to ~30 MB/s).
+ */
+const COALESCE_BELOW_BYTES = 16 * 1024;
 
 /** Above this, a batch of frames is written as it is (writev) rather than copied into one. */
 const COPY_BATCH_BYTES = 64 * 1024;
@@ -177,7 +184,7 @@ export class Connection {
   private coalesceTimer: ReturnType<typeof setTimeout> | undefined;
   /**
    * How many requests await a reply on this connection (the session's pipeline sets it): a
-   * read that leaves {@link COALESCE_AT} or more pauses reading briefly.
+   * small read that leaves {@link COALESCE_AT} or more pauses reading briefly.
    */
   awaiting: () => number = () => 0;
   /**
@@ -277,7 +284,12 @@ export class Connection {
     if (this.closed) return;
     try {
       this.frames.push(chunk, this.deliver);
-      if (!this.closed && this.coalesceTimer === undefined && this.awaiting() >= COALESCE_AT) {
+      if (
+        !this.closed &&
+        this.coalesceTimer === undefined &&
+        chunk.length < COALESCE_BELOW_BYTES &&
+        this.awaiting() >= COALESCE_AT
+      ) {
         this.socket.pause();
         this.coalesceTimer = setTimeout(this.resumeReading, COALESCE_MS);
       }
