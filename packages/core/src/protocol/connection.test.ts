@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
-import { Connection, FrameReader } from './connection';
+import { Connection, coalescePauseMs, FrameReader } from './connection';
 import { ProtocolError } from './jute';
 
 function framed(...bodies: Buffer[]): Buffer {
@@ -80,6 +80,20 @@ describe('FrameReader', () => {
       most = Math.max(most, reader.buffered);
     }
     expect(most).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('coalescePauseMs', () => {
+  it('pauses 1 ms per 64 replies awaited, from 64 on, at most 4 ms', () => {
+    expect([0, 1, 63, 64, 127, 128, 200, 255, 256, 1_000, 100_000].map(coalescePauseMs)).toEqual([
+      0, 0, 0, 1, 1, 2, 3, 3, 4, 4, 4,
+    ]);
+  });
+
+  it('never pauses longer than the awaited replies take at 64 per ms', () => {
+    for (let awaiting = 0; awaiting <= 2_000; awaiting++) {
+      expect(coalescePauseMs(awaiting) * 64).toBeLessThanOrEqual(awaiting);
+    }
   });
 });
 

@@ -125,24 +125,43 @@ function readShared(connection: Connection, bytes: number): void {
 }
 
 /**
- * A small read (under {@link COALESCE_BELOW_BYTES}) that leaves at least this many requests of
- * the connection awaiting their replies stops reading for {@link COALESCE_MS}, so that the
- * replies the server sends meanwhile are read together, and the requests they prompt are
- * written together.
+ * Replies per millisecond of pause: a small read (under {@link COALESCE_BELOW_BYTES}) that
+ * leaves `awaiting` requests of the connection without their replies stops reading for
+ * {@link coalescePauseMs}(awaiting) — 1 ms per 64 awaiting, at most 4 ms, none below 64 — so
+ * that the replies the server sends meanwhile are read together, and the requests they prompt
+ * are written together.
  *
  * Why: with a deep pipeline the server answers one request at a time, and a client that reads
  * each reply as it lands makes a turn of the event loop (a wake-up, a read, a write) for one or
  * two replies — measured: 1.4–4 replies per read with 256 gets in flight; the server then also
- * wakes per request. Reading in batches cut the client's CPU per get by about a third and the
- * server's by about a fifth (BENCHMARKS.md, "The transport against node-zookeeper-client").
+ * wakes per request. Read in batches, the same run costs the client about 40% less CPU per get
+ * (BENCHMARKS.md, "The transport against node-zookeeper-client (issue 18)").
  *
- * What it costs: up to ~1 ms more per reply, and only while this many requests wait: each of
- * them already waits behind at least as many others (the server answers in order), so the
- * server never runs dry during the pause. A session that waits for one or a few replies at a
- * time — every recipe, every sequential call — is never paused.
+ * What it costs, and why the server never waits for it: a pause of P ms happens only while at
+ * least 64·P requests await replies, and the server answers them in order, so the session still
+ * gets at least 64 replies per millisecond of pause — above what a ZooKeeper server serves one
+ * connection (the best measured here: ~37 per ms); a server slower than that is still busy with
+ * the awaiting requests when reading resumes. Each reply may come up to P ms later, while it
+ * already queues behind ≥ 64·P others. A session that waits for fewer than 64 replies — every
+ * recipe, every sequential call — is never paused.
  */
-const COALESCE_AT = 64;
-const COALESCE_MS = 1;
+const COALESCE_PER_MS = 64;
+const COALESCE_MAX_MS = 4;
+
+/**
+ * The pause after a small read that left `awaiting` requests without replies: 0 (read on) below
+ * 64, then 1 ms per 64, at most 4 ms.
+ *
+ * ## Example
+ * ```ts
+ * console.log([63, 64, 200, 1_000].map(coalescePauseMs));
+ * // Output: [ 0, 1, 3, 4 ]
+ * ```
+ */
+export function coalescePauseMs(awaiting: number): number {
+  return Math.min(COALESCE_MAX_MS, Math.floor(awaiting / COALESCE_PER_MS));
+}
+
 /**
  * A read this large is a batch already (the server is ahead of the client): the next read goes
  * at once. Pausing after large reads would cap a pipeline of large replies at one read buffer
@@ -180,11 +199,11 @@ export class Connection {
   private flushScheduled = false;
   private closed = false;
   private handlers: ConnectionHandlers | undefined;
-  /** The pause of a deep pipeline's reads ({@link COALESCE_AT}), while it lasts. */
+  /** The pause of a deep pipeline's reads ({@link coalescePauseMs}), while it lasts. */
   private coalesceTimer: ReturnType<typeof setTimeout> | undefined;
   /**
    * How many requests await a reply on this connection (the session's pipeline sets it): a
-   * small read that leaves {@link COALESCE_AT} or more pauses reading briefly.
+   * small read that leaves 64 or more pauses reading briefly ({@link coalescePauseMs}).
    */
   awaiting: () => number = () => 0;
   /**
@@ -284,14 +303,12 @@ export class Connection {
     if (this.closed) return;
     try {
       this.frames.push(chunk, this.deliver);
-      if (
-        !this.closed &&
-        this.coalesceTimer === undefined &&
-        chunk.length < COALESCE_BELOW_BYTES &&
-        this.awaiting() >= COALESCE_AT
-      ) {
-        this.socket.pause();
-        this.coalesceTimer = setTimeout(this.resumeReading, COALESCE_MS);
+      if (!this.closed && this.coalesceTimer === undefined && chunk.length < COALESCE_BELOW_BYTES) {
+        const pauseMs = coalescePauseMs(this.awaiting());
+        if (pauseMs > 0) {
+          this.socket.pause();
+          this.coalesceTimer = setTimeout(this.resumeReading, pauseMs);
+        }
       }
     } catch (error) {
       // Never thrown out of a socket event (that would end the process): the connection goes,

@@ -240,7 +240,7 @@ export class RequestPipeline {
    */
   attach(connection: Connection, first: readonly Buffer[]): void {
     this.connection = connection;
-    // A deep pipeline's replies are read in batches (Connection's COALESCE_AT).
+    // A deep pipeline's replies are read in batches (connection.ts, coalescePauseMs).
     connection.awaiting = this.awaitingReplies;
     for (const frame of first) connection.send(frame);
     if (this.watches.size > 0) {
