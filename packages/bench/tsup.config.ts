@@ -9,6 +9,7 @@ export default defineConfig({
     'tools/lock-overhead': 'src/tools/lock-overhead.ts',
     'tools/client-cpu': 'src/tools/client-cpu.ts',
     'tools/sessions-memory': 'src/tools/sessions-memory.ts',
+    'tools/watch-tree-memory': 'src/tools/watch-tree-memory.ts',
     'tools/otel-sdk': 'src/tools/otel-sdk.ts',
   },
   format: ['esm'],

@@ -2,20 +2,29 @@
 /**
  * The pack-and-install test: packs what a release would publish, checks the packed manifests,
  * then installs each published package alone with npm in a fresh project under the system's
- * temp directory and runs its smoke from ESM and CommonJS against a test ZooKeeper.
+ * temp directory and runs its smoke from ESM and CommonJS against a test ZooKeeper, on Node and,
+ * for the scenarios that list them, on Bun and Deno (installed from npm, runtimes.mjs).
  *
  *   node scripts/pack-install/main.mjs [--only core,lock] [--keep] [--jobs 1]
- *                                      [--npm-arg=--ignore-scripts]
+ *                                      [--npm-arg=--ignore-scripts] [--runtimes bun,deno]
  *
+ * `--runtimes` chooses the runtimes besides Node (`--runtimes none`: Node only).
  * Needs a build (`pnpm build`), Java and ZooKeeper (scripts/bootstrap.sh) and the npm registry.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import semver from 'semver';
-import { installedManifest, installProject, runSmoke } from './npm-project.mjs';
+import {
+  installedManifest,
+  installProject,
+  prepareSmoke,
+  runEntry,
+  smokeEntries,
+} from './npm-project.mjs';
 import { packRelease } from './release-packs.mjs';
+import { installRuntimes, node, runtimeVersions } from './runtimes.mjs';
 import { scenarios } from './scenarios.mjs';
 
 const root = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
@@ -25,6 +34,7 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
     'npm-arg': { type: 'string', multiple: true, default: [] },
     jobs: { type: 'string', default: '1' },
+    runtimes: { type: 'string', default: 'bun,deno' },
   },
 });
 
@@ -62,24 +72,61 @@ export function checkPackedManifests(packs) {
   return problems;
 }
 
+/** The README's "Runtimes" section names the versions the smokes run on (runtimes.mjs). */
+export function checkRuntimesDocumented(readme) {
+  const section = /^## Runtimes\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1];
+  if (!section) return ['README.md has no "## Runtimes" section'];
+  return Object.entries({ Bun: runtimeVersions.bun, Deno: runtimeVersions.deno })
+    .filter(([label, version]) => !section.includes(`${label} ${version}`))
+    .map(([label, version]) => `README.md's "Runtimes" does not name ${label} ${version}`);
+}
+
+const only = args.only?.split(',');
+const chosen = scenarios.filter((scenario) => !only || only.includes(scenario.name));
+if (chosen.length === 0) throw new Error(`no scenario named ${args.only}`);
+const selectedRuntimes = args.runtimes === 'none' ? [] : args.runtimes.split(',');
+for (const name of selectedRuntimes) {
+  if (!(name in runtimeVersions)) throw new Error(`--runtimes: no runtime named ${name}`);
+}
+/** The runtimes besides Node a scenario runs on in this run. */
+const runtimesOf = (scenario) =>
+  (scenario.runtimes ?? []).filter((name) => selectedRuntimes.includes(name));
+const neededRuntimes = [...new Set(chosen.flatMap(runtimesOf))];
+
 // Everything goes under one temporary directory, removed at the end unless kept or failed.
 const base = mkdtempSync(join(tmpdir(), 'zkrx-pack-install-'));
+// Bun and Deno install (npm) while the release is packed; awaited before the first smoke.
+const runtimesReady = installRuntimes({ dir: join(base, 'runtimes'), names: neededRuntimes });
+runtimesReady.catch(() => {}); // awaited below; this only keeps an early failure from crashing
 const packs = await packRelease({
   root,
   scratch: join(base, 'scratch'),
   out: join(base, 'packs'),
   log,
 });
-const problems = checkPackedManifests(packs);
+const problems = [
+  ...checkPackedManifests(packs),
+  ...checkRuntimesDocumented(readFileSync(join(root, 'README.md'), 'utf8')),
+];
 if (problems.length > 0) {
-  console.error(`The packed manifests break the release rules:\n  ${problems.join('\n  ')}`);
+  console.error(`The release breaks its rules (RELEASING.md):\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
 log(`release ${packs[0].version}: ${packs.length} packages, @zkrx peer ranges satisfied`);
 
-const only = args.only?.split(',');
-const chosen = scenarios.filter((scenario) => !only || only.includes(scenario.name));
-if (chosen.length === 0) throw new Error(`no scenario named ${args.only}`);
+let runtimes;
+try {
+  ({ runtimes } = await runtimesReady);
+} catch (error) {
+  console.error(`[pack-install] installing ${neededRuntimes.join(', ')} FAILED: ${error.message}`);
+  log(`kept: ${base}`);
+  process.exit(1);
+}
+log(
+  `runtimes: Node ${node.version}${Object.values(runtimes)
+    .map((runtime) => `, ${runtime.label} ${runtime.version} (npm ${runtime.package})`)
+    .join('')}`,
+);
 
 // The ZooKeeper the smokes use: the workspace's own @zkrx/testing build.
 const { startZooKeeper } = await import(`${root}/packages/testing/dist/index.js`);
@@ -121,13 +168,18 @@ async function runScenario(scenario) {
   await admin.promises.mkdirp(chroot);
   const connect = `${server.connectString}${chroot}`;
   // `connect` for clients; `server` and `chroot` for a smoke that puts a proxy in between.
-  const smoke = await runSmoke({
+  prepareSmoke({
     dir,
     smokeFile: scenario.smoke,
     env: { connect, server: server.connectString, chroot, root: '/smoke' },
   });
-  log(`${scenario.name}: ESM  ${smoke.esm}`);
-  log(`${scenario.name}: CJS  ${smoke.cjs}`);
+  // The same two entry files on each runtime, one process each, one after the other.
+  for (const runtime of [node, ...runtimesOf(scenario).map((name) => runtimes[name])]) {
+    for (const [kind, entry] of smokeEntries) {
+      const last = await runEntry({ dir, runtime, entry });
+      log(`${scenario.name}: ${runtime.label.padEnd(4)} ${kind}  ${last}`);
+    }
+  }
   if (scenario.after) log(`${scenario.name}: ${await scenario.after({ root, dir, connect })}`);
   return ms;
 }
@@ -155,4 +207,12 @@ try {
 
 const passed = results.filter((result) => result.ok).map((result) => result.scenario);
 log(`${passed.length}/${results.length} installed alone and ran: ${passed.join(', ')}`);
+for (const runtime of Object.values(runtimes)) {
+  const ran = chosen
+    .filter(
+      (scenario) => passed.includes(scenario.name) && runtimesOf(scenario).includes(runtime.name),
+    )
+    .map((scenario) => scenario.name);
+  log(`also on ${runtime.label} ${runtime.version}: ${ran.join(', ') || 'none'}`);
+}
 process.exit(failed ? 1 : 0);

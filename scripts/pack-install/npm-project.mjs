@@ -1,6 +1,7 @@
 /**
  * A fresh npm project outside the workspace that installs packed tarballs the way a user
- * installs from the registry, and runs smoke files in it from ESM and from CommonJS.
+ * installs from the registry, and runs smoke files in it from ESM and from CommonJS, on Node and
+ * on the other runtimes of runtimes.mjs.
  */
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -60,13 +61,12 @@ export function installedManifest(dir, name) {
 }
 
 /**
- * Runs `smokeFile` (an ES module whose default export is `async (load, env) => string`; `env` is
- * JSON: `{ connect, server, chroot, root }` from main.mjs) in the project twice: loaded by an ES module whose `load` is `import()`, and by a CommonJS module
- * whose `load` is `require()`. Each run is its own Node process with the project as its cwd.
- *
- * @return {Promise<{ esm: string, cjs: string }>} what each run printed last
+ * Puts `smokeFile` (an ES module whose default export is `async (load, env) => string`; `env` is
+ * JSON: `{ connect, server, chroot, root }` from main.mjs) in the project as `smoke.mjs`, with
+ * two entry files that run it: `entry.mjs`, an ES module whose `load` is `import()`, and
+ * `entry.cjs`, a CommonJS module whose `load` is `require()`. Every runtime runs the same two.
  */
-export async function runSmoke({ dir, smokeFile, env, timeoutMs = 120_000 }) {
+export function prepareSmoke({ dir, smokeFile, env }) {
   copyFileSync(smokeFile, join(dir, 'smoke.mjs'));
   const envJson = JSON.stringify(env);
   writeFileSync(
@@ -81,20 +81,40 @@ export async function runSmoke({ dir, smokeFile, env, timeoutMs = 120_000 }) {
       `  .then(({ default: smoke }) => smoke(async (specifier) => require(specifier), ${envJson}))\n` +
       `  .then((result) => console.log(result), (error) => { console.error(error); process.exitCode = 1; });\n`,
   );
-  const result = {};
-  for (const [kind, entry] of [
-    ['esm', 'entry.mjs'],
-    ['cjs', 'entry.cjs'],
-  ]) {
-    result[kind] = await runNode({ dir, args: [entry], timeoutMs, label: `${kind} smoke` });
-  }
-  return result;
+}
+
+/** The entry files `prepareSmoke` writes: the module system, the file. */
+export const smokeEntries = [
+  ['ESM', 'entry.mjs'],
+  ['CJS', 'entry.cjs'],
+];
+
+/**
+ * Runs one entry file written by `prepareSmoke` on `runtime` (runtimes.mjs: Node, Bun, Deno), in
+ * its own process with the project as its cwd.
+ *
+ * @return {Promise<string>} what the run printed last
+ */
+export async function runEntry({ dir, runtime, entry, timeoutMs = 120_000 }) {
+  return runCommand({
+    dir,
+    command: runtime.command,
+    args: runtime.args(entry),
+    env: runtime.env,
+    timeoutMs,
+    label: `${entry} on ${runtime.label} ${runtime.version}`,
+  });
 }
 
 /** Runs node with `args` in `dir`; resolves its last line of output, rejects with its output. */
 export async function runNode({ dir, args, env = {}, timeoutMs = 120_000, label = 'node' }) {
+  return runCommand({ dir, command: process.execPath, args, env, timeoutMs, label });
+}
+
+/** Runs `command` in `dir`; resolves its last line of output, rejects with its output. */
+export async function runCommand({ dir, command, args, env = {}, timeoutMs = 120_000, label }) {
   try {
-    const { stdout } = await run(process.execPath, args, {
+    const { stdout } = await run(command, args, {
       cwd: dir,
       env: { ...process.env, ...env },
       timeout: timeoutMs,

@@ -1,7 +1,8 @@
 /**
  * What the pack-and-install test installs: each published package alone in its own fresh npm
  * project (its @zkrx peers come from the tarballs through `overrides`, everything else from the
- * registry), then its smoke from ESM and from CommonJS. Add a scenario here to test another
+ * registry), then its smoke from ESM and from CommonJS, on Node and on the runtimes it lists
+ * (`runtimes`: Bun and Deno, same entry files, runtimes.mjs). Add a scenario here to test another
  * install (other npm flags, another peer major, another smoke).
  */
 import { cpSync, existsSync } from 'node:fs';
@@ -9,6 +10,13 @@ import { join } from 'node:path';
 import { runNode } from './npm-project.mjs';
 
 const smoke = (name) => new URL(`./smokes/${name}.mjs`, import.meta.url).pathname;
+
+/**
+ * The runtimes besides Node a scenario's smoke also runs on (the README's "Runtimes" lists what
+ * they cover). Not `cli`: its smoke runs the `zkrx` command through npx, which is Node whatever
+ * runs the smoke.
+ */
+const bunAndDeno = ['bun', 'deno'];
 
 /** The Nest majors @zkrx/nestjs supports, with the versions of the optional peers for each. */
 const nestMajors = {
@@ -52,24 +60,26 @@ async function runNestExampleApp({ root, dir, connect }) {
  *   registry?: Record<string, string>,
  *   npmArgs?: string[],
  *   smoke: string,
+ *   runtimes?: ('bun' | 'deno')[],
  *   after?: (context: { root: string, dir: string, connect: string }) => Promise<string>,
  * }} Scenario
  * @type {Scenario[]}
  */
 export const scenarios = [
-  { name: 'core', install: ['@zkrx/core'], smoke: smoke('core') },
-  { name: 'lock', install: ['@zkrx/lock'], smoke: smoke('lock') },
-  { name: 'rwlock', install: ['@zkrx/rwlock'], smoke: smoke('rwlock') },
-  { name: 'leader', install: ['@zkrx/leader'], smoke: smoke('leader') },
-  { name: 'express', install: ['@zkrx/express'], smoke: smoke('express') },
+  { name: 'core', install: ['@zkrx/core'], smoke: smoke('core'), runtimes: bunAndDeno },
+  { name: 'lock', install: ['@zkrx/lock'], smoke: smoke('lock'), runtimes: bunAndDeno },
+  { name: 'rwlock', install: ['@zkrx/rwlock'], smoke: smoke('rwlock'), runtimes: bunAndDeno },
+  { name: 'leader', install: ['@zkrx/leader'], smoke: smoke('leader'), runtimes: bunAndDeno },
+  { name: 'express', install: ['@zkrx/express'], smoke: smoke('express'), runtimes: bunAndDeno },
   ...Object.entries(nestMajors).map(([major, registry]) => ({
     name: `nestjs-nest${major}`,
     install: ['@zkrx/nestjs'],
     registry,
     smoke: smoke('nestjs'),
-    after: runNestExampleApp,
+    runtimes: bunAndDeno,
+    after: runNestExampleApp, // on Node
   })),
-  { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing') },
+  { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing'), runtimes: bunAndDeno },
   // The zkrx command alone: `npx zkrx --help`, `npx zkrx locks` on the test server, `run()`.
   { name: 'cli', install: ['@zkrx/cli'], smoke: smoke('cli') },
   {
@@ -77,10 +87,12 @@ export const scenarios = [
     install: ['@zkrx/lock', '@zkrx/testing'],
     npmArgs: ['--ignore-scripts'],
     smoke: smoke('lock-through-proxy'),
+    runtimes: bunAndDeno,
   },
   {
     name: 'mixed-builds',
     install: ['@zkrx/lock', '@zkrx/rwlock', '@zkrx/leader'],
     smoke: smoke('mixed-builds'),
+    runtimes: bunAndDeno,
   },
 ];

@@ -55,10 +55,24 @@ export interface ZkClientOptions {
   /** Accept a read-only server (one cut off from its quorum): reads work there, writes fail `NotReadOnly`. */
   canBeReadOnly?: boolean;
   /**
-   * Largest frame accepted from a server (a reply: data, children list...); a larger one drops
-   * the connection with `MarshallingError`. Default 4 MiB (the Java client's is 1 MiB - 1).
+   * Largest reply read from a server (a node's data, a children list...). A larger one fails
+   * its own call with ZkError `ReplyTooLarge` (not retried: the reply is read and dropped) and
+   * nothing else: the connection and the session stay. Default 4 MiB (the Java client's
+   * `jute.maxbuffer` is 1 MiB - 1, and it drops the connection instead). TypeScript transport.
    */
   maxFrameBytes?: number;
+  /**
+   * How the connect string's host names become addresses: every address is tried (shuffled),
+   * and names are resolved again before each round of attempts. Default: the system's resolver
+   * (`dns.lookup` with `all: true`, what `net.connect` uses). Give your own for service
+   * discovery, or to pin addresses. TypeScript transport.
+   *
+   * ## Example
+   * ```ts
+   * createClient({ connect: 'zk.internal:2181', lookup: async () => ['10.0.0.5', '10.0.0.6'] });
+   * ```
+   */
+  lookup?: (hostname: string) => Promise<readonly string[]> | readonly string[];
   /**
    * How the client talks to ZooKeeper: the TypeScript implementation of the wire protocol by
    * default, or `nativeTransport()` from `@zkrx/core/native` (Apache's C client).
@@ -89,6 +103,7 @@ export interface ResolvedClientOptions {
   readonly tls: ConnectionOptions | undefined;
   readonly canBeReadOnly: boolean;
   readonly maxFrameBytes: number;
+  readonly lookup: ZkClientOptions['lookup'];
   /** Undefined: the default (TypeScript) transport. */
   readonly transport: Transport | undefined;
 }
@@ -230,6 +245,9 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
   ) {
     throw bad('transport must be a Transport (e.g. nativeTransport() from @zkrx/core/native)');
   }
+  if (options.lookup !== undefined && typeof options.lookup !== 'function') {
+    throw bad('lookup must be a function (hostname) => addresses, or a promise of them');
+  }
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
   if (!Number.isInteger(maxFrameBytes) || maxFrameBytes < 1024 || maxFrameBytes > 2 ** 31 - 1) {
     throw bad(`maxFrameBytes must be an integer of at least 1024, got ${String(maxFrameBytes)}`);
@@ -248,6 +266,7 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     tls: options.tls === true ? {} : options.tls === false ? undefined : options.tls,
     canBeReadOnly: options.canBeReadOnly ?? false,
     maxFrameBytes,
+    lookup: options.lookup,
     transport,
   };
 }

@@ -91,6 +91,9 @@ const transportFeatures = new Set([
 const MKDIRP_ATTEMPTS = 10;
 
 interface PendingCall {
+  /** Sent, its reply awaited: `close()` lets it end with the server's answer. */
+  inFlight: boolean;
+  /** Fails it now with ClientClosed (it was not sent, or its retry would be). */
   cancel(): void;
 }
 
@@ -140,7 +143,6 @@ export class ZkClient {
   private handle: SessionHandle | undefined;
   private connectedOnHandle = false;
   private hadSession = false;
-  private suspendTimer: ReturnType<typeof setTimeout> | undefined;
   /** True once the session is being torn down (after `close()` waited for tracked work). */
   private tornDown = false;
   private closePromise: Promise<void> | undefined;
@@ -169,7 +171,11 @@ export class ZkClient {
       isClosed: () => this.tornDown,
     };
     this.watches = new WatchRegistry(host);
-    this.trees = new TreeWatches({ ...host, transportName: () => this.transport.name });
+    this.trees = new TreeWatches({
+      ...host,
+      transportName: () => this.transport.name,
+      childrenWithStat: (path) => this.promises.childrenWithStat(path),
+    });
     this.listener = {
       onConnected: (handle) => this.onConnected(handle),
       onDisconnected: (handle) => this.onDisconnected(handle),
@@ -182,8 +188,8 @@ export class ZkClient {
       set: (path, data, version) => this.runSet(path, data, version),
       delete: (path, version) => this.runDelete(path, version),
       exists: (path) => this.runExists(path),
-      children: (path) => this.runChildren(path).then((listing) => listing.children),
-      childrenWithStat: (path) => this.runChildren(path),
+      children: (path) => this.runChildren(path, true),
+      childrenWithStat: (path) => this.runChildren(path, false),
       mkdirp: (path, options) => this.runMkdirp(path, options),
       sync: (path) => this.runSync(path),
       getAcl: (path) => this.runGetAcl(path),
@@ -194,7 +200,7 @@ export class ZkClient {
       whoAmI: () => this.runWhoAmI(),
       getConfig: () => this.runGetConfig(),
     };
-    this.openHandle(undefined);
+    this.openHandle();
   }
 
   /** The current session state. */
@@ -332,12 +338,12 @@ export class ZkClient {
 
   /** A node's children names, sorted. */
   children(path: string): Observable<string[]> {
-    return cold(() => this.runChildren(path).then((listing) => listing.children));
+    return cold(() => this.runChildren(path, true));
   }
 
   /** A node's children names (sorted) and its Stat, in one round trip. */
   childrenWithStat(path: string): Observable<ChildrenWithStat> {
-    return cold(() => this.runChildren(path));
+    return cold(() => this.runChildren(path, false));
   }
 
   /** Creates a path and every missing parent (existing nodes are fine). */
@@ -430,13 +436,19 @@ export class ZkClient {
   /**
    * Every create, delete and data change of `path` and of every node under it, from one
    * persistent recursive watch (ZooKeeper 3.6+, default transport) shared by all subscribers.
-   * Emits `{ type: 'resync', reason: 'started' }` once the watch is in place, and a `resync`
-   * after each reconnection or new session (changes made meanwhile were not reported: read what
-   * you need again).
+   * Emits `{ type: 'resync', reason: 'started' }` once the watch is in place and the tree has
+   * been read (the content it had then is not reported). After a reconnection or a new session
+   * it emits a `resync` (`'reconnected'`, `'expired'`), then every change made meanwhile, found
+   * by reading the tree again (deletions deepest first, creations, data changes; a node deleted
+   * and created again is `deleted` then `created`; changes collapse: a node created and deleted
+   * meanwhile is not reported), then the changes since. At least once: a rare change can be
+   * reported twice, none is lost. Holds ~220 bytes a node (see the README).
    *
    * ## Example
    * ```ts
-   * client.watchTree('/app').subscribe((event) => console.log(event.type, event.path));
+   * const tree = client.watchTree('/app');
+   * tree.subscribe((event) => console.log(event.type, event.path));
+   * await firstValueFrom(tree); // the `resync` (started): from here on every change is reported
    * await client.promises.create('/app/a', 'x');
    * await client.promises.set('/app/a', 'y');
    * await client.promises.delete('/app/a');
@@ -508,9 +520,14 @@ export class ZkClient {
       subscription?.unsubscribe();
     }
     this.tornDown = true;
-    clearTimeout(this.suspendTimer);
-    for (const call of [...this.pending]) call.cancel();
-    this.pending.clear();
+    // A call waiting (for a connection, for its retry) fails now: it never reaches the server.
+    // A call in flight gets its reply: the server answers it before it closes the session, and
+    // the promise then agrees with what the server did.
+    for (const call of [...this.pending]) {
+      if (call.inFlight) continue;
+      call.cancel();
+      this.pending.delete(call);
+    }
     // Say 'closed' before the session goes: whatever holds a lock or leadership stops its work
     // while its ephemeral nodes still exist, so no successor can start before it has stopped.
     this.setState('closed', this.sessionId);
@@ -525,7 +542,7 @@ export class ZkClient {
 
   // ---- session lifecycle ----
 
-  private openHandle(abandoned: SessionCredentials | undefined): void {
+  private openHandle(): void {
     if (this.tornDown) return;
     this.connectedOnHandle = false;
     this.handle = this.transport.open(
@@ -538,9 +555,9 @@ export class ZkClient {
         tls: this.options.tls,
         canBeReadOnly: this.options.canBeReadOnly,
         maxFrameBytes: this.options.maxFrameBytes,
+        lookup: this.options.lookup,
         log: this.log,
         logLevel: this.options.logger ? this.options.logLevel : 'silent',
-        abandonedSession: abandoned,
       },
       this.listener,
     );
@@ -558,9 +575,10 @@ export class ZkClient {
 
   private onConnected(handle: SessionHandle): void {
     if (handle !== this.handle || this.tornDown) return;
-    clearTimeout(this.suspendTimer);
-    this.suspendTimer = undefined;
-    if (!this.connectedOnHandle) {
+    // A handle's session id changes only when a read-only (local) session moves to a read-write
+    // server, which starts a session of its own: for the client that is a new session.
+    const newSession = this.connectedOnHandle && handle.sessionId !== this.sessionId;
+    if (!this.connectedOnHandle || newSession) {
       this.connectedOnHandle = true;
       const renewed = this.hadSession;
       this.hadSession = true;
@@ -578,21 +596,12 @@ export class ZkClient {
   private onDisconnected(handle: SessionHandle): void {
     if (handle !== this.handle || this.tornDown) return;
     if (!this.connectedOnHandle || this.state === 'suspended') return;
+    // The session lives on the server until it says otherwise: ZooKeeper decides expiry, and
+    // after a quorum loss the new leader restarts every session's clock. So the client stays
+    // `suspended`, reconnecting, until it is `reconnected` or the server answers "expired" —
+    // as Apache's Java client (3.8) does. Holders follow `suspended` (the recipes' default
+    // gives up at once; `onSuspended: 'continue'` gives up after a session timeout of it).
     this.setState('suspended', handle.sessionId);
-    // The server expires a silent session after its timeout: past that, treat it as expired
-    // rather than let holders believe they still own ephemeral nodes.
-    clearTimeout(this.suspendTimer);
-    const timeout =
-      handle.negotiatedTimeoutMs > 0 ? handle.negotiatedTimeoutMs : this.options.sessionTimeoutMs;
-    this.suspendTimer = setTimeout(() => {
-      this.suspendTimer = undefined;
-      if (handle !== this.handle || this.state !== 'suspended') return;
-      this.log.warn('no connection for a whole session timeout: the session is presumed expired', {
-        sessionId: handle.sessionId,
-        timeoutMs: timeout,
-      });
-      this.expire(handle, true);
-    }, timeout);
   }
 
   private onHandleClosed(handle: SessionHandle, rc: number): void {
@@ -604,32 +613,32 @@ export class ZkClient {
       void this.close();
       return;
     }
-    this.expire(handle, false);
+    this.expire(handle);
   }
 
-  /**
-   * The session is gone (the server said so), or presumed gone (`presumed`: a whole timeout
-   * without a connection). A presumed-expired session may still live on the server with its
-   * ephemeral nodes — its server may have heard our pings while we heard nothing, or lost its
-   * quorum and restarted the session's clock — so the next session starts by closing it.
-   */
-  private expire(handle: SessionHandle, presumed: boolean): void {
+  /** The server said the session is gone: a new one starts. */
+  private expire(handle: SessionHandle): void {
     // The session's id as session$ last reported it: when the server said "expired", the
     // handle's own id may already read '0'.
     const sessionId = this.sessionId;
-    const abandoned = presumed ? handle.credentials() : undefined;
     this.handle = undefined;
-    clearTimeout(this.suspendTimer);
-    this.suspendTimer = undefined;
     void handle.close();
     this.setState('expired', sessionId);
-    this.openHandle(abandoned);
+    this.openHandle();
   }
 
+  /**
+   * A watch event, delivered in wire order: a reply read before it resolved its promise at once
+   * (its continuation is queued then), so the event waits one microtask, queued now, behind it.
+   * A cache that reads a snapshot and then applies events never applies an event older than
+   * its snapshot. (The watch streams' own reads are delivered the same way: `inWireOrder`.)
+   */
   private onWatchEvent(handle: SessionHandle, type: WatchEventType, path: string): void {
-    if (handle !== this.handle) return;
-    this.watches.onEvent(type, path);
-    this.trees.onEvent(type, path);
+    queueMicrotask(() => {
+      if (handle !== this.handle) return;
+      this.watches.onEvent(type, path);
+      this.trees.onEvent(type, path);
+    });
   }
 
   private whenConnected(callback: () => void): () => void {
@@ -676,11 +685,14 @@ export class ZkClient {
 
   // ---- calls ----
 
-  private closedError(operation: string, path?: string): ZkError {
+  private closedError(operation: string, path?: string, cause?: unknown): ZkError {
     const where = path === undefined ? '' : ` ${path}`;
-    return new ZkError(ZkErrorCode.ClientClosed, `${operation}${where}: the client is closed`, {
-      path,
-    });
+    const why = cause instanceof Error ? `: ${cause.message}` : '';
+    return new ZkError(
+      ZkErrorCode.ClientClosed,
+      `${operation}${where}: the client is closed${why}`,
+      { path, cause },
+    );
   }
 
   private errorOf(
@@ -689,10 +701,18 @@ export class ZkClient {
     path: string | undefined,
     cause: unknown,
   ): ZkError {
-    if (rc === TRANSACTION_FAILED && ZkError.isInstance(cause)) return cause;
     const where = path === undefined ? '' : ` ${path}`;
+    if (rc === Rc.failedWithCause && ZkError.isInstance(cause)) {
+      // A transaction's op error names its own op; others are told which call they ended.
+      if (cause.path !== undefined || cause.opIndex !== undefined) return cause;
+      return new ZkError(cause.code, `${operation}${where}: ${cause.message}`, {
+        path,
+        rc: cause.rc,
+        cause: cause.cause,
+      });
+    }
     if (rc === Rc.closing || rc === Rc.invalidState) {
-      if (this.tornDown) return this.closedError(operation, path);
+      if (this.tornDown) return this.closedError(operation, path, cause);
       return new ZkError(
         ZkErrorCode.SessionExpired,
         `${operation}${where}: the session ended mid-call`,
@@ -749,6 +769,7 @@ export class ZkClient {
       let timer: ReturnType<typeof setTimeout> | undefined;
       let cancelWait: (() => void) | undefined;
       const call: PendingCall = {
+        inFlight: false,
         cancel: () => {
           clearTimeout(timer);
           cancelWait?.();
@@ -777,6 +798,7 @@ export class ZkClient {
         }
         const handle = this.handle;
         const settle = (rc: number, value?: T, cause?: unknown): void => {
+          call.inFlight = false;
           if (!this.pending.has(call)) return;
           if (rc === Rc.ok) {
             this.pending.delete(call);
@@ -806,6 +828,7 @@ export class ZkClient {
           settle(Rc.closing);
           return;
         }
+        call.inFlight = true;
         attempt(handle, settle, retries);
       };
       this.pending.add(call);
@@ -918,16 +941,21 @@ export class ZkClient {
     });
   }
 
-  private runChildren(path: string): Promise<ChildrenWithStat> {
+  // Names only, or with the Stat: the promise resolves in the reply's turn either way (no
+  // `then` in between), so its continuation comes before any watch event read after the reply.
+  private runChildren(path: string, namesOnly: true): Promise<string[]>;
+  private runChildren(path: string, namesOnly: false): Promise<ChildrenWithStat>;
+  private runChildren(path: string, namesOnly: boolean): Promise<string[] | ChildrenWithStat> {
     try {
       validatePath(path);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.execute<ChildrenWithStat>('children', path, true, (handle, settle) => {
+    return this.execute<string[] | ChildrenWithStat>('children', path, true, (handle, settle) => {
       handle.children(path, false, (rc, listing, cause) => {
         if (rc !== Rc.ok || !listing) return settle(rc, undefined, cause);
-        settle(rc, { children: listing.children.sort(), stat: listing.stat });
+        const children = listing.children.sort();
+        settle(rc, namesOnly ? children : { children, stat: listing.stat });
       });
     });
   }
@@ -1059,7 +1087,7 @@ export class ZkClient {
     settle: (rc: number, value?: never, cause?: unknown) => void,
     error: ZkError,
   ): void {
-    settle(TRANSACTION_FAILED, undefined, error);
+    settle(Rc.failedWithCause, undefined, error);
   }
 
   private runGetAllChildrenNumber(path: string): Promise<number> {
@@ -1094,9 +1122,6 @@ export class ZkClient {
     );
   }
 }
-
-/** Not a ZooKeeper code: a transaction op failed, the cause is the op's ZkError. */
-const TRANSACTION_FAILED = 1;
 
 /**
  * Creates a ZooKeeper client and starts connecting. Options are checked first: a bad one

@@ -51,6 +51,11 @@ export const ZkErrorCode = {
   MarshallingError: 'MarshallingError',
   /** A write reached a read-only server (`canBeReadOnly`). */
   NotReadOnly: 'NotReadOnly',
+  /**
+   * A reply was larger than the client's `maxFrameBytes`: that call failed (its reply was read
+   * and dropped); the connection and the session are fine. Raise `maxFrameBytes` to read it.
+   */
+  ReplyTooLarge: 'ReplyTooLarge',
   /** `removeWatches` found no such watch. */
   NoWatcher: 'NoWatcher',
   /** An ephemeral node on a local session (servers with local sessions). */
@@ -83,6 +88,11 @@ const retryableCodes: ReadonlySet<ZkErrorCode> = new Set<ZkErrorCode>([
  */
 export const Rc = {
   ok: 0,
+  /**
+   * zkrx only, never on the wire: the call failed with the ZkError passed as the reply's cause
+   * (a transaction op that failed, a reply over `maxFrameBytes`).
+   */
+  failedWithCause: 1,
   systemError: -1,
   runtimeInconsistency: -2,
   dataInconsistency: -3,

@@ -4,7 +4,15 @@
  * largest gap between two ticks is reported (printed), not asserted: timings are the machine's.
  */
 import { describe, expect, it } from 'vitest';
-import { openClient, proxyTo, record, statesOf, transportName, waitFor } from '../test/support';
+import {
+  openClient,
+  proxyTo,
+  record,
+  statesOf,
+  testRoot,
+  transportName,
+  waitFor,
+} from '../test/support';
 
 /** A 1 ms interval that records the largest gap between ticks, per phase. */
 function ticker() {
@@ -41,9 +49,15 @@ describe('the event loop', () => {
     await client.connected(10_000);
     loop.phase('connect');
 
+    const observer = await openClient();
+    await observer.connected(10_000);
+    const root = await testRoot();
+    const node = await client.promises.create(`${root}/mine`, '', { mode: 'ephemeral' });
     // A blackhole: the socket stays open, nothing goes through, new connections are held.
     proxy.pause();
-    await waitFor(() => statesOf(session).includes('expired'), 20_000);
+    await waitFor(() => client.state === 'suspended', 20_000);
+    // The server expires the session behind it (the client learns it once through).
+    await waitFor(async () => (await observer.promises.exists(node.path)) === null, 20_000);
     loop.phase('partition until expiry');
 
     proxy.resume();

@@ -5,7 +5,15 @@
  */
 import { type Ensemble, startEnsemble } from '@zkrx/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClient, rejectionOf, testRoot, transportName, waitFor } from '../test/support';
+import {
+  openClient,
+  record,
+  rejectionOf,
+  statesOf,
+  testRoot,
+  transportName,
+  waitFor,
+} from '../test/support';
 
 describe.runIf(transportName === 'typescript')('a read-only server', () => {
   let ensemble: Ensemble;
@@ -51,5 +59,33 @@ describe.runIf(transportName === 'typescript')('a read-only server', () => {
 
     await readOnly.close();
     for (const member of others) await ensemble.startServer(member.index);
+  });
+
+  it('finds its way back to a read-write server, on a session of its own (a read-only one is local)', async () => {
+    const root = await testRoot(ensemble.connectString);
+    const [first, second, alone] = ensemble.servers;
+    // One member is partitioned from its quorum (clients still reach it): it serves read-only.
+    await ensemble.isolateServer(alone!.index);
+    // The others go down: the client can only reach the read-only one.
+    await Promise.all([ensemble.stopServer(first!.index), ensemble.stopServer(second!.index)]);
+    const client = await openClient({ connect: ensemble.connectString, canBeReadOnly: true });
+    const session = record(client.session$);
+    await client.connected(30_000);
+    expect(client.readOnly).toBe(true);
+    const readOnlyId = client.sessionId;
+    // The quorum is back without the partitioned member, which stays read-only: the client
+    // must look for a read-write server itself.
+    await Promise.all([ensemble.startServer(first!.index), ensemble.startServer(second!.index)]);
+    await waitFor(() => client.state === 'connected' && !client.readOnly, 60_000);
+    expect((await alone!.fourLetterWord('isro')).trim()).toBe('ro');
+    // A new session, asked for as such (a read-only session id means nothing elsewhere): no
+    // detour through "expired".
+    expect(client.sessionId).not.toBe(readOnlyId);
+    expect(statesOf(session)).toEqual(['connecting', 'connected', 'suspended', 'connected']);
+    const made = await client.promises.create(`${root}/written`, 'x', { mode: 'ephemeral' });
+    expect(made.stat.ephemeralOwner).toBe(client.sessionId);
+    await client.close();
+    await ensemble.stopServer(alone!.index);
+    await ensemble.startServer(alone!.index);
   });
 });

@@ -78,6 +78,12 @@ export interface SessionHandle {
   /** Connected to a read-only server (`canBeReadOnly`). */
   readonly readOnly: boolean;
   readonly isDead: boolean;
+  /**
+   * The zxid of the last reply the session read (0 before any): every watch event of a change
+   * up to it has been delivered, as ZooKeeper sends events and replies in order. Optional: a
+   * transport without it makes `watchTree` report such changes again after a gap.
+   */
+  readonly lastZxidSeen?: number;
   credentials(): SessionCredentials | undefined;
   /**
    * Ends the session: sends closeSession when connected and resolves on its answer or after a
@@ -133,16 +139,13 @@ export interface SessionOptions {
   readonly sasl: { readonly username: string; readonly password: string } | undefined;
   readonly tls: ConnectionOptions | undefined;
   readonly canBeReadOnly: boolean;
-  /** Largest frame accepted from a server; a larger one drops the connection. */
+  /** Largest reply read from a server; a larger one fails its own call (`ReplyTooLarge`). */
   readonly maxFrameBytes: number;
+  /** Resolves the connect string's host names (default: the system resolver, every address). */
+  readonly lookup?: (hostname: string) => Promise<readonly string[]> | readonly string[];
   /** Where the transport logs (already filtered at `logLevel`). */
   readonly log: Required<Logger>;
   readonly logLevel: LogLevel;
-  /**
-   * A session this client gave up as expired while the server may still hold it: re-attach to
-   * it and close it on the first connection, so its ephemeral nodes go at once.
-   */
-  readonly abandonedSession: SessionCredentials | undefined;
 }
 
 /**

@@ -75,6 +75,16 @@ function isTransient(rc: number): boolean {
   );
 }
 
+/**
+ * Defers a transport callback by one microtask, queued at once: a reply's processing keeps its
+ * place among the promises resolved and the events read before and after it (wire order).
+ */
+export function inWireOrder<A extends unknown[]>(
+  callback: (...args: A) => void,
+): (...args: A) => void {
+  return (...args) => queueMicrotask(() => callback(...args));
+}
+
 /** The shared watch streams of one client. */
 export class WatchRegistry {
   private readonly entries = new Map<string, Entry>();
@@ -169,7 +179,7 @@ export class WatchRegistry {
     for (const subscriber of [...entry.subscribers]) subscriber.next(value);
   }
 
-  private fail(entry: Entry, rc: number): void {
+  private fail(entry: Entry, rc: number, cause?: Error): void {
     if (entry.dead) return;
     if (this.host.isClosed()) {
       this.drop(entry);
@@ -184,7 +194,14 @@ export class WatchRegistry {
       return;
     }
     this.drop(entry);
-    const error = errorFromRc(rc, `watch ${entry.kind}`, entry.path);
+    const operation = `watch ${entry.kind}`;
+    // A reply over maxFrameBytes: the stream ends with the reason, it is not read again.
+    const error =
+      rc === Rc.failedWithCause && ZkError.isInstance(cause)
+        ? new ZkError(cause.code, `${operation} ${entry.path}: ${cause.message}`, {
+            path: entry.path,
+          })
+        : errorFromRc(rc, operation, entry.path);
     for (const subscriber of [...entry.subscribers]) subscriber.error(error);
   }
 
@@ -201,28 +218,40 @@ export class WatchRegistry {
     if (knownAbsent) return this.armExistence(entry, handle);
     switch (entry.kind) {
       case 'data':
-        handle.get(path, true, (rc, node) => {
-          entry.reading = false;
-          if (rc === Rc.ok && node) return this.emit(entry, node);
-          if (rc === Rc.noNode) return this.absent(entry, handle, null);
-          this.fail(entry, rc);
-        });
+        handle.get(
+          path,
+          true,
+          inWireOrder((rc, node, cause) => {
+            entry.reading = false;
+            if (rc === Rc.ok && node) return this.emit(entry, node);
+            if (rc === Rc.noNode) return this.absent(entry, handle, null);
+            this.fail(entry, rc, cause);
+          }),
+        );
         return;
       case 'exists':
-        handle.exists(path, true, (rc, stat) => {
-          entry.reading = false;
-          if (rc === Rc.ok && stat) return this.emit(entry, stat);
-          if (rc === Rc.noNode) return this.emit(entry, null);
-          this.fail(entry, rc);
-        });
+        handle.exists(
+          path,
+          true,
+          inWireOrder((rc, stat) => {
+            entry.reading = false;
+            if (rc === Rc.ok && stat) return this.emit(entry, stat);
+            if (rc === Rc.noNode) return this.emit(entry, null);
+            this.fail(entry, rc);
+          }),
+        );
         return;
       case 'children':
-        handle.children(path, true, (rc, listing) => {
-          entry.reading = false;
-          if (rc === Rc.ok && listing) return this.emit(entry, listing.children.sort());
-          if (rc === Rc.noNode) return this.absent(entry, handle, []);
-          this.fail(entry, rc);
-        });
+        handle.children(
+          path,
+          true,
+          inWireOrder((rc, listing, cause) => {
+            entry.reading = false;
+            if (rc === Rc.ok && listing) return this.emit(entry, listing.children.sort());
+            if (rc === Rc.noNode) return this.absent(entry, handle, []);
+            this.fail(entry, rc, cause);
+          }),
+        );
         return;
     }
   }
@@ -236,17 +265,21 @@ export class WatchRegistry {
   }
 
   private armExistence(entry: Entry, handle: SessionHandle): void {
-    handle.exists(entry.path, true, (rc, stat) => {
-      entry.reading = false;
-      if (rc === Rc.ok && stat) {
-        // Created meanwhile: read the real value (this also arms the proper watch).
-        if (entry.kind === 'exists') return this.emit(entry, stat);
-        return this.read(entry, false);
-      }
-      if (rc === Rc.noNode) {
-        return this.emit(entry, entry.kind === 'children' ? [] : null);
-      }
-      this.fail(entry, rc);
-    });
+    handle.exists(
+      entry.path,
+      true,
+      inWireOrder((rc, stat) => {
+        entry.reading = false;
+        if (rc === Rc.ok && stat) {
+          // Created meanwhile: read the real value (this also arms the proper watch).
+          if (entry.kind === 'exists') return this.emit(entry, stat);
+          return this.read(entry, false);
+        }
+        if (rc === Rc.noNode) {
+          return this.emit(entry, entry.kind === 'children' ? [] : null);
+        }
+        this.fail(entry, rc);
+      }),
+    );
   }
 }

@@ -1,9 +1,10 @@
 /**
  * watchTree against a real ZooKeeper: one persistent recursive watch reports every create,
  * delete and data change under a path, is shared by its subscribers, comes back after a
- * reconnection and on a new session, and is removed on the server when the last one leaves.
+ * reconnection and on a new session — reporting what changed meanwhile — and is removed on the
+ * server when the last one leaves.
  */
-import { expireSession, testZooKeeper } from '@zkrx/testing';
+import { expireSession, type TcpProxy, testZooKeeper } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
 import {
   connectedClient,
@@ -17,9 +18,102 @@ import {
   waitFor,
   watchedPaths,
 } from '../test/support';
-import type { TreeEvent } from './index';
+import type { TreeEvent, ZkClient } from './index';
+import { TreeWatches } from './watch-tree';
 
 const changes = (events: readonly TreeEvent[]) => events.filter((event) => event.type !== 'resync');
+
+const created = (path: string): TreeEvent => ({ type: 'created', path });
+const deleted = (path: string): TreeEvent => ({ type: 'deleted', path });
+const changed = (path: string): TreeEvent => ({ type: 'changed', path });
+
+/** The tree the gap tests start from (relative paths, parents first). */
+const GAP_TREE = [
+  'keep',
+  'gone',
+  'again',
+  'sub',
+  'sub/a',
+  'sub/a/b',
+  'sub/c',
+  'still',
+  'touched',
+  'touched-again',
+];
+
+/**
+ * Live changes once the watch is in place, then a read by the watching client: its reply
+ * carries a zxid past them. The gap below deletes and creates names again under the same
+ * parent, so whether `born-live` is still the node created live is judged by its czxid against
+ * the session's last zxid: without that read it would be reported again (the documented
+ * at-least-once window; the next test has no such read and no such gap).
+ */
+async function liveChanges(
+  client: ZkClient,
+  writer: ZkClient,
+  root: string,
+  events: readonly TreeEvent[],
+) {
+  await writer.promises.set(`${root}/touched`, 'live');
+  await writer.promises.set(`${root}/touched-again`, 'live');
+  await writer.promises.create(`${root}/born-live`);
+  await writer.promises.create(`${root}/born-live-again`);
+  await waitFor(() => events.at(-1)?.path === `${root}/born-live-again`);
+  await client.promises.exists(root);
+}
+
+/** Everything that can happen to a node while the watching client is away. */
+async function gapChanges(writer: ZkClient, root: string) {
+  await writer.promises.set(`${root}/keep`, 'changed while away');
+  await writer.promises.delete(`${root}/gone`);
+  await writer.promises.delete(`${root}/again`);
+  await writer.promises.create(`${root}/again`, 'a new node at the same path');
+  for (const path of ['sub/a/b', 'sub/a', 'sub/c', 'sub']) {
+    await writer.promises.delete(`${root}/${path}`);
+  }
+  await writer.promises.create(`${root}/new`);
+  await writer.promises.create(`${root}/new/child`);
+  await writer.promises.create(`${root}/flash`); // created and deleted: nothing to report
+  await writer.promises.delete(`${root}/flash`);
+  await writer.promises.set(`${root}/touched-again`, 'changed while away too');
+  await writer.promises.delete(`${root}/born-live-again`);
+  await writer.promises.create(`${root}/born-live-again`);
+}
+
+/** What the gap must be reported as: deletions deepest first, creations, data changes. */
+function gapEvents(root: string): TreeEvent[] {
+  return [
+    deleted(`${root}/sub/a/b`),
+    deleted(`${root}/sub/a`),
+    deleted(`${root}/sub/c`),
+    deleted(`${root}/again`),
+    deleted(`${root}/born-live-again`),
+    deleted(`${root}/gone`),
+    deleted(`${root}/sub`),
+    created(`${root}/again`),
+    created(`${root}/born-live-again`),
+    created(`${root}/new`),
+    created(`${root}/new/child`),
+    changed(`${root}/keep`),
+    changed(`${root}/touched-again`),
+  ];
+}
+
+/**
+ * The session timeout of a client cut off by {@link partition}: the longest the test server
+ * grants, so a gap made slow by a busy machine stays a reconnection, not an expiry.
+ */
+const GAP_SESSION_MS = 10_000;
+
+/** A full partition of the client behind `proxy`: it is suspended when this resolves. */
+async function partition(proxy: TcpProxy, client: ZkClient) {
+  proxy.refuse(true);
+  proxy.cut();
+  await waitFor(() => client.state === 'suspended');
+}
+
+const isResync = (reason: string) => (event: TreeEvent) =>
+  event.type === 'resync' && event.reason === reason;
 
 describe.runIf(transportName === 'typescript')('watchTree', () => {
   it('reports every create, data change and delete at any depth under the root, and nothing else', async () => {
@@ -82,7 +176,10 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
 
   it('keeps watching across a reconnection (a resync marks the gap) and on a new session after expiry', async () => {
     const proxy = await proxyTo();
-    const client = await connectedClient({ connect: proxy.connectString });
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
     const writer = await connectedClient();
     const root = await testRoot();
     const tree = record(client.watchTree(root));
@@ -105,9 +202,263 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
     await writer.promises.set(`${root}/after-reconnect`, 'new session');
     await waitFor(() => tree.values.at(-1)?.type === 'changed');
     expect(tree.values.at(-1)).toEqual({ type: 'changed', path: `${root}/after-reconnect` });
-    // A change made while disconnected is not reported (the resync says to read again).
-    expect(changes(tree.values).some((event) => event.path === `${root}/while-away`)).toBe(false);
+    expect(tree.values).toEqual([
+      { type: 'resync', path: root, reason: 'started' },
+      { type: 'resync', path: root, reason: 'reconnected' },
+      created(`${root}/while-away`), // made while disconnected: found by reading the tree again
+      created(`${root}/after-reconnect`),
+      { type: 'resync', path: root, reason: 'expired' },
+      changed(`${root}/after-reconnect`),
+    ]);
     expect(tree.error).toBeUndefined();
+  });
+
+  it('reports every change made during a cut after the resync, each once', async () => {
+    const proxy = await proxyTo();
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
+    const writer = await connectedClient();
+    const root = await testRoot();
+    for (const path of GAP_TREE) await writer.promises.create(`${root}/${path}`);
+    const tree = record(client.watchTree(root));
+    await waitFor(() => tree.values.length === 1); // started: the tree has been read
+    await liveChanges(client, writer, root, tree.values);
+    await partition(proxy, client);
+    await gapChanges(writer, root);
+    const seen = tree.values.length;
+    proxy.refuse(false);
+    await waitFor(() => tree.values.some(isResync('reconnected')));
+    // Reported after the gap's changes, whether it lands during the walk or after it.
+    await writer.promises.create(`${root}/marker`);
+    await waitFor(() => tree.values.at(-1)?.path === `${root}/marker`);
+    expect(tree.values.slice(seen)).toEqual([
+      { type: 'resync', path: root, reason: 'reconnected' },
+      ...gapEvents(root),
+      created(`${root}/marker`),
+    ]);
+    expect(tree.error).toBeUndefined();
+  });
+
+  it('reports every change made while its session expired after the resync, each once', async () => {
+    const { connectString } = await testZooKeeper();
+    const proxy = await proxyTo();
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
+    const writer = await connectedClient();
+    const root = await testRoot();
+    for (const path of GAP_TREE) await writer.promises.create(`${root}/${path}`);
+    const tree = record(client.watchTree(root));
+    await waitFor(() => tree.values.length === 1);
+    await liveChanges(client, writer, root, tree.values);
+    const credentials = client.sessionCredentials()!;
+    await partition(proxy, client);
+    await gapChanges(writer, root);
+    await expireSession({ connectString, ...credentials });
+    const seen = tree.values.length;
+    proxy.refuse(false);
+    await waitFor(() => tree.values.some(isResync('expired')));
+    await writer.promises.create(`${root}/marker`);
+    await waitFor(() => tree.values.at(-1)?.path === `${root}/marker`);
+    expect(tree.values.slice(seen)).toEqual([
+      { type: 'resync', path: root, reason: 'expired' },
+      ...gapEvents(root),
+      created(`${root}/marker`),
+    ]);
+    expect(tree.error).toBeUndefined();
+  });
+
+  it('reports nothing twice to a watcher that sends no request of its own (live events counted)', async () => {
+    const proxy = await proxyTo();
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
+    const writer = await connectedClient();
+    const root = await testRoot();
+    for (const path of ['keep', 'gone', 'touched', 'p'])
+      await writer.promises.create(`${root}/${path}`);
+    const tree = record(client.watchTree(root));
+    await waitFor(() => tree.values.length === 1);
+    // After the walk's last reply: the session's last zxid is below all of these.
+    await writer.promises.set(`${root}/touched`, 'live');
+    await writer.promises.set(`${root}/touched`, 'live again');
+    await writer.promises.create(`${root}/p/born`);
+    await writer.promises.set(`${root}/p/born`, 'live');
+    await waitFor(() => tree.values.length === 5);
+    await partition(proxy, client);
+    await writer.promises.set(`${root}/keep`, 'changed while away');
+    await writer.promises.delete(`${root}/gone`);
+    await writer.promises.create(`${root}/new`);
+    const seen = tree.values.length;
+    proxy.refuse(false);
+    await waitFor(() => tree.values.some(isResync('reconnected')));
+    await writer.promises.create(`${root}/marker`);
+    await waitFor(() => tree.values.at(-1)?.path === `${root}/marker`);
+    expect(tree.values.slice(seen)).toEqual([
+      { type: 'resync', path: root, reason: 'reconnected' },
+      deleted(`${root}/gone`),
+      created(`${root}/new`),
+      changed(`${root}/keep`),
+      created(`${root}/marker`),
+    ]);
+  });
+
+  it('reads again a node whose read raced a live change, so the next gap does not report it again', async () => {
+    const proxy = await proxyTo();
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
+    const writer = await connectedClient();
+    const root = await testRoot();
+    const x = `${root}/x`;
+    await writer.promises.create(x);
+    const tree = record(client.watchTree(root));
+    await waitFor(() => tree.values.length === 1);
+    // After the gap, x's read (the walk's last) is answered, then held while x changes: the
+    // walk cannot tell whether its version is before or after the change.
+    let parked = false;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const read = client.promises.childrenWithStat;
+    const reads = vi.spyOn(client.promises, 'childrenWithStat').mockImplementation(async (path) => {
+      const listing = await read(path);
+      if (path === x && !parked) {
+        parked = true;
+        await gate;
+      }
+      return listing;
+    });
+    const delivered = vi.spyOn(TreeWatches.prototype, 'onEvent');
+    try {
+      await partition(proxy, client);
+      const seen = tree.values.length;
+      proxy.refuse(false);
+      await waitFor(() => parked);
+      await writer.promises.set(x, 'while its read is held');
+      await waitFor(() =>
+        delivered.mock.calls.some(([type, path]) => type === 'changed' && path === x),
+      );
+      release();
+      await waitFor(() => tree.values.at(-1)?.type === 'changed');
+      await partition(proxy, client); // nothing changes during this one
+      proxy.refuse(false);
+      await waitFor(() => tree.values.filter(isResync('reconnected')).length === 2);
+      await writer.promises.create(`${root}/marker`);
+      await waitFor(() => tree.values.at(-1)?.path === `${root}/marker`);
+      expect(tree.values.slice(seen)).toEqual([
+        { type: 'resync', path: root, reason: 'reconnected' },
+        changed(x),
+        { type: 'resync', path: root, reason: 'reconnected' },
+        created(`${root}/marker`),
+      ]);
+    } finally {
+      reads.mockRestore();
+      delivered.mockRestore();
+    }
+  });
+
+  it('reports a root deleted during a cut as every node under it deleted, bottom-up', async () => {
+    const proxy = await proxyTo();
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
+    const writer = await connectedClient();
+    const root = await testRoot();
+    const top = `${root}/tree`;
+    for (const path of ['', '/a', '/a/b', '/c']) await writer.promises.create(`${top}${path}`);
+    const tree = record(client.watchTree(top));
+    await waitFor(() => tree.values.length === 1);
+    await partition(proxy, client);
+    for (const path of ['/a/b', '/a', '/c', '']) await writer.promises.delete(`${top}${path}`);
+    proxy.refuse(false);
+    await waitFor(() => tree.values.some(isResync('reconnected')));
+    await writer.promises.create(top); // a new root: reported live
+    await waitFor(() => tree.values.at(-1)?.type === 'created');
+    expect(tree.values).toEqual([
+      { type: 'resync', path: top, reason: 'started' },
+      { type: 'resync', path: top, reason: 'reconnected' },
+      deleted(`${top}/a/b`),
+      deleted(`${top}/a`),
+      deleted(`${top}/c`),
+      deleted(top),
+      created(top),
+    ]);
+  });
+
+  it("reports the live events that arrive during the walk after a gap once, after the gap's", async () => {
+    const proxy = await proxyTo();
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
+    const writer = await connectedClient();
+    const root = await testRoot();
+    for (const path of ['p', 'p/x', 'p/y', 'q']) await writer.promises.create(`${root}/${path}`);
+    const tree = record(client.watchTree(root));
+    await waitFor(() => tree.values.length === 1);
+    await partition(proxy, client);
+    await writer.promises.set(`${root}/p/x`, 'changed while away');
+    await writer.promises.create(`${root}/c`);
+    await writer.promises.delete(`${root}/q`);
+    // Hold the walk's read of the root (its first) until the live changes below have reached
+    // the client: they happen after the watch is back, before the walk reads their nodes.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const read = client.promises.childrenWithStat;
+    const held: string[] = [];
+    const reads = vi.spyOn(client.promises, 'childrenWithStat').mockImplementation(async (path) => {
+      if (path === root) {
+        held.push(path);
+        await gate;
+      }
+      return read(path);
+    });
+    try {
+      const seen = tree.values.length;
+      proxy.refuse(false);
+      await waitFor(() => held.length === 1);
+      // A subscriber joining during the walk: its `started` comes after the walk.
+      const late = record(client.watchTree(root));
+      await writer.promises.set(`${root}/p/x`, 'live'); // changed in the gap and live
+      await writer.promises.set(`${root}/c`, 'live'); // created in the gap, changed live
+      await writer.promises.create(`${root}/q`); // deleted in the gap, created live
+      await writer.promises.delete(`${root}/p/y`); // listed by p's read? no: deleted before it
+      await writer.promises.create(`${root}/p/z`); // created live, seen by the walk too
+      await client.promises.exists(root); // its reply comes after those events
+      expect(tree.values.slice(seen)).toEqual([
+        { type: 'resync', path: root, reason: 'reconnected' },
+      ]);
+      open();
+      await writer.promises.create(`${root}/marker`);
+      await waitFor(() => tree.values.at(-1)?.path === `${root}/marker`);
+      expect(tree.values.slice(seen)).toEqual([
+        { type: 'resync', path: root, reason: 'reconnected' },
+        deleted(`${root}/q`),
+        created(`${root}/c`),
+        changed(`${root}/p/x`),
+        changed(`${root}/c`),
+        created(`${root}/q`),
+        deleted(`${root}/p/y`),
+        created(`${root}/p/z`),
+        created(`${root}/marker`),
+      ]);
+      await waitFor(() => late.values.length > 0);
+      expect(late.values[0]).toEqual({ type: 'resync', path: root, reason: 'started' });
+      expect(changes(late.values).filter((event) => event.path !== `${root}/marker`)).toEqual([]);
+      expect(tree.error).toBeUndefined();
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   it('fails with InvalidPath for a bad path, and completes when the client closes', async () => {

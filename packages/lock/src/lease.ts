@@ -198,6 +198,8 @@ export class LeaseCore {
   private readonly sessionSubscription: Subscription;
   private readonly nodeSubscription: Subscription | undefined;
   private removal: Promise<void> | undefined;
+  /** Ends a `continue` lease suspended for a whole session timeout. */
+  private suspendTimer: ReturnType<typeof setTimeout> | undefined;
   /** The lock as telemetry names it (the guard's span uses it too). */
   readonly labels: LockLabels;
   private readonly holdRecord: HoldRecord;
@@ -223,7 +225,7 @@ export class LeaseCore {
         }
         if (state === 'connecting') return this.lose('session-expired');
         if (state === 'suspended') {
-          if (this.onSuspended === 'continue') return this.setState('suspended');
+          if (this.onSuspended === 'continue') return this.suspend();
           return this.lose('suspended');
         }
         if (state === 'reconnected' && this.state$.value === 'suspended')
@@ -305,6 +307,8 @@ export class LeaseCore {
   }
 
   private finish(reason: Error): void {
+    clearTimeout(this.suspendTimer);
+    this.suspendTimer = undefined;
     this.sessionSubscription?.unsubscribe();
     this.nodeSubscription?.unsubscribe();
     this.revoked$.complete();
@@ -316,8 +320,27 @@ export class LeaseCore {
     if (this.state$.value !== state && !this.state$.closed) this.state$.next(state);
   }
 
+  /**
+   * Suspended under the policy `continue`: held on while the session may live, for one session
+   * timeout at most. The client keeps a suspended session until the server says it expired (a
+   * quorum loss restarts the servers' clocks, so a session can outlive a long cut); past a
+   * whole timeout without a connection, the server has likely expired it, so the lease is lost
+   * as Curator's LOST does — the safe side of not knowing.
+   */
+  private suspend(): void {
+    if (this.state$.value === 'suspended') return;
+    this.setState('suspended');
+    clearTimeout(this.suspendTimer);
+    this.suspendTimer = setTimeout(() => {
+      this.suspendTimer = undefined;
+      if (this.state$.value === 'suspended') this.lose('suspended');
+    }, this.client.sessionTimeoutMs);
+  }
+
   /** Back from `suspended` (policy `continue`): the node must still be there and ours. */
   private confirmAfterReconnect(): void {
+    clearTimeout(this.suspendTimer);
+    this.suspendTimer = undefined;
     this.client.promises.exists(this.node).then(
       (stat) => {
         if (!stat || stat.ephemeralOwner !== this.sessionId) this.lose('node-deleted');

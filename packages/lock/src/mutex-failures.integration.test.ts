@@ -8,7 +8,7 @@ import {
   untilEmpty,
 } from '@zkrx/test-support';
 import { expireSession, fourLetterWord, mntr, testZooKeeper } from '@zkrx/testing';
-import { Observable } from 'rxjs';
+import { firstValueFrom, Observable } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
 import {
   acquire,
@@ -125,6 +125,27 @@ describe('mutex under failures', () => {
     expect(lease.isHeld).toBe(true);
     expect(await tryAcquire(b, path)).toBeNull();
     await lease.release();
+    await untilEmpty(b, path);
+  });
+
+  it("with onSuspended: 'continue' gives up after a whole session timeout suspended, and its node goes once back", async () => {
+    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 4_000 });
+    const b = await connectedClient();
+    const path = lockPath();
+    const lease = await acquire(a, path, { onSuspended: 'continue' });
+    const lost = firstValueFrom(lease.lost$);
+    // The server hears `a`, `a` hears nothing: its session lives on, and it cannot tell. The
+    // client keeps the session (only the server can say it expired); the lease gives up.
+    proxy.holdReplies(true);
+    const error = await lost;
+    expect(error.reason).toBe('suspended');
+    expect(a.state).toBe('suspended');
+    expect(await tryAcquire(b, path)).toBeNull();
+    proxy.holdReplies(false);
+    // Back on the same session, the given-up lease's node is removed: the lock is free.
+    const next = await acquire(b, path, { timeoutMs: 30_000 });
+    expect(lease.isHeld).toBe(false);
+    await next.release();
     await untilEmpty(b, path);
   });
 

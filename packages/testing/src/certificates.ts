@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkOptions, rule } from './options';
 
 /** A certificate and its private key, PEM. */
 export interface CertificateAndKey {
@@ -23,7 +24,7 @@ export interface TestCertificates {
   readonly client: CertificateAndKey;
 }
 
-/** Options of {@link createTestCertificates}. */
+/** Options of {@link createTestCertificates}; a wrong one throws `InvalidOptionError`. */
 export interface TestCertificatesOptions {
   /** Names and addresses the server certificate is valid for; loopback and localhost by default. */
   readonly serverNames?: readonly string[];
@@ -51,6 +52,11 @@ const defaultNames = ['IP:127.0.0.1', 'IP:::1', 'DNS:localhost'];
  * @return The three certificates and keys, PEM.
  */
 export function createTestCertificates(options: TestCertificatesOptions = {}): TestCertificates {
+  checkOptions('createTestCertificates', options, {
+    serverNames: rule.strings,
+    days: rule.positiveInteger,
+    openssl: rule.string,
+  });
   const openssl = options.openssl ?? 'openssl';
   const days = String(options.days ?? 2);
   const names = (options.serverNames ?? defaultNames).map((name) =>

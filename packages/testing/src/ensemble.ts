@@ -9,10 +9,13 @@ import { ZooKeeperStartError } from './errors';
 import { fourLetterWord, mntr, parseServerMode } from './four-letter-words';
 import { freePorts } from './free-port';
 import { locateZooKeeper, type ZooKeeperInstallation } from './locate';
+import { rule } from './options';
 import {
   baseTempDir,
+  checkServerOptions,
   locateOptions,
   type StartZooKeeperOptions,
+  serverOptionRules,
   serverSystemProperties,
 } from './server';
 import {
@@ -23,7 +26,10 @@ import {
 } from './server-process';
 import { renderZooCfg } from './zoo-cfg';
 
-/** Options of {@link startEnsemble}: the size, and the options of {@link startZooKeeper} but the port. */
+/**
+ * Options of {@link startEnsemble}: the size, and the options of {@link startZooKeeper} but
+ * `port`, `tls` and `sasl`. A wrong one throws `InvalidOptionError` before anything starts.
+ */
 export interface StartEnsembleOptions extends Omit<StartZooKeeperOptions, 'port' | 'tls' | 'sasl'> {
   /** How many servers; 3 by default. */
   size?: number;
@@ -73,6 +79,14 @@ export interface Ensemble {
   /** Starts member `index` again with its data, and waits until it serves (has joined the quorum). */
   startServer(index: number): Promise<void>;
   /**
+   * Restarts member `index` cut off from the others: it cannot reach them nor they it (its
+   * quorum and election ports change, its peers' are wrong), while clients still reach its
+   * client port — a server partitioned from its quorum. With `readonlymode.enabled` it serves
+   * read-only (waited for); otherwise it only answers four-letter words. `startServer` (after
+   * `stopServer`) brings it back as a member.
+   */
+  isolateServer(index: number): Promise<void>;
+  /**
    * The index of the member whose `srvr` says `Mode: leader`, waiting (up to `timeoutMs`,
    * 30 s by default) while an election is in progress.
    */
@@ -89,6 +103,9 @@ export interface Ensemble {
 const HOST = '127.0.0.1';
 const BIND_ATTEMPTS = 3;
 const SERVING_MODES = ['leader', 'follower'];
+
+const { port: _port, tls: _tls, sasl: _sasl, ...memberOptionRules } = serverOptionRules;
+const ensembleOptionRules = { ...memberOptionRules, size: rule.positiveInteger };
 
 interface Member {
   index: number;
@@ -119,8 +136,8 @@ interface Member {
  * @return The running ensemble.
  */
 export async function startEnsemble(options: StartEnsembleOptions = {}): Promise<Ensemble> {
+  checkServerOptions('startEnsemble', options, ensembleOptionRules);
   const size = options.size ?? 3;
-  if (!Number.isInteger(size) || size < 1) throw new Error(`Invalid ensemble size ${size}`);
   const installation = locateZooKeeper(locateOptions(options));
   const dir = mkdtempSync(join(baseTempDir(options.tmpfs), 'zkrx-ensemble-'));
   try {
@@ -158,30 +175,39 @@ async function layOut(dir: string, size: number, options: StartEnsembleOptions):
       jvm: undefined,
     };
   });
-  const quorum = members.map(({ serverId, quorumPort, electionPort }) => ({
-    id: serverId,
-    quorumPort,
-    electionPort,
-  }));
   for (const member of members) {
     rmSync(member.serverDir, { recursive: true, force: true });
     mkdirSync(member.dataDir, { recursive: true });
     writeFileSync(join(member.dataDir, 'myid'), `${member.serverId}\n`);
-    writeFileSync(
-      join(member.serverDir, 'zoo.cfg'),
-      renderZooCfg({
-        dataDir: member.dataDir,
-        clientPort: member.port,
-        host: HOST,
-        tickTime: options.tickTime ?? 500,
-        minSessionTimeoutMs: options.minSessionTimeoutMs,
-        maxSessionTimeoutMs: options.maxSessionTimeoutMs,
-        quorum,
-        extraConfig: options.extraConfig,
-      }),
-    );
+    writeMemberConfig(member, members, options);
   }
   return members;
+}
+
+/** A member's `zoo.cfg`: the ensemble's quorum, or another one (to isolate the member). */
+function writeMemberConfig(
+  member: Member,
+  members: readonly Member[],
+  options: StartEnsembleOptions,
+  quorum = members.map(({ serverId, quorumPort, electionPort }) => ({
+    id: serverId,
+    quorumPort,
+    electionPort,
+  })),
+): void {
+  writeFileSync(
+    join(member.serverDir, 'zoo.cfg'),
+    renderZooCfg({
+      dataDir: member.dataDir,
+      clientPort: member.port,
+      host: HOST,
+      tickTime: options.tickTime ?? 500,
+      minSessionTimeoutMs: options.minSessionTimeoutMs,
+      maxSessionTimeoutMs: options.maxSessionTimeoutMs,
+      quorum,
+      extraConfig: options.extraConfig,
+    }),
+  );
 }
 
 async function startMember(
@@ -189,6 +215,7 @@ async function startMember(
   options: StartEnsembleOptions,
   dir: string,
   member: Member,
+  modes: readonly string[] | 'answering' = SERVING_MODES,
 ): Promise<void> {
   member.jvm = launchServer({
     installation,
@@ -206,7 +233,7 @@ async function startMember(
   await waitUntilServing(member.jvm, {
     hostPort: `${HOST}:${member.port}`,
     dataDir: member.dataDir,
-    modes: SERVING_MODES,
+    modes,
     timeoutMs: options.startTimeoutMs ?? 60_000,
   });
 }
@@ -230,7 +257,23 @@ function ensembleHandle(
   const startServer = async (index: number) => {
     const m = member(index);
     if (m.jvm && !m.jvm.exited) return;
+    writeMemberConfig(m, members, options);
     await startMember(installation, options, dir, m);
+  };
+  const isolateServer = async (index: number) => {
+    const m = member(index);
+    await m.jvm?.stop();
+    // Fresh ports for every peer entry, its own included: nobody listens where it calls, and
+    // it listens where nobody calls.
+    const ports = await freePorts(members.length * 2, HOST);
+    const quorum = members.map((other, position) => ({
+      id: other.serverId,
+      quorumPort: ports[position * 2]!,
+      electionPort: ports[position * 2 + 1]!,
+    }));
+    writeMemberConfig(m, members, options, quorum);
+    const readOnly = serverSystemProperties(options)['readonlymode.enabled'] === 'true';
+    await startMember(installation, options, dir, m, readOnly ? ['read-only'] : 'answering');
   };
   const servers = members.map(
     (m): EnsembleServer => ({
@@ -266,6 +309,7 @@ function ensembleHandle(
     dir,
     stopServer,
     startServer,
+    isolateServer,
     async leaderIndex(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

@@ -1,5 +1,6 @@
 /**
- * Typed errors of @zkrx/testing: ZooKeeper (or Java) is not installed, or a server did not start.
+ * Typed errors of @zkrx/testing: an option is wrong, ZooKeeper (or Java) is not installed, or a
+ * server did not start.
  * Each has a stable `name`, and a static `isInstance` that recognises it across copies of the
  * package (its ESM and CommonJS builds); `instanceof` answers the same. (This package has no
  * runtime dependency, so it marks its errors itself, as @zkrx/core's `errorIdentity` does.)
@@ -19,6 +20,7 @@ function identity(name: string) {
 
 const notFound = identity('ZooKeeperNotFoundError');
 const startFailed = identity('ZooKeeperStartError');
+const badOption = identity('InvalidOptionError');
 
 /** How to get a ZooKeeper this package can run; part of every {@link ZooKeeperNotFoundError}. */
 export const INSTALL_HINT = [
@@ -112,5 +114,67 @@ export class ZooKeeperStartError extends Error {
 
   static override [Symbol.hasInstance](value: unknown): boolean {
     return startFailed.is(value);
+  }
+}
+
+/**
+ * Thrown when an option of a function of this package has the wrong type or value, or is not
+ * one it takes — before anything starts (no process, no temporary directory, no socket).
+ *
+ * ## Example
+ *
+ * ```ts
+ * try {
+ *   await startZooKeeper({ tls: true });
+ * } catch (error) {
+ *   if (InvalidOptionError.isInstance(error)) console.log(error.option, '|', error.expected);
+ * }
+ * // Output: tls | an object { certificate, privateKey, ca?, clientAuth? } (PEM strings, e.g. createTestCertificates().server)
+ * ```
+ */
+export class InvalidOptionError extends Error {
+  override readonly name = 'InvalidOptionError';
+  /** The function the options were given to, e.g. `startZooKeeper`. */
+  readonly functionName: string;
+  /** The option, dotted when nested (`tls.clientAuth`), `options` for the argument itself. */
+  readonly option: string;
+  /** What it expects: a type, values, or for an unknown option the options there are. */
+  readonly expected: string;
+  /** What it got, in short (`true`, `"2181"`, `an array`...). */
+  readonly received: string;
+
+  /**
+   * @param functionName The function the options were given to.
+   * @param option The option, dotted when nested.
+   * @param expected What it expects.
+   * @param received What it got, in short.
+   * @param unknown Whether no such option exists (the message says so).
+   */
+  constructor(
+    functionName: string,
+    option: string,
+    expected: string,
+    received: string,
+    unknown = false,
+  ) {
+    super(
+      unknown
+        ? `${functionName}: unknown option ${option}; ${expected}`
+        : `${functionName}: option ${option} must be ${expected}, got ${received}`,
+    );
+    this.functionName = functionName;
+    this.option = option;
+    this.expected = expected;
+    this.received = received;
+    badOption.mark(this);
+  }
+
+  /** True for an InvalidOptionError from any copy of @zkrx/testing in the process. */
+  static isInstance(value: unknown): value is InvalidOptionError {
+    return badOption.is(value);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return badOption.is(value);
   }
 }

@@ -3,6 +3,7 @@
  * session with its id and password, then closes it (what curator-test's KillSession does).
  */
 import { formatHostPort, parseConnectString } from './connect-string';
+import { checkOptions, rule } from './options';
 import { startRawSession } from './raw-session';
 
 /** Credentials of a session: id as the C client prints it (hex), password as 32 hex characters. */
@@ -34,7 +35,7 @@ export type ExpireSessionTarget =
   | ExpirableClient
   | ({ connectString: string } & SessionCredentials);
 
-/** Options of {@link expireSession}. */
+/** Options of {@link expireSession}; a wrong one throws `InvalidOptionError`. */
 export interface ExpireSessionOptions {
   /** Servers to reach the session through; the client's own connect string by default (it may be a proxy). */
   connectString?: string;
@@ -69,6 +70,10 @@ export async function expireSession(
   client: ExpireSessionTarget,
   options: ExpireSessionOptions = {},
 ): Promise<void> {
+  checkOptions('expireSession', options, {
+    connectString: rule.string,
+    timeoutMs: rule.positiveNumber,
+  });
   const credentials = credentialsOf(client);
   const timeoutMs = options.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;

@@ -17,7 +17,7 @@ export {
   type StartEnsembleOptions,
   startEnsemble,
 } from './ensemble';
-export { ZooKeeperNotFoundError, ZooKeeperStartError } from './errors';
+export { InvalidOptionError, ZooKeeperNotFoundError, ZooKeeperStartError } from './errors';
 export {
   type ExpirableClient,
   type ExpireSessionOptions,

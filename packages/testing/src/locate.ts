@@ -5,6 +5,7 @@
 import { accessSync, constants, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, join } from 'node:path';
 import { ZooKeeperNotFoundError } from './errors';
+import { checkOptions, rule } from './options';
 
 /** Which logging backend the installation's jars bring, so the server's log level can be set. */
 export type ZooKeeperLogging = 'slf4j-simple' | 'logback' | 'log4j' | 'none';
@@ -23,7 +24,7 @@ export interface ZooKeeperInstallation {
   logging: ZooKeeperLogging;
 }
 
-/** Options of {@link locateZooKeeper}. */
+/** Options of {@link locateZooKeeper}; a wrong one throws `InvalidOptionError`. */
 export interface LocateZooKeeperOptions {
   /** An unpacked upstream release (`apache-zookeeper-3.8.x-bin`); wins over everything else. */
   zookeeperHome?: string;
@@ -54,6 +55,17 @@ const DEBIAN_JAVA_DIR = '/usr/share/java';
  * @return The `java` binary and the server class path.
  */
 export function locateZooKeeper(options: LocateZooKeeperOptions = {}): ZooKeeperInstallation {
+  checkOptions('locateZooKeeper', options, {
+    zookeeperHome: rule.string,
+    env: {
+      expected: 'an object of environment variables (strings)',
+      valid: (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        Object.values(value).every((item) => item === undefined || typeof item === 'string'),
+    },
+    debianJavaDir: rule.string,
+  });
   const env = options.env ?? process.env;
   const debianDir = options.debianJavaDir ?? DEBIAN_JAVA_DIR;
   const searched: string[] = [];

@@ -149,6 +149,21 @@ describe('startProxy', () => {
     expect(error.code).toBe('ECONNREFUSED');
   });
 
+  it('counts the replies it holds, and forwards them in one write when released', async () => {
+    const c = await client();
+    proxy.holdReplies(true);
+    c.socket.write('one');
+    await until(() => proxy.heldReplyBytes === 3);
+    c.socket.write('two');
+    await until(() => proxy.heldReplyBytes === 6);
+    const chunks: Buffer[] = [];
+    c.socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    proxy.holdReplies(false);
+    await until(() => c.text() === 'onetwo');
+    expect(proxy.heldReplyBytes).toBe(0);
+    expect(chunks.map(String)).toEqual(['onetwo']);
+  });
+
   it('injectGarbage sends each client the garbage at once, ahead of held replies', async () => {
     const c = await client();
     c.socket.write('hello');
@@ -156,13 +171,13 @@ describe('startProxy', () => {
     proxy.holdReplies(true);
     c.socket.write('held');
     expect(proxy.injectGarbage('oversized')).toBe(1);
-    await until(() => c.bytes().length === 5 + 16);
+    await until(() => c.bytes().length === 5 + 20);
     expect(c.bytes().readInt32BE(5)).toBe(0x7fff_fff0);
     proxy.holdReplies(false);
-    await until(() => c.bytes().length === 5 + 16 + 4);
-    expect(c.bytes().subarray(21).toString()).toBe('held');
+    await until(() => c.bytes().length === 5 + 20 + 4);
+    expect(c.bytes().subarray(25).toString()).toBe('held');
     expect(proxy.injectGarbage(Buffer.from('raw'))).toBe(1);
-    await until(() => c.bytes().length === 28);
+    await until(() => c.bytes().length === 32);
     expect(garbageBytes('random').readInt32BE(0)).toBeLessThan(0);
     expect(garbageBytes('truncated').readInt32BE(0)).toBe(1_000);
     expect(garbageBytes('unknown-xid').length).toBe(20);

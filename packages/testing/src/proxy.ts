@@ -5,18 +5,19 @@
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { parseHostPort } from './connect-string';
+import { checkOptions, rule } from './options';
 
 /**
  * What {@link TcpProxy.injectGarbage} sends the client, in place of a server's frame:
  * - `random`: random bytes whose first would-be length is negative;
- * - `oversized`: a frame announcing 2 GiB (more than any client may accept);
+ * - `oversized`: a frame announcing 2 GiB (more than any client may accept) for no request;
  * - `truncated`: a frame announcing 1,000 bytes, of which it sends 10 (what follows from the
  *   server is read as the rest of it);
  * - `unknown-xid`: a well-formed reply header for a request nobody made.
  */
 export type GarbageKind = 'random' | 'oversized' | 'truncated' | 'unknown-xid';
 
-/** Options of {@link startProxy}. */
+/** Options of {@link startProxy}; a wrong one throws `InvalidOptionError` before it listens. */
 export interface TcpProxyOptions {
   /** Port to listen on; a free one by default. */
   port?: number;
@@ -35,6 +36,8 @@ export interface TcpProxy {
   readonly connections: number;
   /** Whether traffic is stalled by `pause()`. */
   readonly paused: boolean;
+  /** Bytes from the server held for the clients now (by `pause()` or `holdReplies()`). */
+  readonly heldReplyBytes: number;
   /** Whether new connections are refused by `refuse(true)`. */
   readonly refusing: boolean;
   /** Destroys every current connection, both sides, at once: the client sees a connection loss. */
@@ -46,7 +49,8 @@ export interface TcpProxy {
   /**
    * While `on`, the server's replies are held on every connection while requests still reach
    * the server: a request is applied but its caller never hears back. With `cut()` this is the
-   * ConnectionLoss-after-apply case (the create happened; did it?). Off forwards what was held.
+   * ConnectionLoss-after-apply case (the create happened; did it?). Off forwards what was held,
+   * in one write: replies and events held together reach the client in one segment.
    */
   holdReplies(on?: boolean): void;
   /**
@@ -116,6 +120,13 @@ class Link {
     if (!this.client.destroyed) this.client.write(bytes);
   }
 
+  /** Bytes from the server not yet written to the client. */
+  get heldReplyBytes(): number {
+    let bytes = 0;
+    for (const chunk of this.toClient) bytes += chunk?.length ?? 0;
+    return bytes;
+  }
+
   /** Drops both sides at once; the link stops counting right away. */
   destroy(): void {
     this.client.destroy();
@@ -174,7 +185,9 @@ export function garbageBytes(kind: GarbageKind): Buffer {
       return bytes;
     }
     case 'oversized': {
-      const bytes = Buffer.alloc(16, 0x41);
+      // The length, then a whole ReplyHeader (xid 0x41414141: no request's): a client that
+      // reads on past a frame too large for it still has to refuse this one.
+      const bytes = Buffer.alloc(20, 0x41);
       bytes.writeInt32BE(0x7fff_fff0, 0);
       return bytes;
     }
@@ -194,11 +207,17 @@ export function garbageBytes(kind: GarbageKind): Buffer {
   }
 }
 
+/** Writes what is held, the chunks between two ends of stream in one write (one segment). */
 function drain(held: Held[], to: Socket): void {
   while (held.length > 0 && !to.destroyed) {
-    const chunk = held.shift()!;
-    if (chunk === null) to.end();
-    else to.write(chunk);
+    if (held[0] === null) {
+      held.shift();
+      to.end();
+      continue;
+    }
+    const end = held.indexOf(null);
+    const chunks = held.splice(0, end === -1 ? held.length : end) as Buffer[];
+    to.write(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
   }
 }
 
@@ -221,6 +240,7 @@ function drain(held: Held[], to: Socket): void {
  * @return The running proxy.
  */
 export async function startProxy(target: string, options: TcpProxyOptions = {}): Promise<TcpProxy> {
+  checkOptions('startProxy', options, { port: rule.port(0), host: rule.string });
   const destination = parseHostPort(target);
   const host = options.host ?? '127.0.0.1';
   const links = new Set<Link>();
@@ -265,6 +285,11 @@ export async function startProxy(target: string, options: TcpProxyOptions = {}):
     },
     get paused() {
       return paused;
+    },
+    get heldReplyBytes() {
+      let bytes = 0;
+      for (const link of links) bytes += link.heldReplyBytes;
+      return bytes;
     },
     get refusing() {
       return refusing;

@@ -17,8 +17,13 @@ import {
   parseSessionId,
   Xid,
 } from './jute';
+import { checkOptions, rule } from './options';
 
-/** Options of {@link startRawSession}. */
+/**
+ * Options of {@link startRawSession}; a wrong one throws `InvalidOptionError` before it
+ * connects. A {@link RawSession} is accepted as they are, to resume it (its other fields are
+ * ignored).
+ */
 export interface RawSessionOptions {
   /** The session to resume (hex as the C client prints it, or bigint); a new session by default. */
   sessionId?: string | bigint;
@@ -31,6 +36,24 @@ export interface RawSessionOptions {
   /** How long to wait for the TCP connection and the ConnectResponse; 5 s by default. */
   connectTimeoutMs?: number;
 }
+
+const rawSessionOptionRules = {
+  sessionId: {
+    expected: 'a session id (hex string, or bigint)',
+    valid: (value: unknown) =>
+      typeof value === 'bigint' || (typeof value === 'string' && /^(0x)?[0-9a-f]+$/i.test(value)),
+  },
+  password: {
+    expected: 'a password (32 hex characters, or 16 bytes)',
+    valid: (value: unknown) =>
+      (typeof value === 'string' && /^[0-9a-f]{32}$/i.test(value)) || value instanceof Uint8Array,
+  },
+  sessionTimeoutMs: rule.positiveInteger,
+  keepAlive: rule.boolean,
+  connectTimeoutMs: rule.positiveNumber,
+};
+/** The fields a RawSession has besides its options' (passed back to resume it). */
+const RAW_SESSION_FIELDS = ['timeoutMs', 'expired', 'response', 'closed', 'close', 'disconnect'];
 
 /** A session held by {@link startRawSession}. */
 export interface RawSession {
@@ -72,6 +95,7 @@ export async function startRawSession(
   hostPort: string,
   options: RawSessionOptions = {},
 ): Promise<RawSession> {
+  checkOptions('startRawSession', options, rawSessionOptionRules, RAW_SESSION_FIELDS);
   const { host, port } = parseHostPort(hostPort);
   const connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
   const socket = connect({ host, port });

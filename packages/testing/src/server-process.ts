@@ -146,8 +146,12 @@ export interface ServingCondition {
   hostPort: string;
   /** The server's dataDir: `conf` must report it, so a stranger on the same port is not taken for ours. */
   dataDir: string;
-  /** Acceptable `Mode:`s of `srvr`: `standalone`, or `leader` / `follower` in an ensemble. */
-  modes: readonly string[];
+  /**
+   * Acceptable `Mode:`s of `srvr`: `standalone`, or `leader` / `follower` in an ensemble
+   * (`read-only` for a member cut off from its quorum); `answering`: any, even none (the server
+   * runs and answers four-letter words, serving or not).
+   */
+  modes: readonly string[] | 'answering';
   timeoutMs: number;
 }
 
@@ -202,6 +206,7 @@ export async function waitUntilServing(
 async function isServing(condition: ServingCondition): Promise<boolean> {
   try {
     if ((await fourLetterWord(condition.hostPort, 'ruok', 1_000)) !== 'imok') return false;
+    if (condition.modes === 'answering') return true;
     const mode = parseServerMode(await fourLetterWord(condition.hostPort, 'srvr', 1_000));
     return mode !== undefined && condition.modes.includes(mode);
   } catch {

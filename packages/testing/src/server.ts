@@ -9,6 +9,7 @@ import { ZooKeeperStartError } from './errors';
 import { fourLetterWord, mntr } from './four-letter-words';
 import { freePorts } from './free-port';
 import { type LocateZooKeeperOptions, locateZooKeeper, type ZooKeeperInstallation } from './locate';
+import { badOption, checkOptions, type OptionRules, rule } from './options';
 import {
   DEFAULT_JVM_OPTIONS,
   launchServer,
@@ -18,7 +19,10 @@ import {
 } from './server-process';
 import { renderZooCfg } from './zoo-cfg';
 
-/** Options of {@link startZooKeeper}; every field is optional. */
+/**
+ * Options of {@link startZooKeeper}; every field is optional. A wrong type or value, or a key not
+ * listed here, throws `InvalidOptionError` before anything starts.
+ */
 export interface StartZooKeeperOptions {
   /** Client port; a free one by default (then a failed bind is retried on another port). */
   port?: number;
@@ -104,6 +108,87 @@ export interface ZooKeeperServer {
 const HOST = '127.0.0.1';
 const BIND_ATTEMPTS = 3;
 
+/** The options a server takes, standalone or as a member of an ensemble (less port, tls, sasl). */
+export const serverOptionRules = {
+  port: rule.port(1),
+  tickTime: rule.positiveInteger,
+  minSessionTimeoutMs: rule.positiveInteger,
+  maxSessionTimeoutMs: rule.positiveInteger,
+  tmpfs: rule.boolean,
+  jvmOptions: rule.strings,
+  systemProperties: rule.stringRecord,
+  containerCheckIntervalMs: rule.positiveInteger,
+  startTimeoutMs: rule.positiveNumber,
+  extraConfig: rule.stringRecord,
+  logLevel: rule.oneOf(['error', 'warn', 'info', 'debug']),
+  zookeeperHome: rule.string,
+  tls: rule.object(
+    'an object { certificate, privateKey, ca?, clientAuth? } (PEM strings, e.g. createTestCertificates().server)',
+    {
+      certificate: { ...rule.pem('certificate'), required: true },
+      privateKey: { ...rule.pem('private key'), required: true },
+      ca: rule.pem('certificate'),
+      clientAuth: rule.oneOf(['none', 'want', 'need']),
+    },
+  ),
+  sasl: rule.object('an object { users: { name: password } }', {
+    users: {
+      expected: 'an object of user names to passwords ({ alice: "wonderland" })',
+      valid: rule.stringRecord.valid,
+      required: true,
+    },
+  }),
+} satisfies OptionRules;
+
+/**
+ * Checks a server's options ({@link checkOptions} with `rules`, then what involves several):
+ * before anything starts.
+ *
+ * @param functionName `startZooKeeper` or `startEnsemble`, for the error.
+ * @param options What the caller passed.
+ * @param rules The options the function takes.
+ * @throws InvalidOptionError naming the first bad option.
+ */
+export function checkServerOptions(
+  functionName: string,
+  options: unknown,
+  rules: OptionRules,
+): void {
+  checkOptions(functionName, options, rules);
+  const given = (options ?? {}) as StartZooKeeperOptions;
+  const { minSessionTimeoutMs: min, maxSessionTimeoutMs: max } = given;
+  if (min !== undefined && max !== undefined && min > max) {
+    throw badOption(
+      functionName,
+      'minSessionTimeoutMs',
+      `at most maxSessionTimeoutMs (${max})`,
+      min,
+    );
+  }
+  const clientAuth = given.tls?.clientAuth ?? 'none';
+  if (clientAuth !== 'none' && given.tls?.ca === undefined) {
+    throw badOption(
+      functionName,
+      'tls.ca',
+      `the CA certificate client certificates must chain to (tls.clientAuth is '${clientAuth}')`,
+      undefined,
+    );
+  }
+  for (const [user, password] of Object.entries(given.sasl?.users ?? {})) {
+    if (!/^[\w.-]+$/.test(user)) {
+      throw badOption(functionName, 'sasl.users', 'user names of [A-Za-z0-9_.-] only', user);
+    }
+    if (/["\\\n]/.test(password)) {
+      throw badOption(
+        functionName,
+        `sasl.users.${user}`,
+        'a password without a quote, a backslash or a new line',
+        password,
+      );
+    }
+  }
+}
+
 /**
  * Starts a real standalone ZooKeeper on a free loopback port, with its own temp data directory.
  *
@@ -125,6 +210,7 @@ const BIND_ATTEMPTS = 3;
 export async function startZooKeeper(
   options: StartZooKeeperOptions = {},
 ): Promise<ZooKeeperServer> {
+  checkServerOptions('startZooKeeper', options, serverOptionRules);
   const installation = locateZooKeeper(locateOptions(options));
   const dir = mkdtempSync(join(baseTempDir(options.tmpfs), 'zkrx-zk-'));
   const dataDir = join(dir, 'data');
@@ -208,14 +294,8 @@ export function saslSetup(
   sasl: StartZooKeeperOptions['sasl'],
 ): Record<string, string> {
   if (!sasl) return {};
+  // Names and passwords were checked by checkServerOptions: nothing to escape here.
   const users = Object.entries(sasl.users);
-  for (const [user, password] of users) {
-    if (!/^[\w.-]+$/.test(user) || /["\\\n]/.test(password)) {
-      throw new Error(
-        `startZooKeeper: sasl user ${JSON.stringify(user)}: use [A-Za-z0-9_.-] and no quote`,
-      );
-    }
-  }
   const file = join(dir, 'jaas.conf');
   const lines = users.map(([user, password]) => `  user_${user}="${password}"`).join('\n');
   writeFileSync(
@@ -232,14 +312,7 @@ export function serverSystemProperties(
 ): Record<string, string> {
   const properties: Record<string, string> = { ...options.systemProperties };
   const interval = options.containerCheckIntervalMs;
-  if (interval !== undefined) {
-    if (!Number.isInteger(interval) || interval <= 0) {
-      throw new RangeError(
-        `containerCheckIntervalMs must be a positive integer, got ${String(interval)}`,
-      );
-    }
-    properties['znode.container.checkIntervalMs'] = String(interval);
-  }
+  if (interval !== undefined) properties['znode.container.checkIntervalMs'] = String(interval);
   return properties;
 }
 
@@ -315,9 +388,6 @@ export function tlsConfig(
   securePort: number,
 ): Record<string, string> {
   const clientAuth = tls.clientAuth ?? 'none';
-  if (clientAuth !== 'none' && !tls.ca) {
-    throw new Error(`startZooKeeper: tls.clientAuth '${clientAuth}' needs tls.ca`);
-  }
   const keyStore = join(dir, 'keystore.pem');
   const trustStore = join(dir, 'truststore.pem');
   writeFileSync(keyStore, `${tls.privateKey.trim()}\n${tls.certificate.trim()}\n`, { mode: 0o600 });

@@ -8,13 +8,18 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
 export default async function smoke(_load, { connect, root }) {
-  const coreCjs = require('@zkrx/core');
+  // The ES modules first: once a package has been require()d, Deno 2.9 resolves a later import()
+  // of it to the "require" build too (Node and Bun keep the "import" build) — one copy, no test.
   const coreEsm = await import('@zkrx/core');
-  if (coreCjs.ZkError === coreEsm.ZkError) throw new Error('expected two copies of @zkrx/core');
   const lock = await import('@zkrx/lock');
-  const lockCjs = require('@zkrx/lock');
   const { acquireRead, acquireWrite, tryAcquireWrite } = await import('@zkrx/rwlock');
   const { elect } = await import('@zkrx/leader');
+  const coreCjs = require('@zkrx/core');
+  const lockCjs = require('@zkrx/lock');
+  if (coreCjs.ZkError === coreEsm.ZkError) throw new Error('expected two copies of @zkrx/core');
+  if (lockCjs.LockTimeoutError === lock.LockTimeoutError) {
+    throw new Error('expected two copies of @zkrx/lock');
+  }
   const a = coreCjs.createClient({ connect });
   const b = coreCjs.createClient({ connect });
   const done = [];

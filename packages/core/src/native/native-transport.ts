@@ -6,7 +6,6 @@ import type { Acl } from '../acl';
 import { OPEN_ACL_UNSAFE } from '../acl';
 import { Rc, ZkError, ZkErrorCode } from '../errors';
 import { type Logger, levelRank, nativeLineLevel } from '../logger';
-import { closeAbandonedSession } from '../protocol/session';
 import type { Stat } from '../stat';
 import { timedReply } from '../telemetry';
 import type {
@@ -79,11 +78,18 @@ const noStat = (): ZkError =>
   new ZkError(ZkErrorCode.SystemError, 'the zookeeper binding returned no Stat');
 
 /** One session of the C client, as a SessionHandle. */
+/** How long `close()` waits for the replies of calls in flight, at most. */
+const DRAIN_BOUND_MS = 2_000;
+
 export class NativeSession implements SessionHandle {
   private readonly handle: NativeHandle;
   private readonly sink: { level: number; log: Required<Logger> } | undefined;
   private warnedStock = false;
   private closing: Promise<void> | undefined;
+  private connected = false;
+  /** Calls sent and not answered yet; `close()` lets them have their replies first. */
+  private inFlight = 0;
+  private drained: (() => void) | undefined;
 
   constructor(
     private readonly options: SessionOptions,
@@ -100,8 +106,14 @@ export class NativeSession implements SessionHandle {
         logLevel: nativeLogLevel(),
       },
       {
-        onConnected: () => listener.onConnected(this),
-        onConnecting: () => listener.onDisconnected(this, undefined),
+        onConnected: () => {
+          this.connected = true;
+          listener.onConnected(this);
+        },
+        onConnecting: () => {
+          this.connected = false;
+          listener.onDisconnected(this, undefined);
+        },
         onClosed: (_handle, code) => {
           this.dropSink();
           listener.onClosed(this, code);
@@ -115,22 +127,6 @@ export class NativeSession implements SessionHandle {
         if (rc !== Rc.ok && rc !== Rc.closing)
           options.log.warn(`addAuth ${auth.scheme} failed`, { rc });
       });
-    }
-    const abandoned = options.abandonedSession;
-    if (abandoned) {
-      // The C client has no hook before it connects: close the old session beside it.
-      closeAbandonedSession(options.connect, abandoned, {
-        tls: undefined,
-        sessionTimeoutMs: options.sessionTimeoutMs,
-        timeoutMs: options.sessionTimeoutMs,
-      }).then(
-        (outcome) =>
-          options.log.info(`session 0x${abandoned.sessionId}, given up as expired: ${outcome}`),
-        (error: unknown) =>
-          options.log.warn(`could not close session 0x${abandoned.sessionId}`, {
-            error: (error as Error).message,
-          }),
-      );
     }
   }
 
@@ -156,18 +152,50 @@ export class NativeSession implements SessionHandle {
 
   close(): Promise<void> {
     if (this.closing) return this.closing;
-    this.handle.close();
-    // NativeHandle.close() runs the C client's close on the next turn of the event loop (never
-    // inside a binding callback); setImmediate callbacks run in order, so this one runs after
-    // it: the session and its ephemeral nodes are gone then. The C client's close blocks the
-    // event loop until the server answers (1.5 s at most): a limit of this transport.
-    this.closing = new Promise<void>((resolve) =>
-      setImmediate(() => {
-        this.dropSink();
-        resolve();
-      }),
+    // The C client fails every call still pending with ZCLOSING when it closes, even those the
+    // server applied: while connected, let the calls in flight have their replies first (the
+    // server answers them in order), for a bounded time.
+    const drained =
+      this.connected && this.inFlight > 0
+        ? new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, DRAIN_BOUND_MS);
+            this.drained = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          })
+        : Promise.resolve();
+    this.closing = drained.then(
+      () =>
+        new Promise<void>((resolve) => {
+          this.handle.close();
+          // NativeHandle.close() runs the C client's close on the next turn of the event loop
+          // (never inside a binding callback); setImmediate callbacks run in order, so this one
+          // runs after it: the session and its ephemeral nodes are gone then. The C client's
+          // close blocks the event loop until the server answers (1.5 s at most): a limit of
+          // this transport.
+          setImmediate(() => {
+            this.dropSink();
+            resolve();
+          });
+        }),
     );
     return this.closing;
+  }
+
+  /** A call's completion, timed (telemetry) and counted in flight until it settles. */
+  private reply<T>(operation: string, reply: Reply<T>): Reply<T> {
+    const done = timedReply(operation, reply);
+    this.inFlight += 1;
+    let settled = false;
+    return (rc, value, cause) => {
+      if (!settled) {
+        settled = true;
+        this.inFlight -= 1;
+        if (this.inFlight === 0) this.drained?.();
+      }
+      done(rc, value, cause);
+    };
   }
 
   private dropSink(): void {
@@ -182,7 +210,7 @@ export class NativeSession implements SessionHandle {
     acl: readonly Acl[] | undefined,
     reply: Reply<Created>,
   ): void {
-    const done = timedReply('create', reply);
+    const done = this.reply('create', reply);
     if (!this.handle.createsWithStat && acl !== undefined && acl !== OPEN_ACL_UNSAFE) {
       queueMicrotask(() =>
         done(
@@ -231,7 +259,7 @@ export class NativeSession implements SessionHandle {
   }
 
   get(path: string, watch: boolean, reply: Reply<NodeData>): void {
-    const done = timedReply('getData', reply);
+    const done = this.reply('getData', reply);
     this.handle.get(path, watch, (rc, stat, data) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());
@@ -240,7 +268,7 @@ export class NativeSession implements SessionHandle {
   }
 
   exists(path: string, watch: boolean, reply: Reply<Stat>): void {
-    const done = timedReply('exists', reply);
+    const done = this.reply('exists', reply);
     this.handle.exists(path, watch, (rc, stat) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());
@@ -249,7 +277,7 @@ export class NativeSession implements SessionHandle {
   }
 
   children(path: string, watch: boolean, reply: Reply<{ children: string[]; stat: Stat }>): void {
-    const done = timedReply('getChildren', reply);
+    const done = this.reply('getChildren', reply);
     this.handle.children(path, watch, (rc, children, stat) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());
@@ -258,7 +286,7 @@ export class NativeSession implements SessionHandle {
   }
 
   set(path: string, data: Buffer, version: number, reply: Reply<Stat>): void {
-    const done = timedReply('setData', reply);
+    const done = this.reply('setData', reply);
     this.handle.set(path, data, version, (rc, stat) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());
@@ -267,17 +295,17 @@ export class NativeSession implements SessionHandle {
   }
 
   delete(path: string, version: number, reply: Reply<void>): void {
-    const done = timedReply('delete', reply);
+    const done = this.reply('delete', reply);
     this.handle.delete(path, version, (rc) => done(rc));
   }
 
   sync(path: string, reply: Reply<void>): void {
-    const done = timedReply('sync', reply);
+    const done = this.reply('sync', reply);
     this.handle.sync(path, (rc) => done(rc));
   }
 
   getAcl(path: string, reply: Reply<{ acl: Acl[]; stat: Stat }>): void {
-    const done = timedReply('getACL', reply);
+    const done = this.reply('getACL', reply);
     this.handle.getAcl(path, (rc, acl, stat) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());
@@ -286,12 +314,12 @@ export class NativeSession implements SessionHandle {
   }
 
   setAcl(path: string, version: number, acl: readonly Acl[], reply: Reply<Stat | undefined>) {
-    const done = timedReply('setACL', reply);
+    const done = this.reply('setACL', reply);
     this.handle.setAcl(path, version, toNativeAcl(acl), (rc) => done(rc));
   }
 
   getConfig(watch: boolean, reply: Reply<NodeData>): void {
-    const done = timedReply('getData', reply);
+    const done = this.reply('getData', reply);
     this.handle.getConfig(watch, (rc, stat, data) => {
       if (rc !== Rc.ok) return done(rc);
       if (!stat) return done(Rc.systemError, undefined, noStat());

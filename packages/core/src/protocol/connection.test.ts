@@ -97,6 +97,56 @@ describe('coalescePauseMs', () => {
   });
 });
 
+describe('FrameReader, a frame over the limit', () => {
+  /** A reply frame: ReplyHeader (xid, zxid 7, err 0) and a body of `size` bytes. */
+  const reply = (xid: number, size: number, fill: number) => {
+    const header = Buffer.alloc(16);
+    header.writeInt32BE(xid, 0);
+    header.writeBigInt64BE(7n, 4);
+    return Buffer.concat([header, body(size, fill)]);
+  };
+
+  it('hands its ReplyHeader to onOversized, drops the rest unheld, and reads on', () => {
+    const frames = [reply(1, 20, 1), reply(2, 5_000, 2), reply(3, 30, 3)];
+    const stream = framed(...frames);
+    for (const step of [1, 7, 64, 4_096, stream.length]) {
+      const reader = new FrameReader(1_024);
+      const seen: string[] = [];
+      let most = 0;
+      for (let offset = 0; offset < stream.length; offset += step) {
+        reader.push(
+          stream.subarray(offset, offset + step),
+          (frame) => {
+            seen.push(`frame ${frame.readInt32BE(0)} ${frame.length}`);
+            return true;
+          },
+          (header, length) => {
+            seen.push(`oversized ${header.readInt32BE(0)} ${length} ${header.readBigInt64BE(4)}`);
+            return true;
+          },
+        );
+        most = Math.max(most, reader.buffered);
+      }
+      expect(seen).toEqual(['frame 1 36', 'oversized 2 5016 7', 'frame 3 46']);
+      expect(most).toBeLessThanOrEqual(1_024);
+      expect(reader.buffered).toBe(0);
+    }
+  });
+
+  it('stops when onOversized says the connection is gone', () => {
+    const seen: number[] = [];
+    new FrameReader(1_024).push(
+      framed(reply(2, 2_000, 2), reply(3, 30, 3)),
+      (frame) => {
+        seen.push(frame.readInt32BE(0));
+        return true;
+      },
+      () => false,
+    );
+    expect(seen).toEqual([]);
+  });
+});
+
 describe('Connection', () => {
   /** A socket that records what the connection does with it. */
   function fakeSocket() {
@@ -213,5 +263,23 @@ describe('Connection', () => {
     expect(reasons).toEqual(['MarshallingError']);
     expect(calls).toContain('destroy');
     expect(connection.isClosed).toBe(true);
+  });
+  it('tells its owner of a frame over the limit and stays open', () => {
+    const { socket } = fakeSocket();
+    const connection = new Connection(socket, { host: 'h', port: 1 }, 1_024);
+    const seen: string[] = [];
+    connection.attach({
+      onFrame: (frame) => seen.push(`frame ${frame.length}`),
+      onOversizedFrame: (header, length) =>
+        seen.push(`oversized ${header.readInt32BE(0)} ${length}`),
+      onClose: (reason) => seen.push(`close ${reason.code}`),
+    });
+    const big = Buffer.alloc(4 + 2_000);
+    big.writeInt32BE(2_000, 0);
+    big.writeInt32BE(9, 4);
+    socket.emit('data', big);
+    socket.emit('data', framed(body(16, 1)));
+    expect(seen).toEqual(['oversized 9 2000', 'frame 16']);
+    expect(connection.isClosed).toBe(false);
   });
 });

@@ -14,16 +14,24 @@ import { ProtocolError } from './jute';
  */
 const MIN_FRAME_BYTES = 16;
 
+/** A reply's ReplyHeader: xid, zxid, err. */
+export const REPLY_HEADER_BYTES = 16;
+
+/** What a reader tells about a frame over `maxFrameBytes`. */
+export type OnOversized = (header: Buffer, length: number) => boolean | undefined;
+
 /**
  * Splits a byte stream into frames. A frame that fits in one chunk is handed out as a view of
  * it (no copy); one that spans chunks is assembled once, in a buffer of its announced size. A
- * length below {@link MIN_FRAME_BYTES} or above `maxFrameBytes` throws ProtocolError before
- * anything is allocated, so memory never exceeds one frame plus one chunk.
+ * length below {@link MIN_FRAME_BYTES} throws ProtocolError. A frame over `maxFrameBytes` is
+ * never held: its first 16 bytes (the ReplyHeader, which names the request) go to
+ * `onOversized`, and the rest is read and dropped — so memory never exceeds one frame of at most
+ * `maxFrameBytes` plus one chunk, and one reply too large costs only its own call.
  *
  * ## Example
  * ```ts
  * const frames = new FrameReader(1 << 20);
- * socket.on('data', (chunk) => frames.push(chunk, (frame) => handle(frame)));
+ * socket.on('data', (chunk) => frames.push(chunk, (frame) => handle(frame), tooLarge));
  * ```
  */
 export class FrameReader {
@@ -31,22 +39,50 @@ export class FrameReader {
   private headerBytes = 0;
   private partial: Buffer | undefined;
   private partialBytes = 0;
+  /** The frame over the limit being read and dropped. */
+  private skipping:
+    | { readonly header: Buffer; headerBytes: number; remaining: number; readonly length: number }
+    | undefined;
 
   constructor(private readonly maxFrameBytes: number) {}
 
   /** Bytes held for a frame not complete yet. */
   get buffered(): number {
-    return this.headerBytes + this.partialBytes;
+    return this.headerBytes + this.partialBytes + (this.skipping?.headerBytes ?? 0);
   }
 
   /**
-   * Adds a chunk; calls `onFrame` for each frame it completes, in order. Stops early when
-   * `onFrame` returns `false` (the connection was dropped from inside it).
+   * Adds a chunk; calls `onFrame` for each frame it completes, in order, and `onOversized` for
+   * each frame over the limit once its ReplyHeader is in. Stops early when either returns
+   * `false` (the connection was dropped from inside it). Without `onOversized`, a frame over
+   * the limit throws ProtocolError.
    */
-  push(chunk: Buffer, onFrame: (frame: Buffer) => boolean | undefined): void {
+  push(
+    chunk: Buffer,
+    onFrame: (frame: Buffer) => boolean | undefined,
+    onOversized?: OnOversized,
+  ): void {
     let offset = 0;
     const end = chunk.length;
     while (offset < end) {
+      const skipping = this.skipping;
+      if (skipping) {
+        if (skipping.headerBytes < REPLY_HEADER_BYTES) {
+          const take = Math.min(REPLY_HEADER_BYTES - skipping.headerBytes, end - offset);
+          chunk.copy(skipping.header, skipping.headerBytes, offset, offset + take);
+          skipping.headerBytes += take;
+          skipping.remaining -= take;
+          offset += take;
+          if (skipping.headerBytes < REPLY_HEADER_BYTES) return;
+          if (onOversized?.(skipping.header, skipping.length) === false) return;
+        }
+        const drop = Math.min(skipping.remaining, end - offset);
+        skipping.remaining -= drop;
+        offset += drop;
+        if (skipping.remaining > 0) return;
+        this.skipping = undefined;
+        continue;
+      }
       if (this.partial) {
         const take = Math.min(this.partial.length - this.partialBytes, end - offset);
         chunk.copy(this.partial, this.partialBytes, offset, offset + take);
@@ -72,7 +108,20 @@ export class FrameReader {
         this.headerBytes = 0;
         length = this.header.readInt32BE(0);
       }
-      this.checkLength(length);
+      if (length < MIN_FRAME_BYTES || (length > this.maxFrameBytes && !onOversized)) {
+        throw new ProtocolError(
+          `frame length ${length} outside [${MIN_FRAME_BYTES}, ${this.maxFrameBytes}] bytes`,
+        );
+      }
+      if (length > this.maxFrameBytes) {
+        this.skipping = {
+          header: Buffer.alloc(REPLY_HEADER_BYTES),
+          headerBytes: 0,
+          remaining: length,
+          length,
+        };
+        continue;
+      }
       if (end - offset >= length) {
         const frame = chunk.subarray(offset, offset + length);
         offset += length;
@@ -81,14 +130,6 @@ export class FrameReader {
       }
       this.partial = Buffer.allocUnsafe(length);
       this.partialBytes = 0;
-    }
-  }
-
-  private checkLength(length: number): void {
-    if (length < MIN_FRAME_BYTES || length > this.maxFrameBytes) {
-      throw new ProtocolError(
-        `frame length ${length} outside [${MIN_FRAME_BYTES}, ${this.maxFrameBytes}] bytes`,
-      );
     }
   }
 }
@@ -172,16 +213,24 @@ const COALESCE_BELOW_BYTES = 16 * 1024;
 /** Above this, a batch of frames is written as it is (writev) rather than copied into one. */
 const COPY_BATCH_BYTES = 64 * 1024;
 
-/** Where and how to connect. */
+/** Where to connect. */
 export interface Endpoint {
+  /** A host name or an address. */
   readonly host: string;
   readonly port: number;
+  /** The host name `host` is an address of: the name TLS checks, and messages show. */
+  readonly name?: string;
 }
 
 /** What a connection tells its owner. */
 export interface ConnectionHandlers {
   /** One complete frame (the bytes after the length). Throwing ProtocolError drops the connection. */
   onFrame(frame: Buffer): void;
+  /**
+   * A frame over `maxFrameBytes`: its ReplyHeader, and its announced length; the rest of it is
+   * dropped unread. Without this handler such a frame drops the connection (MarshallingError).
+   */
+  onOversizedFrame?(header: Buffer, length: number): void;
   /** The connection is gone (once): why, as a ZkError (`ConnectionLoss`, `MarshallingError`). */
   onClose(reason: ZkError): void;
 }
@@ -231,6 +280,14 @@ export class Connection {
     );
     socket.on('close', () => this.drop(lost(`connection to ${this.describe()} closed`)));
     socket.on('end', () => this.drop(lost(`${this.describe()} closed the connection`)));
+  }
+
+  /**
+   * The socket itself, for a four-letter word (no frames go through it then; open it with
+   * `stream: true`, so that its bytes come as data events).
+   */
+  get rawSocket(): Socket {
+    return this.socket;
   }
 
   /** `host:port` of the server. */
@@ -302,7 +359,7 @@ export class Connection {
   receive(chunk: Buffer): void {
     if (this.closed) return;
     try {
-      this.frames.push(chunk, this.deliver);
+      this.frames.push(chunk, this.deliver, this.handlers?.onOversizedFrame && this.oversized);
       if (!this.closed && this.coalesceTimer === undefined && chunk.length < COALESCE_BELOW_BYTES) {
         const pauseMs = coalescePauseMs(this.awaiting());
         if (pauseMs > 0) {
@@ -341,6 +398,13 @@ export class Connection {
     return !this.closed;
   };
 
+  private readonly oversized = (header: Buffer, length: number): boolean => {
+    if (this.closed) return false;
+    this.lastReceived = performance.now();
+    this.handlers?.onOversizedFrame?.(header, length);
+    return !this.closed;
+  };
+
   private drop(reason: ZkError): void {
     if (this.closed) return;
     this.closed = true;
@@ -357,22 +421,29 @@ function lost(message: string, cause?: unknown): ZkError {
   return new ZkError(ZkErrorCode.ConnectionLoss, message, { cause });
 }
 
-/** `host:port`, with brackets around an IPv6 address. */
+/** `host:port` (brackets around an IPv6 address), and `name/address:port` for a resolved name. */
 export function formatEndpoint(endpoint: Endpoint): string {
-  return endpoint.host.includes(':')
-    ? `[${endpoint.host}]:${endpoint.port}`
-    : `${endpoint.host}:${endpoint.port}`;
+  const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
+  return endpoint.name === undefined
+    ? `${host}:${endpoint.port}`
+    : `${endpoint.name}/${host}:${endpoint.port}`;
 }
 
 /**
  * Opens a socket (TLS when `tls` is given) and resolves once it is connected (and the TLS
  * handshake done); rejects with ZkError `ConnectionLoss` on failure or after `timeoutMs`. A
  * plain TCP socket reads into the process's shared buffer ({@link SHARED_READ_BUFFER}); a TLS
- * one streams its decrypted chunks.
+ * one, or one opened with `stream` (a four-letter word's), streams its chunks.
  */
 export function openConnection(
   endpoint: Endpoint,
-  options: { tls: ConnectionOptions | undefined; timeoutMs: number; maxFrameBytes: number },
+  options: {
+    tls: ConnectionOptions | undefined;
+    timeoutMs: number;
+    maxFrameBytes: number;
+    /** Stream the socket's `data` events rather than read into the shared buffer (`rawSocket`). */
+    stream?: boolean;
+  },
 ): { promise: Promise<Connection>; cancel(): void } {
   let socket: Socket;
   const where = formatEndpoint(endpoint);
@@ -384,9 +455,15 @@ export function openConnection(
       ...options.tls,
       host: endpoint.host,
       port: endpoint.port,
+      // The certificate is checked against the host name of the connect string, also when
+      // the connection goes to one of its addresses.
       servername:
-        options.tls.servername ?? (isIpAddress(endpoint.host) ? undefined : endpoint.host),
+        options.tls.servername ??
+        endpoint.name ??
+        (isIpAddress(endpoint.host) ? undefined : endpoint.host),
     });
+  } else if (options.stream) {
+    socket = connectTcp({ host: endpoint.host, port: endpoint.port });
   } else {
     socket = connectTcp({
       host: endpoint.host,
@@ -418,7 +495,12 @@ export function openConnection(
       socket.off('error', onError);
       socket.off('close', onClose);
       if (error === undefined) {
-        connection = new Connection(socket, endpoint, options.maxFrameBytes, !options.tls);
+        connection = new Connection(
+          socket,
+          endpoint,
+          options.maxFrameBytes,
+          !options.tls && !options.stream,
+        );
         for (const chunk of early.splice(0)) connection.receive(chunk);
         resolve(connection);
         return;
@@ -441,4 +523,40 @@ export function openConnection(
 
 function isIpAddress(host: string): boolean {
   return /^[\d.]+$/.test(host) || host.includes(':');
+}
+
+/**
+ * Asks a server whether it serves read-write: the `isro` four-letter word on a connection of its
+ * own (TLS when `tls` is given), answered `rw` or `ro`. False on any failure or after `timeoutMs`.
+ */
+export function probeReadWrite(
+  endpoint: Endpoint,
+  options: { tls: ConnectionOptions | undefined; timeoutMs: number },
+): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const attempt = openConnection(endpoint, {
+      tls: options.tls,
+      timeoutMs: options.timeoutMs,
+      maxFrameBytes: 64,
+      // The answer is read from the socket's data events (no frames).
+      stream: true,
+    });
+    attempt.promise.then(
+      (connection) => {
+        const socket = connection.rawSocket;
+        let answer = '';
+        const timer = setTimeout(() => socket.destroy(), options.timeoutMs);
+        socket.removeAllListeners('data');
+        socket.on('data', (chunk: Buffer) => {
+          answer += chunk.toString('latin1');
+        });
+        socket.on('close', () => {
+          clearTimeout(timer);
+          resolve(answer.trim() === 'rw');
+        });
+        socket.write('isro');
+      },
+      () => resolve(false),
+    );
+  });
 }

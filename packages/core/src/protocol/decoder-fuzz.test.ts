@@ -92,13 +92,22 @@ function consume(stream: Buffer, random: () => number, decodeReplies = true): bo
     let offset = 0;
     while (offset < stream.length) {
       const size = 1 + Math.floor(random() * 300);
-      frames.push(stream.subarray(offset, offset + size), (frame) => {
-        if (first) {
-          first = false;
-          decodeConnectResponse(new JuteReader(frame));
-        } else pipeline.receive(frame);
-        return true;
-      });
+      frames.push(
+        stream.subarray(offset, offset + size),
+        (frame) => {
+          if (first) {
+            first = false;
+            decodeConnectResponse(new JuteReader(frame));
+          } else pipeline.receive(frame);
+          return true;
+        },
+        (header, length) => {
+          // As the session does: only replies are read past the limit, never a ConnectResponse.
+          if (first) throw new ProtocolError(`a ConnectResponse of ${length} bytes`);
+          pipeline.receiveOversized(header, length, MAX_FRAME);
+          return true;
+        },
+      );
       expect(frames.buffered).toBeLessThanOrEqual(MAX_FRAME);
       offset += size;
     }
@@ -193,6 +202,63 @@ describe('decoder fuzz (seeded)', () => {
       }
     }
     expect(refused).toBeGreaterThan(0);
+  });
+
+  it('frames over maxFrameBytes fail their own call only; one for an unknown xid is refused', () => {
+    const random = seeded(6);
+    const oversized = (xid: number, size: number) => {
+      const frame = Buffer.alloc(16 + size, 0x5a);
+      frame.writeInt32BE(xid, 0);
+      frame.writeBigInt64BE(9n, 4);
+      frame.writeInt32BE(0, 12);
+      return frame;
+    };
+    for (let run = 0; run < 200; run++) {
+      const pipeline = new RequestPipeline({ onNotification: () => {}, onAuthReply: () => {} });
+      pipeline.attach({ isClosed: false, send: () => {} } as never, []);
+      const outcomes = new Map<number, number>();
+      for (let xid = 1; xid <= 3; xid++) {
+        pipeline.submit(
+          xid,
+          Buffer.alloc(0),
+          new PendingRequest(
+            (reader) => reader.int(),
+            (rc) => outcomes.set(xid, rc),
+          ),
+        );
+      }
+      const small = Buffer.alloc(20);
+      small.writeInt32BE(1, 0);
+      const unknown = random() < 0.5;
+      const stream = framed([
+        small,
+        oversized(2, MAX_FRAME + Math.floor(random() * 3 * MAX_FRAME)),
+        oversized(unknown ? 77 : 3, MAX_FRAME + 1),
+      ]);
+      const reader = new FrameReader(MAX_FRAME);
+      const refused = onlyProtocolErrors(() => {
+        for (let offset = 0; offset < stream.length; ) {
+          const size = 1 + Math.floor(random() * 9_000);
+          reader.push(
+            stream.subarray(offset, offset + size),
+            (frame) => {
+              pipeline.receive(frame);
+              return true;
+            },
+            (header, length) => {
+              pipeline.receiveOversized(header, length, MAX_FRAME);
+              return true;
+            },
+          );
+          expect(reader.buffered).toBeLessThanOrEqual(MAX_FRAME);
+          offset += size;
+        }
+      });
+      expect(refused).toBe(unknown);
+      expect(outcomes.get(1)).toBe(Rc.ok);
+      expect(outcomes.get(2)).toBe(Rc.failedWithCause);
+      expect(outcomes.get(3)).toBe(unknown ? undefined : Rc.failedWithCause);
+    }
   });
 
   it('mutated frames of a pipeline fail the caller with a return code, never leave it hanging', () => {

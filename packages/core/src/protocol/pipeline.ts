@@ -258,18 +258,56 @@ export class RequestPipeline {
   }
 
   /** The connection is gone: every request in flight and waiting fails with `rc`. */
-  detach(rc: number, reason?: Error): void {
+  detach(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
     this.connection = undefined;
     this.setWatchesInFlight = 0;
-    this.failAll(rc, reason);
+    this.failAll(rc, reason, inFlightReason);
   }
 
-  /** Fails everything outstanding with `rc` (ConnectionLoss, or closing when the handle dies). */
-  failAll(rc: number, reason?: Error): void {
-    const requests = [...this.inflight.values(), ...this.waiting.map((entry) => entry.request)];
+  /**
+   * Fails everything outstanding with `rc` (ConnectionLoss, or closing when the handle dies):
+   * the requests sent with `inFlightReason` (they may have been applied), those never sent with
+   * `reason`. In the order they were made.
+   */
+  failAll(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
+    const inflight = [...this.inflight.values()];
+    const waiting = this.waiting.map((entry) => entry.request);
     this.inflight.clear();
     this.waiting = [];
-    for (const request of requests) request.reply(rc, undefined, reason);
+    for (const request of inflight) request.reply(rc, undefined, inFlightReason);
+    for (const request of waiting) request.reply(rc, undefined, reason);
+  }
+
+  /**
+   * The ReplyHeader of a reply over `maxFrameBytes` (the rest of it is dropped unread): its
+   * request fails with ZkError `ReplyTooLarge`, not retried; the watch it set stays recorded
+   * (the server set it); the connection goes on. Throws ProtocolError when it answers nothing
+   * in flight (a notification or a ping is never that large).
+   */
+  receiveOversized(header: Buffer, length: number, maxFrameBytes: number): void {
+    const reader = new JuteReader(header);
+    const xid = reader.int();
+    const zxid = reader.long();
+    const err = reader.int();
+    const request = xid > 0 ? this.inflight.get(xid) : undefined;
+    if (!request) {
+      throw new ProtocolError(`a frame of ${length} bytes (xid ${xid}) answers no request`);
+    }
+    this.inflight.delete(xid);
+    if (zxid > 0) this.lastZxid = zxid;
+    this.watches.register(request, err);
+    if (err !== Rc.ok) {
+      request.reply(err);
+      return;
+    }
+    request.reply(
+      Rc.failedWithCause,
+      undefined,
+      new ZkError(
+        ZkErrorCode.ReplyTooLarge,
+        `the reply is ${length} bytes, over maxFrameBytes (${maxFrameBytes}): raise the client's maxFrameBytes option to read it`,
+      ),
+    );
   }
 
   /** One reply frame (after the ConnectResponse). Throws ProtocolError on one that fits nothing. */

@@ -23,7 +23,13 @@ import type {
   TransportOpResult,
   WatchEventType,
 } from '../transport';
-import { type Connection, type Endpoint, openConnection } from './connection';
+import {
+  type Connection,
+  type Endpoint,
+  formatEndpoint,
+  openConnection,
+  probeReadWrite,
+} from './connection';
 import { HostList, parseConnectString } from './hosts';
 import { JuteReader } from './jute';
 import { PendingRequest, RequestPipeline, WatchKind } from './pipeline';
@@ -59,6 +65,10 @@ import { checkRspauth, digestResponse } from './sasl';
 /** The node holding the ensemble's configuration (never under a chroot). */
 const CONFIG_NODE = '/zookeeper/config';
 
+/** The first look for a read-write server after connecting to a read-only one (then doubling). */
+const READ_WRITE_PROBE_FIRST_MS = 500;
+const READ_WRITE_PROBE_MAX_MS = 60_000;
+
 /** How long `close()` waits for the server to answer closeSession, at most. */
 const CLOSE_BOUND_MS = 2_000;
 
@@ -66,6 +76,9 @@ const CLOSE_BOUND_MS = 2_000;
 const MIN_ATTEMPT_MS = 1_000;
 
 const NO_PASSWORD = Buffer.alloc(16);
+
+/** How late a heartbeat timer may run before the delay counts as this process's own stall. */
+const STALL_TOLERANCE_MS = 50;
 
 type State = 'connecting' | 'connected' | 'closing' | 'dead';
 
@@ -88,12 +101,13 @@ const readChildren = (reader: JuteReader): { children: string[]; stat: Stat } =>
 
 const readInt = (reader: JuteReader): number => reader.int();
 
-function parseSessionId(hex: string): bigint {
-  return BigInt.asIntN(64, BigInt(`0x${hex}`));
-}
-
 function failLater<T>(reply: Reply<T>, rc: number): void {
   queueMicrotask(() => reply(rc));
+}
+
+/** Why a request sent before `close()` got no reply: the session closed first. */
+function closedInFlight(): Error {
+  return new Error('the session closed before its reply came: it may have been applied');
 }
 
 /**
@@ -107,6 +121,10 @@ export class ProtocolSession implements SessionHandle {
   private password: Buffer = NO_PASSWORD;
   private timeoutMs = -1;
   private readOnlyFlag = false;
+  /** A read-write server gave this handle its session (its id is then good on any server). */
+  private seenReadWrite = false;
+  /** While connected read-only: the next look for a read-write server. */
+  private readWriteProbe: ReturnType<typeof setTimeout> | undefined;
   private readonly pipeline: RequestPipeline;
   private readonly hosts: HostList;
   private readonly chroot: string;
@@ -114,10 +132,11 @@ export class ProtocolSession implements SessionHandle {
   /** The connection being set up or in use (any other one's events are stale). */
   private connection: Connection | undefined;
   private cancelAttempt: (() => void) | undefined;
+  /** The next server being picked (host names resolving), if any. */
+  private picking: Promise<unknown> | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private attemptTimer: ReturnType<typeof setTimeout> | undefined;
   private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
-  private abandoned: SessionCredentials | undefined;
   private closing: Promise<void> | undefined;
   private attemptFailureLogged = false;
 
@@ -127,8 +146,7 @@ export class ProtocolSession implements SessionHandle {
   ) {
     const parsed = parseConnectString(options.connect);
     this.chroot = parsed.chroot;
-    this.hosts = new HostList(parsed.endpoints);
-    this.abandoned = options.abandonedSession;
+    this.hosts = new HostList(parsed.endpoints, undefined, undefined, options.lookup);
     this.authFrames = options.auth.map((auth) =>
       encodeAuth(auth.scheme, Buffer.from(auth.credentials, 'utf8')),
     );
@@ -149,6 +167,10 @@ export class ProtocolSession implements SessionHandle {
 
   get readOnly(): boolean {
     return this.readOnlyFlag;
+  }
+
+  get lastZxidSeen(): number {
+    return this.pipeline.lastZxid;
   }
 
   get isDead(): boolean {
@@ -172,15 +194,22 @@ export class ProtocolSession implements SessionHandle {
 
   private connectNext(): void {
     if (this.state !== 'connecting') return;
-    const { endpoint, delayMs } = this.hosts.next();
-    if (delayMs === 0) {
-      this.tryConnect(endpoint);
-      return;
-    }
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.tryConnect(endpoint);
-    }, delayMs);
+    // Host names are resolved at the start of a round: one attempt at a time picks the next.
+    const picking = this.hosts.next();
+    this.picking = picking;
+    picking.then(({ endpoint, delayMs }) => {
+      if (this.picking !== picking) return;
+      this.picking = undefined;
+      if (this.state !== 'connecting') return;
+      if (delayMs === 0) {
+        this.tryConnect(endpoint);
+        return;
+      }
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        this.tryConnect(endpoint);
+      }, delayMs);
+    });
   }
 
   private tryConnect(endpoint: Endpoint): void {
@@ -229,17 +258,17 @@ export class ProtocolSession implements SessionHandle {
     this.connection = connection;
     this.attemptTimer = setTimeout(() => {
       this.attemptTimer = undefined;
-      connection.destroy(
-        new ZkError(
-          ZkErrorCode.ConnectionLoss,
-          `no session from ${connection.describe()} within ${timeoutMs} ms`,
-        ),
-      );
+      // The answer may be in the socket, unread behind a stall of ours: look after the poll.
+      setImmediate(() => {
+        if (this.connection !== connection || this.state !== 'connecting') return;
+        connection.destroy(
+          new ZkError(
+            ZkErrorCode.ConnectionLoss,
+            `no session from ${connection.describe()} within ${timeoutMs} ms`,
+          ),
+        );
+      });
     }, timeoutMs);
-    if (this.abandoned) {
-      this.closeAbandoned(connection, this.abandoned);
-      return;
-    }
     connection.attach({
       onFrame: (frame) => this.onConnectResponse(connection, frame),
       onClose: (reason) => this.onConnectionClosed(connection, reason),
@@ -248,30 +277,13 @@ export class ProtocolSession implements SessionHandle {
       encodeConnectRequest({
         lastZxidSeen: this.pipeline.lastZxid,
         timeOut: this.options.sessionTimeoutMs,
-        sessionId: this.sessionIdValue,
-        password: this.password,
+        // A session made by a read-only server is local to it: another server would call it
+        // expired. Until a read-write server was seen, ask for a new session (ClientCnxn's
+        // seenRwServerBefore does the same).
+        sessionId: this.seenReadWrite ? this.sessionIdValue : 0n,
+        password: this.seenReadWrite ? this.password : NO_PASSWORD,
         readOnly: this.options.canBeReadOnly,
       }),
-    );
-  }
-
-  /**
-   * Re-attaches to a session the client gave up as expired and closes it, so its ephemeral
-   * nodes (locks) go now rather than when the server times it out; then connects anew.
-   */
-  private closeAbandoned(connection: Connection, abandoned: SessionCredentials): void {
-    closeSessionOn(connection, abandoned, this.options.sessionTimeoutMs).then(
-      (outcome) => {
-        if (this.connection !== connection) return;
-        this.abandoned = undefined;
-        this.options.log.info(`session 0x${abandoned.sessionId}, given up as expired: ${outcome}`);
-        clearTimeout(this.attemptTimer);
-        this.attemptTimer = undefined;
-        this.connection = undefined;
-        connection.destroy();
-        this.tryConnect(connection.endpoint);
-      },
-      (reason: ZkError) => this.onConnectionClosed(connection, reason),
     );
   }
 
@@ -318,6 +330,7 @@ export class ProtocolSession implements SessionHandle {
     this.password = response.password;
     this.timeoutMs = response.timeOut;
     this.readOnlyFlag = response.readOnly;
+    if (!response.readOnly) this.seenReadWrite = true;
     const sasl = this.options.sasl;
     if (sasl) {
       // Every connection logs in before any request goes out (as the Java client holds them).
@@ -388,6 +401,8 @@ export class ProtocolSession implements SessionHandle {
     this.attemptFailureLogged = false;
     connection.attach({
       onFrame: (frame) => this.pipeline.receive(frame),
+      onOversizedFrame: (header, length) =>
+        this.pipeline.receiveOversized(header, length, this.options.maxFrameBytes),
       onClose: (reason) => this.onConnectionClosed(connection, reason),
     });
     this.options.log.info(
@@ -396,27 +411,65 @@ export class ProtocolSession implements SessionHandle {
     );
     this.pipeline.attach(connection, this.authFrames);
     this.heartbeat(connection);
+    if (response.readOnly) this.lookForReadWrite(connection, READ_WRITE_PROBE_FIRST_MS);
     this.listener.onConnected(this);
   }
 
   /**
    * Pings when nothing was sent for a third of the session timeout; drops the connection when
-   * nothing was received for two thirds of it (ClientCnxn's read timeout).
+   * nothing was received for two thirds of it (ClientCnxn's read timeout) — silence on the
+   * server's side, not ours:
+   * - Before deciding, it looks at the socket: a timer can fire before the poll phase of the
+   *   same turn reads a reply that arrived while the event loop was blocked (a sync parse, a GC
+   *   pause). The decision waits one `setImmediate`, which runs after that poll phase.
+   * - Time the event loop spent blocked does not count as the server's silence: a tick that
+   *   runs late was stalled by us, and the server could not answer a ping we did not send. The
+   *   lateness is credited until the next frame arrives, and a ping goes out at once.
+   * Java's ClientCnxn reads the socket before it checks the read timeout too (its send thread
+   * selects, then measures); it does count a GC pause as silence, which this does not.
    */
   private heartbeat(connection: Connection): void {
     const timeout = this.sessionTimeout();
     const readTimeout = (timeout * 2) / 3;
     const pingInterval = timeout / 3;
+    /** When the pending tick should run (performance.now()). */
+    let due = 0;
+    /** Our own stalls (ms) since the frame received at `creditFrom`. */
+    let stallCredit = 0;
+    let creditFrom = connection.lastReceived;
+    const schedule = (delayMs: number) => {
+      const delay = Math.max(1, Math.ceil(delayMs));
+      due = performance.now() + delay;
+      this.heartbeatTimer = setTimeout(tick, delay);
+    };
     const tick = () => {
       this.heartbeatTimer = undefined;
       if (this.connection !== connection || connection.isClosed) return;
+      const late = performance.now() - due;
+      // A reply may be sitting unread in the socket: look after this turn's poll phase (the
+      // check is stale, and does nothing, if the connection went meanwhile).
+      setImmediate(() => check(late));
+    };
+    const check = (late: number) => {
+      if (this.connection !== connection || connection.isClosed || this.state !== 'connected') {
+        return;
+      }
+      if (connection.lastReceived !== creditFrom) {
+        creditFrom = connection.lastReceived;
+        stallCredit = 0;
+      }
+      // Timers run a little late on any busy loop; only a real stall earns credit.
+      if (late > STALL_TOLERANCE_MS) stallCredit += late;
       const now = performance.now();
-      const silentMs = now - connection.lastReceived;
+      const silentMs = now - connection.lastReceived - stallCredit;
       if (silentMs >= readTimeout) {
         connection.destroy(
           new ZkError(
             ZkErrorCode.ConnectionLoss,
-            `no answer from ${connection.describe()} for ${Math.round(silentMs)} ms`,
+            `no answer from ${connection.describe()} for ${Math.round(silentMs)} ms` +
+              (stallCredit > 0
+                ? ` (not counting ${Math.round(stallCredit)} ms this process was stalled)`
+                : ''),
           ),
         );
         return;
@@ -427,10 +480,47 @@ export class ProtocolSession implements SessionHandle {
         connection.lastSent = now;
         idleMs = 0;
       }
-      const next = Math.min(readTimeout - silentMs, pingInterval - idleMs);
-      this.heartbeatTimer = setTimeout(tick, Math.max(1, Math.ceil(next)));
+      schedule(Math.min(readTimeout - silentMs, pingInterval - idleMs));
     };
-    this.heartbeatTimer = setTimeout(tick, Math.ceil(pingInterval));
+    schedule(pingInterval);
+  }
+
+  /**
+   * Connected to a read-only server: asks the other servers, one after the other, whether they
+   * serve read-write (the `isro` four-letter word, which a server with read-only mode enabled
+   * always answers), and moves to the first that does — the way back once the quorum is there
+   * again, as ClientCnxn's pingRwServer. Looks again after `delayMs`, doubling up to a minute.
+   */
+  private lookForReadWrite(connection: Connection, delayMs: number): void {
+    this.readWriteProbe = setTimeout(async () => {
+      this.readWriteProbe = undefined;
+      const current = () => this.connection === connection && this.state === 'connected';
+      for (const endpoint of this.hosts.others(connection.endpoint)) {
+        if (!current()) return;
+        const readWrite = await probeReadWrite(endpoint, {
+          tls: this.options.tls,
+          timeoutMs: this.attemptTimeoutMs(),
+        });
+        if (!current()) return;
+        if (readWrite) {
+          this.options.log.info(
+            `${formatEndpoint(endpoint)} serves read-write: leaving read-only ${connection.describe()}`,
+            { sessionId: this.sessionHex },
+          );
+          this.hosts.preferNext(endpoint);
+          connection.destroy(
+            new ZkError(
+              ZkErrorCode.ConnectionLoss,
+              `moving from read-only ${connection.describe()} to read-write ${formatEndpoint(endpoint)}`,
+            ),
+          );
+          return;
+        }
+      }
+      if (current()) {
+        this.lookForReadWrite(connection, Math.min(READ_WRITE_PROBE_MAX_MS, delayMs * 2));
+      }
+    }, delayMs);
   }
 
   private onConnectionClosed(connection: Connection, reason: ZkError): void {
@@ -440,8 +530,10 @@ export class ProtocolSession implements SessionHandle {
     this.attemptTimer = undefined;
     clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = undefined;
+    clearTimeout(this.readWriteProbe);
+    this.readWriteProbe = undefined;
     if (this.state === 'closing' || this.state === 'dead') {
-      this.pipeline.detach(Rc.closing);
+      this.pipeline.detach(Rc.closing, undefined, closedInFlight());
       return;
     }
     if (reason.code === ZkErrorCode.MarshallingError || reason.code === ZkErrorCode.SystemError) {
@@ -494,6 +586,9 @@ export class ProtocolSession implements SessionHandle {
   }
 
   private stopConnecting(): void {
+    this.picking = undefined;
+    clearTimeout(this.readWriteProbe);
+    this.readWriteProbe = undefined;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     clearTimeout(this.attemptTimer);
@@ -525,7 +620,7 @@ export class ProtocolSession implements SessionHandle {
         this.state = 'dead';
         if (this.connection === connection) this.connection = undefined;
         connection.destroy();
-        this.pipeline.failAll(Rc.closing);
+        this.pipeline.failAll(Rc.closing, undefined, closedInFlight());
         resolve();
       };
       timer = setTimeout(finish, Math.min(CLOSE_BOUND_MS, this.sessionTimeout()));
@@ -809,94 +904,4 @@ export class ProtocolSession implements SessionHandle {
       type,
     );
   }
-}
-
-/**
- * Re-attaches `connection` to a session (ConnectRequest with its id and password) and closes it
- * (closeSession): its ephemeral nodes go at once. Resolves with what happened; rejects with a
- * ZkError when the connection fails first. The connection is left to the caller.
- */
-export function closeSessionOn(
-  connection: Connection,
-  credentials: SessionCredentials,
-  sessionTimeoutMs: number,
-): Promise<'closed on the server' | 'already gone on the server'> {
-  return new Promise((resolve, reject) => {
-    let phase: 'connect' | 'close' | 'done' = 'connect';
-    connection.attach({
-      onFrame: (frame) => {
-        const reader = new JuteReader(frame);
-        if (phase === 'connect') {
-          const response = decodeConnectResponse(reader);
-          if (response.timeOut <= 0) {
-            phase = 'done';
-            resolve('already gone on the server');
-            return;
-          }
-          phase = 'close';
-          connection.send(encodeHeaderOnly(1, OpCode.closeSession));
-          return;
-        }
-        if (phase === 'close' && reader.int() === 1) {
-          phase = 'done';
-          resolve('closed on the server');
-        }
-      },
-      onClose: (reason) => {
-        if (phase !== 'done') reject(reason);
-      },
-    });
-    connection.send(
-      encodeConnectRequest({
-        lastZxidSeen: 0,
-        timeOut: sessionTimeoutMs,
-        sessionId: parseSessionId(credentials.sessionId),
-        password: Buffer.from(credentials.password, 'hex'),
-        readOnly: false,
-      }),
-    );
-  });
-}
-
-/**
- * Closes a session on the servers of `connect` from a connection of its own (each server in
- * turn until one answers), e.g. one a client gave up as expired while the server may hold it.
- *
- * @return What happened, or rejects with the last server's failure.
- */
-export async function closeAbandonedSession(
-  connect: string,
-  credentials: SessionCredentials,
-  options: { tls: SessionOptions['tls']; sessionTimeoutMs: number; timeoutMs: number },
-): Promise<string> {
-  const { endpoints } = parseConnectString(connect);
-  let lastError: unknown;
-  for (const endpoint of endpoints) {
-    let connection: Connection | undefined;
-    try {
-      connection = await openConnection(endpoint, {
-        tls: options.tls,
-        timeoutMs: options.timeoutMs,
-        maxFrameBytes: 64 * 1024,
-      }).promise;
-      const pending = connection;
-      const timer = setTimeout(
-        () =>
-          pending.destroy(
-            new ZkError(ZkErrorCode.ConnectionLoss, `no answer from ${pending.describe()}`),
-          ),
-        options.timeoutMs,
-      );
-      try {
-        return await closeSessionOn(connection, credentials, options.sessionTimeoutMs);
-      } finally {
-        clearTimeout(timer);
-      }
-    } catch (error) {
-      lastError = error;
-    } finally {
-      connection?.destroy();
-    }
-  }
-  throw lastError;
 }
