@@ -19,4 +19,6 @@ export default defineConfig({
   target: 'node20',
   platform: 'node',
   banner: { js: '#!/usr/bin/env node' },
+  // The peer client stays an import of its CommonJS package (node loads it as it is).
+  external: ['node-zookeeper-client'],
 });

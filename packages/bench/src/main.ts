@@ -1,6 +1,7 @@
 /**
  * The bench's entry: one run against `--connect` (exactly one JSON line on stdout, as the peer
- * benches), or the matrix (an embedded server, the table at the end).
+ * benches), or the matrix (an embedded server or `--connect`, with its peers and rounds, the
+ * table at the end).
  */
 import { writeFileSync } from 'node:fs';
 import { runMatrix } from './matrix';
@@ -37,7 +38,15 @@ export async function main(argv: readonly string[], io: BenchIo): Promise<number
     return 0;
   }
   const [only, ...others] = options.scenarios;
-  if (options.connect && only && others.length === 0) {
+  // One scenario against a server is one run (as run-peers.sh runs it), unless rounds or peers
+  // were asked for: those are the matrix's.
+  if (
+    options.connect &&
+    only &&
+    others.length === 0 &&
+    options.rounds === 1 &&
+    options.peers === undefined
+  ) {
     const outcome = await runOne(runSettings(options, only, options.connect), io);
     if (outcome.line) {
       const text = `${JSON.stringify(outcome.line)}\n`;

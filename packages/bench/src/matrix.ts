@@ -6,13 +6,15 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism, release } from 'node:os';
+import { availableParallelism, loadavg, release } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fourLetterWord, startZooKeeper, type ZooKeeperServer } from '@zkrx/testing';
 import { chartSvg } from './chart';
 import type { BenchIo } from './main';
-import type { BenchOptions, ScenarioName } from './options';
+import type { BenchOptions, PeerName, ScenarioName } from './options';
+import { findPeersDir, javaPeerCommand, PEERS_OF } from './peers';
+import { bestRounds, ratioTable, transportRatios } from './rounds';
 import type { ResultLine } from './single-run';
 import { markdownTable } from './table';
 
@@ -20,12 +22,15 @@ export interface MatrixEntry {
   readonly scenario: ScenarioName;
   readonly clients: number;
   readonly ops: number;
+  /** Who runs it: zkrx, or one of its peers (PEERS_OF). */
+  readonly impl: 'zkrx' | PeerName;
 }
 
-/** The runs of `pnpm bench`: the peers' scenarios and op counts, then herd and memory. */
-export const MATRIX: readonly MatrixEntry[] = [
+/** The matrix's scenarios, client counts and op counts (zkrx's; selectMatrix adds the peers). */
+export const MATRIX: readonly Omit<MatrixEntry, 'impl'>[] = [
   { scenario: 'floor-create-delete', clients: 1, ops: 2000 },
   { scenario: 'floor-getchildren', clients: 1, ops: 4000 },
+  { scenario: 'pipelined-get', clients: 1, ops: 50_000 },
   { scenario: 'mutex-uncontended', clients: 1, ops: 2000 },
   { scenario: 'mutex-contended', clients: 8, ops: 2000 },
   { scenario: 'mutex-contended', clients: 32, ops: 2000 },
@@ -46,7 +51,10 @@ export const MATRIX: readonly MatrixEntry[] = [
 /** The JVM options of the embedded server: the peers' zk-start.sh (JIT and GC as in production). */
 export const SERVER_JVM_OPTIONS = ['-Xms256m', '-Xmx1g'] as const;
 
-/** The matrix entries the options select (scenarios, client count, op count, scale). */
+/**
+ * The matrix entries the options select (scenarios, client count, op count, scale), each
+ * scenario's peers (`--peers`) right after zkrx's run of it.
+ */
 export function selectMatrix(options: BenchOptions): MatrixEntry[] {
   const picked = MATRIX.filter(
     (entry) => options.scenarios.length === 0 || options.scenarios.includes(entry.scenario),
@@ -59,7 +67,12 @@ export function selectMatrix(options: BenchOptions): MatrixEntry[] {
     const key = `${entry.scenario}/${clients}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    selected.push({ scenario: entry.scenario, clients, ops });
+    selected.push({ scenario: entry.scenario, clients, ops, impl: 'zkrx' });
+    for (const peer of PEERS_OF[entry.scenario] ?? []) {
+      if (options.peers === undefined || options.peers.includes(peer)) {
+        selected.push({ scenario: entry.scenario, clients, ops, impl: peer });
+      }
+    }
   }
   return selected;
 }
@@ -72,15 +85,27 @@ interface ChildOutcome {
 
 const cliPath = fileURLToPath(import.meta.url);
 
-/** Runs one entry as `node --expose-gc cli.js --connect ... --scenario ...` (a fresh process). */
-function runChild(
+/**
+ * The command of one entry: `node --expose-gc cli.js --connect ... --scenario ... [--impl ...]`,
+ * or the Java peer's (`peersDir`), each a fresh process.
+ */
+export function childCommand(
   connect: string,
   entry: MatrixEntry,
   options: BenchOptions,
-  io: BenchIo,
-  quiet = false,
-): Promise<ChildOutcome> {
+  peersDir: string | undefined,
+): string[] {
+  const common = ['--stall-s', String(options.stallSeconds)];
+  if (options.warmup !== undefined) common.push('--warmup', String(options.warmup));
+  if (options.warmupHoldMs !== undefined) {
+    common.push('--warmup-hold-ms', String(options.warmupHoldMs));
+  }
+  if (entry.impl === 'java') {
+    if (!peersDir) throw new Error('no shared/peers/CuratorBench.java (--peers-dir)');
+    return javaPeerCommand(peersDir, { connect, ...entry }, common);
+  }
   const args = [
+    process.execPath,
     '--expose-gc',
     cliPath,
     '--connect',
@@ -91,15 +116,31 @@ function runChild(
     String(entry.clients),
     '--ops',
     String(entry.ops),
-    '--stall-s',
-    String(options.stallSeconds),
+    ...common,
   ];
-  if (options.warmup !== undefined) args.push('--warmup', String(options.warmup));
-  if (options.warmupHoldMs !== undefined) {
-    args.push('--warmup-hold-ms', String(options.warmupHoldMs));
+  if (entry.impl !== 'zkrx') args.push('--impl', entry.impl);
+  if (entry.scenario === 'pipelined-get') {
+    args.push('--in-flight', String(options.inFlight));
+    if (options.dataBytes !== undefined) args.push('--data-bytes', String(options.dataBytes));
   }
+  return args;
+}
+
+/** Runs one entry in a fresh process (see {@link childCommand}). */
+function runChild(
+  connect: string,
+  entry: MatrixEntry,
+  options: BenchOptions,
+  io: BenchIo,
+  quiet = false,
+  peersDir?: string,
+): Promise<ChildOutcome> {
+  const [program, ...args] = childCommand(connect, entry, options, peersDir) as [
+    string,
+    ...string[],
+  ];
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -108,6 +149,9 @@ function runChild(
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
       if (!quiet) io.stderr(chunk);
+    });
+    child.on('error', (error) => {
+      stderr += `${error.message}\n`;
     });
     child.on('close', (code) => {
       const text = stdout.trim().split('\n').pop() ?? '';
@@ -124,7 +168,7 @@ function failedLine(entry: MatrixEntry, outcome: ChildOutcome): ResultLine {
       .split('\n')
       .find((text) => /^(STALLED|EXCLUSION VIOLATED)|Exception|Error/.test(text)) ?? 'see the log';
   return {
-    impl: 'zkrx',
+    impl: entry.impl === 'java' ? 'zk-floor' : entry.impl,
     scenario: entry.scenario,
     clients: entry.clients,
     ops: entry.ops,
@@ -181,7 +225,22 @@ function resultsDir(): string {
  * Runs the selected matrix; resolves the exit status (1 when any run failed).
  */
 export async function runMatrix(options: BenchOptions, io: BenchIo): Promise<number> {
-  const entries = selectMatrix(options);
+  let entries = selectMatrix(options);
+  const notes: string[] = [];
+  let peersDir: string | undefined;
+  if (entries.some((entry) => entry.impl === 'java')) {
+    peersDir = options.peersDir ?? findPeersDir(dirname(cliPath));
+    const java = spawnSync('java', ['-version'], { encoding: 'utf8' });
+    const why = !peersDir
+      ? 'no shared/peers/CuratorBench.java above this package (--peers-dir)'
+      : java.error
+        ? `no java (${java.error.message})`
+        : undefined;
+    if (why) {
+      notes.push(`- the Java peer is skipped: ${why}`);
+      entries = entries.filter((entry) => entry.impl !== 'java');
+    }
+  }
   const started = performance.now();
   let server: ZooKeeperServer | undefined;
   let connect = options.connect;
@@ -202,53 +261,83 @@ export async function runMatrix(options: BenchOptions, io: BenchIo): Promise<num
   try {
     const setup = await describeSetup(connect, server);
     for (const line of setup) io.stderr(`${line.slice(2)}\n`);
-    io.stderr('server warm-up (discarded): 3000 create+delete, a 500-op contended mutex\n');
-    for (const warm of [
-      { scenario: 'floor-create-delete', clients: 1, ops: 3000 },
-      { scenario: 'mutex-contended', clients: 8, ops: 500 },
-    ] as const) {
+    for (const line of notes) io.stderr(`${line.slice(2)}\n`);
+    // The peers' untimed server warm-up (scaled with --scale, for a quick look).
+    const warmups = [
+      { scenario: 'floor-create-delete', clients: 1, ops: 3000, impl: 'zkrx' },
+      { scenario: 'mutex-contended', clients: 8, ops: 500, impl: 'zkrx' },
+    ].map((entry) => ({
+      ...entry,
+      ops: Math.max(10, Math.floor(entry.ops * options.scale)),
+    })) as MatrixEntry[];
+    io.stderr(
+      `server warm-up (discarded): ${warmups[0]?.ops} create+delete, a ${warmups[1]?.ops}-op contended mutex\n`,
+    );
+    for (const warm of warmups) {
       const outcome = await runChild(connect, warm, { ...options, warmup: undefined }, io, true);
       if (outcome.code !== 0) io.stderr(`(server warm-up run failed: exit ${outcome.code})\n`);
     }
     const lines: ResultLine[] = [];
+    const loads: string[] = [];
     let failed = false;
-    for (const [index, entry] of entries.entries()) {
-      const t0 = performance.now();
-      io.stderr(
-        `\n[${index + 1}/${entries.length}] ${entry.scenario} C=${entry.clients} N=${entry.ops}\n`,
-      );
-      const outcome = await runChild(connect, entry, options, io);
-      const line = outcome.line ?? failedLine(entry, outcome);
-      if (!outcome.line) failed = true;
-      lines.push(line);
-      const took = ((performance.now() - t0) / 1000).toFixed(1);
-      io.stderr(
-        outcome.line
-          ? `  -> ${line.ops_per_s} ops/s, p50 ${line.p50_ms} ms, p99 ${line.p99_ms} ms, ${line.server_packets_sent_per_op} pkts/op (${took} s)\n`
-          : `  -> FAILED ${String(line.error)} (${took} s)\n`,
+    const total = entries.length * options.rounds;
+    for (let roundIndex = 1; roundIndex <= options.rounds; roundIndex++) {
+      const loadBefore = loadavg()[0] as number;
+      for (const [index, entry] of entries.entries()) {
+        const t0 = performance.now();
+        const load = loadavg()[0] as number;
+        const count = (roundIndex - 1) * entries.length + index + 1;
+        io.stderr(
+          `\n[${count}/${total}]${options.rounds > 1 ? ` round ${roundIndex}` : ''} ${entry.scenario} C=${entry.clients} N=${entry.ops}${entry.impl === 'zkrx' ? '' : ` (${entry.impl})`}, load ${load.toFixed(2)}\n`,
+        );
+        const outcome = await runChild(connect, entry, options, io, false, peersDir);
+        const line: ResultLine = {
+          ...(outcome.line ?? failedLine(entry, outcome)),
+          round: roundIndex,
+          load_1m: Math.round(load * 100) / 100,
+        };
+        if (!outcome.line) failed = true;
+        lines.push(line);
+        const took = ((performance.now() - t0) / 1000).toFixed(1);
+        io.stderr(
+          outcome.line
+            ? `  -> ${line.ops_per_s} ops/s, p50 ${line.p50_ms} ms, p99 ${line.p99_ms} ms, ${line.server_packets_sent_per_op} pkts/op (${took} s)\n`
+            : `  -> FAILED ${String(line.error)} (${took} s)\n`,
+        );
+      }
+      loads.push(
+        `round ${roundIndex}: ${loadBefore.toFixed(2)} → ${(loadavg()[0] as number).toFixed(2)}`,
       );
     }
-    const total = (performance.now() - started) / 1000;
+    const seconds = (performance.now() - started) / 1000;
     const jsonFile = options.json ?? join(resultsDir(), `zkrx-${stamp()}.jsonl`);
     const chartFile = options.chart ?? `${jsonFile.replace(/\.jsonl?$/, '')}.svg`;
     mkdirSync(dirname(resolve(jsonFile)), { recursive: true });
     writeFileSync(jsonFile, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
+    const shown = options.rounds > 1 ? bestRounds(lines) : lines;
     mkdirSync(dirname(resolve(chartFile)), { recursive: true });
     const command = `zkrx bench ${process.argv.slice(2).join(' ')}`.trim();
     writeFileSync(
       chartFile,
-      chartSvg(lines, [
-        `${command}: ${lines.length} runs in ${total.toFixed(0)} s`,
+      chartSvg(shown, [
+        `${command}: ${lines.length} runs in ${seconds.toFixed(0)} s`,
         ...setup.map((line) => line.slice(2)),
       ]),
     );
+    const ratios = transportRatios(shown);
     io.stdout(
       [
-        `zkrx bench: ${lines.length} runs in ${total.toFixed(0)} s`,
+        `zkrx bench: ${lines.length} runs in ${seconds.toFixed(0)} s` +
+          (options.rounds > 1
+            ? `, ${options.rounds} interleaved rounds; each row is its best round`
+            : ''),
         ...setup,
+        ...notes,
+        `- load (1-min average, as \`uptime\`), ${loads.join('; ')}`,
         '',
-        markdownTable(lines),
+        markdownTable(shown),
         '',
+        ...(ratios.length > 0 ? [ratioTable(ratios), ''] : []),
       ].join('\n'),
     );
     io.stderr(`\nJSON lines: ${jsonFile}\nchart:      ${chartFile}\n`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { selectMatrix } from './matrix';
+import { childCommand, selectMatrix } from './matrix';
 import { parseOptions, UsageError } from './options';
 
 describe('parseOptions', () => {
@@ -32,13 +32,36 @@ describe('parseOptions', () => {
     expect(() => parseOptions(['--frobnicate'])).toThrow(UsageError);
     expect(() => parseOptions(['--connect', 'localhost'])).toThrow(UsageError);
   });
+
+  it('takes the peer client for the raw scenarios only', () => {
+    expect(
+      parseOptions(['--scenario', 'pipelined-get', '--impl', 'node-zookeeper-client']),
+    ).toMatchObject({ impl: 'node-zookeeper-client', inFlight: 256, rounds: 1, peers: undefined });
+    expect(parseOptions(['--in-flight', '64', '--rounds', '3'])).toMatchObject({
+      impl: 'zkrx',
+      inFlight: 64,
+      rounds: 3,
+    });
+    expect(() =>
+      parseOptions(['--scenario', 'mutex-contended', '--impl', 'node-zookeeper-client']),
+    ).toThrow(/runs floor-create-delete, floor-getchildren, pipelined-get only/);
+    expect(() => parseOptions(['--impl', 'curator'])).toThrow(UsageError);
+    expect(() => parseOptions(['--peers', 'kazoo'])).toThrow(UsageError);
+    expect(() => parseOptions(['--rounds', '0'])).toThrow(UsageError);
+    expect(parseOptions(['--peers', '']).peers).toEqual([]);
+  });
 });
 
 describe('selectMatrix', () => {
   it('runs every scenario by default, with the peers op counts', () => {
     const matrix = selectMatrix(parseOptions([]));
-    expect(new Set(matrix.map((entry) => entry.scenario)).size).toBe(9);
-    expect(matrix).toContainEqual({ scenario: 'mutex-contended', clients: 32, ops: 2000 });
+    expect(new Set(matrix.map((entry) => entry.scenario)).size).toBe(10);
+    expect(matrix).toContainEqual({
+      scenario: 'mutex-contended',
+      clients: 32,
+      ops: 2000,
+      impl: 'zkrx',
+    });
     expect(
       matrix.filter((entry) => entry.scenario === 'herd').map((entry) => entry.clients),
     ).toEqual([10, 50, 100]);
@@ -46,12 +69,74 @@ describe('selectMatrix', () => {
 
   it('filters, overrides and scales', () => {
     expect(selectMatrix(parseOptions(['--scenario', 'semaphore', '--scale', '0.1']))).toEqual([
-      { scenario: 'semaphore', clients: 1, ops: 100 },
-      { scenario: 'semaphore', clients: 8, ops: 100 },
-      { scenario: 'semaphore', clients: 32, ops: 100 },
+      { scenario: 'semaphore', clients: 1, ops: 100, impl: 'zkrx' },
+      { scenario: 'semaphore', clients: 8, ops: 100, impl: 'zkrx' },
+      { scenario: 'semaphore', clients: 32, ops: 100, impl: 'zkrx' },
     ]);
     expect(
       selectMatrix(parseOptions(['--scenario', 'rwlock-mixed', '--clients', '4', '--ops', '50'])),
-    ).toEqual([{ scenario: 'rwlock-mixed', clients: 4, ops: 50 }]);
+    ).toEqual([{ scenario: 'rwlock-mixed', clients: 4, ops: 50, impl: 'zkrx' }]);
+  });
+
+  it('runs the peers of each transport scenario right after zkrx, unless --peers says otherwise', () => {
+    const impls = (argv: string[]) =>
+      selectMatrix(parseOptions(argv)).map((entry) => `${entry.scenario} ${entry.impl}`);
+    expect(impls(['--scenario', 'floor-create-delete,pipelined-get'])).toEqual([
+      'floor-create-delete zkrx',
+      'floor-create-delete java',
+      'floor-create-delete node-zookeeper-client',
+      'pipelined-get zkrx',
+      'pipelined-get node-zookeeper-client',
+    ]);
+    expect(impls(['--scenario', 'floor-create-delete', '--peers', 'java'])).toEqual([
+      'floor-create-delete zkrx',
+      'floor-create-delete java',
+    ]);
+    expect(impls(['--scenario', 'pipelined-get', '--peers', ''])).toEqual(['pipelined-get zkrx']);
+  });
+});
+
+describe('childCommand', () => {
+  const options = parseOptions(['--in-flight', '64']);
+  const entry = { scenario: 'pipelined-get', clients: 1, ops: 1000 } as const;
+
+  it('runs zkrx and node-zookeeper-client through this CLI, in a fresh process', () => {
+    const zkrx = childCommand('h:1', { ...entry, impl: 'zkrx' }, options, undefined);
+    expect(zkrx[0]).toBe(process.execPath);
+    expect(zkrx.slice(3)).toEqual([
+      '--connect',
+      'h:1',
+      '--scenario',
+      'pipelined-get',
+      '--clients',
+      '1',
+      '--ops',
+      '1000',
+      '--stall-s',
+      '10',
+      '--in-flight',
+      '64',
+    ]);
+    const peer = childCommand('h:1', { ...entry, impl: 'node-zookeeper-client' }, options, '/p');
+    expect(peer.slice(-4)).toEqual(['--impl', 'node-zookeeper-client', '--in-flight', '64']);
+  });
+
+  it('runs the Java floor from the peers folder', () => {
+    const java = childCommand(
+      'h:1',
+      { scenario: 'floor-create-delete', clients: 1, ops: 10, impl: 'java' },
+      options,
+      '/p',
+    );
+    expect(java[0]).toBe('java');
+    expect(java[3]).toBe('/p/CuratorBench.java');
+    expect(() =>
+      childCommand(
+        'h:1',
+        { scenario: 'floor-create-delete', clients: 1, ops: 10, impl: 'java' },
+        options,
+        undefined,
+      ),
+    ).toThrow(/CuratorBench/);
   });
 });

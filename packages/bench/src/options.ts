@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 export const SCENARIO_NAMES = [
   'floor-create-delete',
   'floor-getchildren',
+  'pipelined-get',
   'mutex-uncontended',
   'mutex-contended',
   'rwlock-mixed',
@@ -19,13 +20,40 @@ export const SCENARIO_NAMES = [
 
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
+/**
+ * The clients a run can measure: zkrx (its transport: `ZKRX_BENCH_TRANSPORT`), or the peer a
+ * Node user would pick instead, `node-zookeeper-client` (npm), for the raw scenarios.
+ */
+export const IMPL_NAMES = ['zkrx', 'node-zookeeper-client'] as const;
+
+export type ImplName = (typeof IMPL_NAMES)[number];
+
+/** The scenarios node-zookeeper-client runs: raw calls only (it has no recipes). */
+export const PEER_SCENARIOS: readonly ScenarioName[] = [
+  'floor-create-delete',
+  'floor-getchildren',
+  'pipelined-get',
+];
+
 export interface BenchOptions {
   /** `host:port` of a running server; absent: start an embedded one. */
   readonly connect: string | undefined;
   /** The scenarios asked for (all when none). */
   readonly scenarios: readonly ScenarioName[];
+  /** The client measured in a single run (`--impl`); the matrix runs its peers itself. */
+  readonly impl: ImplName;
+  /** The matrix's peers (`--peers`); undefined: every peer of each scenario. */
+  readonly peers: readonly PeerName[] | undefined;
   readonly clients: number | undefined;
   readonly ops: number | undefined;
+  /** pipelined-get: requests kept in flight on the one session. */
+  readonly inFlight: number;
+  /** pipelined-get: the node's data size; undefined: a small value (18 bytes). */
+  readonly dataBytes: number | undefined;
+  /** Interleaved rounds of the selected matrix; the table shows each row's best round. */
+  readonly rounds: number;
+  /** Where the Java peer (`CuratorBench.java`) lives; undefined: found by walking up to `shared/peers`. */
+  readonly peersDir: string | undefined;
   /** Warm-up ops (or rounds); undefined: the scenario's default. */
   readonly warmup: number | undefined;
   /** Hold inside the critical section during warm-up; undefined: the scenario's default. */
@@ -36,7 +64,7 @@ export interface BenchOptions {
   readonly json: string | undefined;
   /** Where to write the SVG chart (matrix runs). */
   readonly chart: string | undefined;
-  /** Multiplies the matrix's op counts (e.g. 0.05 for a quick look). */
+  /** Multiplies the matrix's op counts and its server warm-up (e.g. 0.05 for a quick look). */
   readonly scale: number;
   readonly help: boolean;
   /** Hidden: break the recipe (a read lock as the mutex...) so the invariant checks must fire. */
@@ -45,24 +73,43 @@ export interface BenchOptions {
   readonly selfTestStall: boolean;
 }
 
+/** The matrix's peers: the Java client (CuratorBench.java's floors) and node-zookeeper-client. */
+export const PEER_NAMES = ['java', 'node-zookeeper-client'] as const;
+
+export type PeerName = (typeof PEER_NAMES)[number];
+
+/** pipelined-get's requests in flight when `--in-flight` is not given. */
+export const DEFAULT_IN_FLIGHT = 256;
+
 export const USAGE = `zkrx bench: lock, read-write lock, semaphore and leader-election scenarios on ZooKeeper
 
 Usage:
   node dist/cli.js                       the whole matrix on an embedded ZooKeeper (tmpfs data dir)
-  node dist/cli.js --connect H:P --scenario S --clients C --ops N
+  node dist/cli.js --connect H:P --scenario S --clients C --ops N [--impl I]
                                          one run against a server: exactly one JSON line on stdout
+  node dist/cli.js --connect H:P --scenario S,S... [--rounds R] [--peers P,...]
+                                         the matrix's rows of those scenarios against that server
 
 Options:
   --connect H:P        a running server (4lw.commands.whitelist must allow mntr); default: embedded
   --scenario S[,S...]  ${SCENARIO_NAMES.join(', ')}
   --clients C          ZooKeeper sessions (herd: waiters; memory: always 2)
   --ops N              measured ops (herd: measured releases; memory: pending waiters)
+  --impl I             one run's client: ${IMPL_NAMES.join(', ')} (default zkrx;
+                       node-zookeeper-client runs ${PEER_SCENARIOS.join(', ')})
+  --in-flight K        pipelined-get: requests kept in flight (default ${DEFAULT_IN_FLIGHT})
+  --data-bytes B       pipelined-get: the node's data size (default 18)
+  --peers P[,P...]     the matrix's peers beside zkrx: ${PEER_NAMES.join(', ')} (default: all;
+                       none: --peers '')
+  --rounds R           run the selected matrix R times, interleaved; the table shows each
+                       row's best round (default 1)
+  --peers-dir DIR      where CuratorBench.java is (default: the nearest shared/peers above)
   --warmup W           warm-up ops (default max(20, N/4); leader-failover max(5, N/4))
   --warmup-hold-ms H   hold inside the critical section during warm-up (default 2; semaphore 20)
   --stall-s S          exit 3 when no op finishes for S seconds (default 10)
   --json FILE          write the JSON lines here (matrix default: bench-results/zkrx-<time>.jsonl)
   --chart FILE         write the SVG chart here (matrix default: next to the JSON lines)
-  --scale X            multiply the matrix's op counts (default 1)
+  --scale X            multiply the matrix's op counts and its server warm-up (default 1)
   --help
 
 Exit status: 0 ok, 1 error, 2 an exclusion invariant was violated, 3 stalled (lock znodes dumped).
@@ -116,6 +163,12 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         scenario: { type: 'string' },
         clients: { type: 'string' },
         ops: { type: 'string' },
+        impl: { type: 'string' },
+        'in-flight': { type: 'string' },
+        'data-bytes': { type: 'string' },
+        peers: { type: 'string' },
+        rounds: { type: 'string' },
+        'peers-dir': { type: 'string' },
         warmup: { type: 'string' },
         'warmup-hold-ms': { type: 'string' },
         'stall-s': { type: 'string' },
@@ -140,6 +193,29 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     }
     scenarios.push(name);
   }
+  const impl = text('impl') ?? 'zkrx';
+  if (!(IMPL_NAMES as readonly string[]).includes(impl)) {
+    throw new UsageError(`unknown impl ${JSON.stringify(impl)} (${IMPL_NAMES.join(', ')})`);
+  }
+  if (impl !== 'zkrx') {
+    const other = scenarios.find((name) => !PEER_SCENARIOS.includes(name));
+    if (other !== undefined) {
+      throw new UsageError(
+        `${impl} runs ${PEER_SCENARIOS.join(', ')} only, not ${JSON.stringify(other)}`,
+      );
+    }
+  }
+  let peers: PeerName[] | undefined;
+  const peerList = text('peers');
+  if (peerList !== undefined) {
+    peers = [];
+    for (const name of peerList.split(',').filter(Boolean)) {
+      if (!(PEER_NAMES as readonly string[]).includes(name)) {
+        throw new UsageError(`unknown peer ${JSON.stringify(name)} (${PEER_NAMES.join(', ')})`);
+      }
+      peers.push(name as PeerName);
+    }
+  }
   const connect = text('connect');
   if (connect !== undefined && !/^[^,/:]+:\d+/.test(connect)) {
     throw new UsageError(`--connect must be host:port, got ${JSON.stringify(connect)}`);
@@ -149,8 +225,14 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   return {
     connect,
     scenarios,
+    impl: impl as ImplName,
+    peers,
     clients: integer('clients', text('clients'), 1),
     ops: integer('ops', text('ops'), 1),
+    inFlight: integer('in-flight', text('in-flight'), 1) ?? DEFAULT_IN_FLIGHT,
+    dataBytes: integer('data-bytes', text('data-bytes'), 0),
+    rounds: integer('rounds', text('rounds'), 1) ?? 1,
+    peersDir: text('peers-dir'),
     warmup: integer('warmup', text('warmup'), 0),
     warmupHoldMs:
       text('warmup-hold-ms') === undefined

@@ -27,14 +27,32 @@ function sessionTransport(): Transport | undefined {
 }
 
 import { mntr } from '@zkrx/testing';
-import type { ScenarioName } from './options';
+import type { ImplName, ScenarioName } from './options';
+import {
+  connectNodeZookeeperClient,
+  NODE_ZOOKEEPER_CLIENT,
+  type RawClient,
+  zkrxRawClient,
+} from './raw-client';
+import { findListeningProcess, processCpuMicros } from './server-cpu';
+
+/** The JSON line's `impl` of a zkrx run: its transport decides. */
+export function zkrxImpl(): string {
+  return benchTransport === 'native' ? 'zkrx-native' : 'zkrx';
+}
 
 /** What one run is asked to do, every default filled in. */
 export interface RunSettings {
   readonly connect: string;
   readonly scenario: ScenarioName;
+  /** The client measured by the raw scenarios (the recipes' scenarios are zkrx's). */
+  readonly impl: ImplName;
   readonly clients: number;
   readonly ops: number;
+  /** pipelined-get: requests kept in flight. */
+  readonly inFlight: number;
+  /** pipelined-get: the node's data size (undefined: a small value). */
+  readonly dataBytes: number | undefined;
   readonly warmup: number;
   readonly warmupHoldMs: number;
   readonly stallSeconds: number;
@@ -61,6 +79,12 @@ export class BenchExit extends Error {
 /** One simulated client's operation: runs ticket `t`, resolves its latency in ms. */
 export type Worker = (ticket: number) => Promise<number>;
 
+/** Starts request `ticket`; calls `done(ticket)` when its reply came, or `done(ticket, error)`. */
+export type PipelinedIssue = (
+  ticket: number,
+  done: (ticket: number, error?: unknown) => void,
+) => void;
+
 /** What a measured phase produced. */
 export interface Measured {
   /** One latency (ms) per measured op. */
@@ -68,6 +92,13 @@ export interface Measured {
   readonly elapsedMs: number;
   /** Server packets sent in the measured phase, the mntr calls' own packets taken out. */
   readonly packets: number;
+  /**
+   * This process's CPU time (every thread) in the measured phase, µs (the phases of
+   * {@link RunContext.measure}; scenarios that time their own phases leave it out).
+   */
+  readonly clientCpuMicros?: { readonly user: number; readonly system: number };
+  /** The server's CPU time in the measured phase, µs, when it runs on this machine. */
+  readonly serverCpuMicros?: number;
 }
 
 /** A scenario's result: the measured phase, the client count, and its own extra fields. */
@@ -97,6 +128,10 @@ export class RunContext {
   /** Packets one `mntr` call adds itself (measured at start, subtracted from every window). */
   private mntrSelf = 0;
   private readonly clients: ZkClient[] = [];
+  /** Sessions of another client (node-zookeeper-client), closed at the end. */
+  private readonly rawPeers: RawClient[] = [];
+  /** The server's process when it runs on this machine (for its CPU time). */
+  private serverPid: number | undefined;
   private adminClient: ZkClient | undefined;
   private failure: unknown;
   /** The guarded waits in progress: a failure rejects them all. */
@@ -134,6 +169,8 @@ export class RunContext {
     this.mntrSelf = -(await this.packetsSent()) + (await this.packetsSent());
     this.adminClient = await this.connect();
     await this.admin.promises.create(this.base);
+    const port = Number(firstHost(this.settings.connect).split(':').pop());
+    if (Number.isInteger(port)) this.serverPid = findListeningProcess(port);
     this.timer = setInterval(() => this.onTick(), 250);
     this.timer.unref?.();
   }
@@ -149,6 +186,22 @@ export class RunContext {
     await this.guard(client.connected(20_000));
     this.progress();
     return client;
+  }
+
+  /**
+   * A new session of the run's impl (`--impl`) for the raw scenarios: zkrx's promises, or a
+   * node-zookeeper-client session. Closed at the end.
+   */
+  async connectRaw(): Promise<RawClient> {
+    if (this.settings.impl !== NODE_ZOOKEEPER_CLIENT) {
+      return zkrxRawClient(await this.connect(), zkrxImpl());
+    }
+    const peer = await this.guard(
+      connectNodeZookeeperClient(this.settings.connect, SESSION_TIMEOUT_MS, 20_000),
+    );
+    this.rawPeers.push(peer);
+    this.progress();
+    return peer;
   }
 
   /** `count` new sessions, connected. */
@@ -318,28 +371,114 @@ export class RunContext {
   }
 
   /**
+   * Keeps `inFlight` requests going until `n` tickets are used: `issue(ticket, done)` starts one
+   * and calls `done(ticket)` (or `done(ticket, error)`) when its reply came; each reply starts
+   * the next ticket at once, in the reply's callback. Resolves the elapsed ms; `latencies[t]` is
+   * ticket t's issue → reply time.
+   */
+  runPipelinedPhase(
+    label: string,
+    n: number,
+    inFlight: number,
+    issue: PipelinedIssue,
+    latencies: Float64Array,
+  ): Promise<number> {
+    this.beginPhase(label, n);
+    const started = new Float64Array(n);
+    let next = 0;
+    let finished = 0;
+    const t0 = performance.now();
+    return this.guard(
+      new Promise<number>((resolve, reject) => {
+        const start = (ticket: number) => {
+          started[ticket] = performance.now();
+          issue(ticket, done);
+        };
+        const done = (ticket: number, error?: unknown): void => {
+          if (error !== undefined) {
+            reject(error);
+            return;
+          }
+          const now = performance.now();
+          latencies[ticket] = now - (started[ticket] as number);
+          finished += 1;
+          this.tick();
+          if (this.stopped) return;
+          if (next < n) start(next++);
+          else if (finished === n) {
+            this.endPhase();
+            resolve(now - t0);
+          }
+        };
+        while (next < Math.min(inFlight, n)) start(next++);
+      }),
+    );
+  }
+
+  /**
    * The warm-up (`warmup` ops, holders holding `warmupHoldMs`), then the measured phase
    * (`ops` ops, no hold) bracketed by mntr reads.
    */
-  async measure(workers: readonly Worker[], beforeMeasured?: () => void): Promise<Measured> {
+  measure(workers: readonly Worker[], beforeMeasured?: () => void): Promise<Measured> {
+    return this.measurePhases(
+      (label, n, latencies) => this.runPhase(label, n, workers, latencies),
+      beforeMeasured,
+    );
+  }
+
+  /**
+   * As {@link measure}, `inFlight` requests at a time (see {@link runPipelinedPhase});
+   * `beforeMeasured` and `afterMeasured` run right around the measured phase.
+   */
+  measurePipelined(
+    inFlight: number,
+    issue: PipelinedIssue,
+    beforeMeasured?: () => void,
+    afterMeasured?: () => void,
+  ): Promise<Measured> {
+    return this.measurePhases(
+      (label, n, latencies) => this.runPipelinedPhase(label, n, inFlight, issue, latencies),
+      beforeMeasured,
+      afterMeasured,
+    );
+  }
+
+  private async measurePhases(
+    phase: (label: string, n: number, latencies: Float64Array) => Promise<number>,
+    beforeMeasured?: () => void,
+    afterMeasured?: () => void,
+  ): Promise<Measured> {
     const { warmup, ops } = this.settings;
     if (warmup > 0) {
       this.warming = true;
-      await this.runPhase('warm-up', warmup, workers, new Float64Array(warmup));
+      await phase('warm-up', warmup, new Float64Array(warmup));
       this.warming = false;
     }
-    beforeMeasured?.();
     const latencies = new Float64Array(ops);
     const end = await this.packetWindow();
-    const elapsedMs = await this.runPhase('measured', ops, workers, latencies);
+    beforeMeasured?.();
+    const server = this.serverPid === undefined ? undefined : processCpuMicros(this.serverPid);
+    const cpu = process.cpuUsage();
+    const elapsedMs = await phase('measured', ops, latencies);
+    const clientCpuMicros = process.cpuUsage(cpu);
+    afterMeasured?.();
+    const serverAfter = this.serverPid === undefined ? undefined : processCpuMicros(this.serverPid);
     const packets = await end();
-    return { latencies, elapsedMs, packets };
+    return {
+      latencies,
+      elapsedMs,
+      packets,
+      clientCpuMicros,
+      serverCpuMicros:
+        server === undefined || serverAfter === undefined ? undefined : serverAfter - server,
+    };
   }
 
   /** Closes every session (newest first: no failover cascade) and removes the base path. */
   async close(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    for (const peer of this.rawPeers.splice(0)) await bounded(peer.close(), 5_000);
     const admin = this.adminClient;
     for (const client of [...this.clients].reverse()) {
       if (client !== admin) await bounded(client.close(), 5_000);

@@ -9,12 +9,14 @@ import { leaderFailover } from './scenarios/leader-failover';
 import { memory } from './scenarios/memory';
 import { mutexContended } from './scenarios/mutex-contended';
 import { mutexUncontended } from './scenarios/mutex-uncontended';
+import { pipelinedGet } from './scenarios/pipelined-get';
 import { rwlockMixed } from './scenarios/rwlock-mixed';
 import { semaphore } from './scenarios/semaphore';
 
 export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
   'floor-create-delete': floorCreateDelete,
   'floor-getchildren': floorGetChildren,
+  'pipelined-get': pipelinedGet,
   'mutex-uncontended': mutexUncontended,
   'mutex-contended': mutexContended,
   'rwlock-mixed': rwlockMixed,

@@ -4,12 +4,14 @@
  * `server_packets_sent_per_op`, then the scenario's own fields and `warmup_ops`).
  */
 import type { BenchOptions, ScenarioName } from './options';
+import { NODE_ZOOKEEPER_CLIENT } from './raw-client';
 import {
   BenchExit,
-  benchTransport,
+  type Measured,
   RunContext,
   type RunOutput,
   type RunSettings,
+  zkrxImpl,
 } from './run-context';
 import { scenarios } from './scenario-registry';
 import { ms, percentile, round } from './stats';
@@ -40,6 +42,9 @@ export function runSettings(
   return {
     connect,
     scenario: name,
+    impl: options.impl,
+    inFlight: options.inFlight,
+    dataBytes: options.dataBytes,
     clients: count,
     ops: total,
     warmup: options.warmup ?? scenario.warmupFor(total),
@@ -48,6 +53,24 @@ export function runSettings(
     selfTestBroken: options.selfTestBroken,
     selfTestStall: options.selfTestStall,
   };
+}
+
+/**
+ * The CPU fields of a line: this process's (user + system, and each) and the server's, in µs per
+ * op, when the server runs on this machine.
+ */
+export function cpuFields(measured: Measured, ops: number): ResultLine {
+  if (!measured.clientCpuMicros) return {};
+  const { user, system } = measured.clientCpuMicros;
+  const fields: ResultLine = {
+    client_cpu_us_per_op: round((user + system) / ops, 2),
+    client_user_us_per_op: round(user / ops, 2),
+    client_system_us_per_op: round(system / ops, 2),
+  };
+  if (measured.serverCpuMicros !== undefined) {
+    fields.server_cpu_us_per_op = round(measured.serverCpuMicros / ops, 2);
+  }
+  return fields;
 }
 
 /**
@@ -67,7 +90,7 @@ export async function runOne(settings: RunSettings, output: RunOutput): Promise<
     const result = await context.guard(scenario.run(context));
     const seconds = result.elapsedMs / 1000;
     const line: ResultLine = {
-      impl: benchTransport === 'native' ? 'zkrx-native' : 'zkrx',
+      impl: settings.impl === NODE_ZOOKEEPER_CLIENT ? NODE_ZOOKEEPER_CLIENT : zkrxImpl(),
       scenario: settings.scenario,
       clients: result.clients,
       ops: settings.ops,
@@ -76,6 +99,7 @@ export async function runOne(settings: RunSettings, output: RunOutput): Promise<
       p50_ms: ms(percentile(result.latencies, 50)),
       p99_ms: ms(percentile(result.latencies, 99)),
       server_packets_sent_per_op: round(result.packets / settings.ops, 2),
+      ...cpuFields(result, settings.ops),
       ...result.extra,
       warmup_ops: settings.warmup,
     };

@@ -4,12 +4,15 @@
  * with exit 2, a lock held for ever with exit 3 and a dump of the lock znodes.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@zkrx/core';
 import { testZooKeeper } from '@zkrx/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from './main';
+import { findPeersDir, javaPeerCommand } from './peers';
 
 /** The peers' keys, in the peers' order: every line starts with them. */
 const KEYS = [
@@ -47,6 +50,17 @@ async function bench(args: readonly string[]) {
 const runs: readonly [string, readonly string[], readonly string[]][] = [
   ['floor-create-delete', ['--ops', '20'], []],
   ['floor-getchildren', ['--ops', '20'], []],
+  [
+    'pipelined-get',
+    ['--ops', '300', '--in-flight', '16'],
+    [
+      'client_cpu_us_per_op',
+      'in_flight',
+      'ops_per_read',
+      'ops_per_write',
+      'event_loop_utilization',
+    ],
+  ],
   ['mutex-uncontended', ['--ops', '20'], []],
   ['mutex-contended', ['--clients', '4', '--ops', '40'], ['handoff_p50_ms', 'handoff_p99_ms']],
   [
@@ -80,6 +94,26 @@ describe('every scenario, tiny N, through the CLI entry', () => {
     expect(line.server_packets_sent_per_op as number).toBeGreaterThan(0);
     for (const key of extra) expect(line, key).toHaveProperty(key);
     if (scenario === 'semaphore') expect(line.max_concurrent_holders).toBeLessThanOrEqual(4);
+  });
+
+  it.each([
+    ['floor-create-delete', ['--ops', '20']],
+    ['floor-getchildren', ['--ops', '20']],
+    ['pipelined-get', ['--ops', '300', '--in-flight', '16']],
+  ])('%s runs on node-zookeeper-client (--impl)', async (scenario, args) => {
+    const { code, stdout, stderr } = await bench([
+      '--scenario',
+      scenario,
+      '--impl',
+      'node-zookeeper-client',
+      ...args,
+    ]);
+    expect(code, stderr).toBe(0);
+    const line = JSON.parse(stdout) as Record<string, unknown>;
+    expect(Object.keys(line).slice(0, KEYS.length)).toEqual(KEYS);
+    expect(line).toMatchObject({ impl: 'node-zookeeper-client', scenario });
+    expect(line.server_packets_sent_per_op as number).toBeGreaterThan(0);
+    expect(line.client_cpu_us_per_op as number).toBeGreaterThan(0);
   });
 
   it('left no node behind', async () => {
@@ -136,6 +170,70 @@ describe('the stall watchdog (exit 3)', () => {
 });
 
 const builtCli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const peersDir = findPeersDir(fileURLToPath(new URL('.', import.meta.url)));
+const hasJava = spawnSync('java', ['-version']).status === 0;
+
+describe('the Java peer (shared/peers/CuratorBench.java), as the matrix runs it', () => {
+  it.skipIf(!peersDir || !hasJava)('prints the floor JSON line', () => {
+    const [program, ...args] = javaPeerCommand(peersDir as string, {
+      connect,
+      scenario: 'floor-create-delete',
+      clients: 1,
+      ops: 20,
+    }) as [string, ...string[]];
+    const run = spawnSync(program, args, { encoding: 'utf8', timeout: 120_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const line = JSON.parse(run.stdout.trim()) as Record<string, unknown>;
+    expect(Object.keys(line).slice(0, KEYS.length)).toEqual(KEYS);
+    expect(line).toMatchObject({ impl: 'zk-floor', scenario: 'floor-create-delete' });
+  });
+});
+
+describe('interleaved rounds with a peer (the built CLI)', () => {
+  it.skipIf(!existsSync(builtCli))('keeps every round, shows the best and the ratios', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zkrx-bench-smoke-'));
+    try {
+      const json = join(dir, 'rounds.jsonl');
+      const run = spawnSync(
+        process.execPath,
+        [
+          builtCli,
+          '--connect',
+          connect,
+          '--scenario',
+          'pipelined-get',
+          '--ops',
+          '200',
+          '--in-flight',
+          '8',
+          '--rounds',
+          '2',
+          '--scale',
+          '0.01',
+          '--json',
+          json,
+        ],
+        { encoding: 'utf8', timeout: 120_000 },
+      );
+      expect(run.status, run.stderr).toBe(0);
+      const lines = readFileSync(json, 'utf8')
+        .trim()
+        .split('\n')
+        .map((text) => JSON.parse(text) as Record<string, unknown>);
+      expect(lines.map((line) => [line.round, line.impl])).toEqual([
+        [1, 'zkrx'],
+        [1, 'node-zookeeper-client'],
+        [2, 'zkrx'],
+        [2, 'node-zookeeper-client'],
+      ]);
+      expect(run.stdout).toContain('2 interleaved rounds; each row is its best round');
+      expect(run.stdout).toMatch(/load \(1-min average, as `uptime`\), round 1: /);
+      expect(run.stdout).toMatch(/\| pipelined-get \| node-zookeeper-client \| [\d.]+× \|/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('the built CLI (node dist/cli.js), as run-peers.sh runs it', () => {
   it.skipIf(!existsSync(builtCli))('prints exactly one JSON line on stdout', () => {

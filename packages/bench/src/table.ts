@@ -8,10 +8,13 @@ function cell(value: string | number | undefined): string {
   return value === undefined ? '' : String(value);
 }
 
-/** The notes column: failures, holders and readers, herd and memory figures. */
+/** The notes column: failures, the best round, CPU, holders and readers, herd and memory figures. */
 export function notes(line: ResultLine): string {
   const parts: string[] = [];
   if (line.error !== undefined) parts.push(`**FAILED** ${String(line.error).slice(0, 100)}`);
+  if (Number(line.rounds) > 1) {
+    parts.push(`best of ${line.rounds} (round ${line.best_round}, load ${line.load_1m})`);
+  }
   if (line.max_concurrent_holders !== undefined) {
     parts.push(`max holders ${line.max_concurrent_holders}`);
   }
@@ -23,6 +26,17 @@ export function notes(line: ResultLine): string {
   if (line.waiters !== undefined) {
     parts.push(
       `${line.waiters} waiters queued; whole queue drained at ${cell(line.drain_packets_per_release)} pkts/release`,
+    );
+  }
+  if (line.client_cpu_us_per_op !== undefined) {
+    parts.push(
+      `client CPU ${line.client_cpu_us_per_op} µs/op` +
+        (line.server_cpu_us_per_op === undefined ? '' : `, server ${line.server_cpu_us_per_op}`),
+    );
+  }
+  if (line.ops_per_read !== undefined) {
+    parts.push(
+      `${line.in_flight} in flight; ${line.ops_per_read} replies/read, ${line.ops_per_write} requests/write`,
     );
   }
   if (line.heap_bytes_per_waiter !== undefined) {

@@ -15,6 +15,7 @@ import {
   testRoot,
   transportName,
 } from '../test/support';
+import { Connection } from './protocol/connection';
 
 /** A ping request frame: length 8, xid -2, opcode 11 (ping). */
 const PING = Buffer.from('00000008fffffffe0000000b', 'hex');
@@ -31,11 +32,12 @@ function busyWait(ms: number): void {
 /**
  * Watches the process's sockets for pings: `next()` resolves on the next ping written. The first
  * ping written (`afterWrite`) or the first ping reply read (`afterReply`) stalls the process for
- * the given time right after it.
+ * the given time right after it. Reads are watched where every chunk a connection reads arrives,
+ * `Connection.receive` (a plain TCP connection reads into a shared buffer: no `data` events).
  */
 function stallAtPing(stall: { afterWrite?: number; afterReply?: number }) {
   const write = Socket.prototype.write;
-  const emit = Socket.prototype.emit;
+  const receive = Connection.prototype.receive;
   const waiting: Array<() => void> = [];
   let stalled = false;
   let resolveStalled: () => void = () => {};
@@ -55,27 +57,19 @@ function stallAtPing(stall: { afterWrite?: number; afterReply?: number }) {
     }
     return result;
   } as typeof write;
-  Socket.prototype.emit = function patchedEmit(
-    this: Socket,
-    event: string | symbol,
-    ...args: unknown[]
-  ) {
-    const result = (emit as (...args: unknown[]) => boolean).call(this, event, ...args);
-    const chunk = args[0];
+  Connection.prototype.receive = function patchedReceive(this: Connection, chunk: Buffer) {
+    receive.call(this, chunk);
     if (
       !stalled &&
       stall.afterReply !== undefined &&
-      event === 'data' &&
-      Buffer.isBuffer(chunk) &&
       chunk.subarray(0, PING_REPLY_HEAD.length).equals(PING_REPLY_HEAD)
     ) {
       stallNow(stall.afterReply);
     }
-    return result;
-  } as typeof emit;
+  };
   onCleanup(() => {
     Socket.prototype.write = write;
-    Socket.prototype.emit = emit;
+    Connection.prototype.receive = receive;
   });
   return {
     /** Resolves once the stall is over. */

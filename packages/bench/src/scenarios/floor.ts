@@ -1,6 +1,7 @@
 /**
- * The floors: raw round trips through @zkrx/core's promises on one session, the lower bound of
- * every recipe (create+delete of an ephemeral sequential node; getChildren of a one-child node).
+ * The floors: raw round trips on one session, the lower bound of every recipe (create+delete of
+ * an ephemeral sequential node; getChildren of a one-child node), through zkrx's promises or
+ * node-zookeeper-client's calls (`--impl`).
  */
 import { joinPath } from '@zkrx/core';
 import type { RunContext, ScenarioResult, Worker } from '../run-context';
@@ -10,22 +11,19 @@ async function runFloor(context: RunContext, kind: 'create-delete' | 'getchildre
   const dir = joinPath(context.base, 'f');
   await context.admin.promises.create(dir);
   await context.admin.promises.create(joinPath(dir, 'child'));
-  const client = await context.connect();
+  const client = await context.connectRaw();
   const prefix = joinPath(dir, 'n-');
   const worker: Worker =
     kind === 'create-delete'
       ? async () => {
           const start = performance.now();
-          const created = await client.promises.create(prefix, undefined, {
-            mode: 'ephemeral',
-            sequential: true,
-          });
-          await client.promises.delete(created.path);
+          const created = await client.createEphemeralSequential(prefix);
+          await client.delete(created);
           return performance.now() - start;
         }
       : async () => {
           const start = performance.now();
-          const children = await client.promises.children(dir);
+          const children = await client.children(dir);
           if (children.length !== 1) throw new Error(`bad child count ${children.length}`);
           return performance.now() - start;
         };

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
-import { describe, expect, it } from 'vitest';
-import { Connection, FrameReader } from './connection';
+import { describe, expect, it, vi } from 'vitest';
+import { Connection, coalescePauseMs, FrameReader } from './connection';
 import { ProtocolError } from './jute';
 
 function framed(...bodies: Buffer[]): Buffer {
@@ -83,6 +83,20 @@ describe('FrameReader', () => {
   });
 });
 
+describe('coalescePauseMs', () => {
+  it('pauses 1 ms per 64 replies awaited, from 64 on, at most 4 ms', () => {
+    expect([0, 1, 63, 64, 127, 128, 200, 255, 256, 1_000, 100_000].map(coalescePauseMs)).toEqual([
+      0, 0, 0, 1, 1, 2, 3, 3, 4, 4, 4,
+    ]);
+  });
+
+  it('never pauses longer than the awaited replies take at 64 per ms', () => {
+    for (let awaiting = 0; awaiting <= 2_000; awaiting++) {
+      expect(coalescePauseMs(awaiting) * 64).toBeLessThanOrEqual(awaiting);
+    }
+  });
+});
+
 describe('FrameReader, a frame over the limit', () => {
   /** A reply frame: ReplyHeader (xid, zxid 7, err 0) and a body of `size` bytes. */
   const reply = (xid: number, size: number, fill: number) => {
@@ -137,19 +151,31 @@ describe('Connection', () => {
   /** A socket that records what the connection does with it. */
   function fakeSocket() {
     const calls: string[] = [];
+    let resumed: () => void = () => {};
     const socket = Object.assign(new EventEmitter(), {
       setNoDelay: () => calls.push('setNoDelay'),
       cork: () => calls.push('cork'),
       uncork: () => calls.push('uncork'),
-      write: (frame: Buffer) => calls.push(`write ${frame.toString()}`),
+      write: (frame: Buffer) =>
+        calls.push(`write ${frame.length > 64 ? `${frame.length} bytes` : frame.toString()}`),
       destroy: () => calls.push('destroy'),
       end: () => calls.push('end'),
+      pause: () => calls.push('pause'),
+      resume: () => {
+        calls.push('resume');
+        resumed();
+      },
     });
-    return { socket: socket as unknown as Socket, calls };
+    /** Resolves at the next `resume()`. */
+    const nextResume = () =>
+      new Promise<void>((resolve) => {
+        resumed = resolve;
+      });
+    return { socket: socket as unknown as Socket, calls, nextResume };
   }
   const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-  it('writes what one turn of the event loop sent in one batch (one writev), the next turn in another', async () => {
+  it('writes what one turn of the event loop sent in one write, the next turn in another', async () => {
     const { socket, calls } = fakeSocket();
     const connection = new Connection(socket, { host: 'h', port: 1 }, 1_024);
     connection.send(Buffer.from('a'));
@@ -160,7 +186,69 @@ describe('Connection', () => {
     await nextTurn();
     connection.send(Buffer.from('d'));
     await nextTurn();
-    expect(calls.slice(1)).toEqual(['cork', 'write a', 'write b', 'write c', 'uncork', 'write d']);
+    expect(calls.slice(1)).toEqual(['write abc', 'write d']);
+  });
+
+  it('writes a batch of large frames as they are, in one corked write (no copy)', async () => {
+    const { socket, calls } = fakeSocket();
+    const connection = new Connection(socket, { host: 'h', port: 1 }, 1_024);
+    connection.send(Buffer.alloc(40_000));
+    connection.send(Buffer.alloc(40_000));
+    await nextTurn();
+    expect(calls.slice(1)).toEqual(['cork', 'write 40000 bytes', 'write 40000 bytes', 'uncork']);
+  });
+
+  it('pauses reading briefly while a deep pipeline awaits its replies, and only then', async () => {
+    const { socket, calls, nextResume } = fakeSocket();
+    const connection = new Connection(socket, { host: 'h', port: 1 }, 1_024);
+    const frames: Buffer[] = [];
+    connection.attach({ onFrame: (frame) => frames.push(Buffer.from(frame)), onClose: () => {} });
+    let awaiting = 63;
+    connection.awaiting = () => awaiting;
+    socket.emit('data', framed(body(16, 1)));
+    expect(calls).not.toContain('pause');
+    awaiting = 64;
+    const resumed = nextResume();
+    socket.emit('data', framed(body(16, 2), body(16, 3)));
+    // Every frame of the read was delivered before the pause.
+    expect(frames).toEqual([body(16, 1), body(16, 2), body(16, 3)]);
+    expect(calls.filter((call) => call === 'pause')).toEqual(['pause']);
+    // A read arriving meanwhile (already in flight in a stream) is delivered, not paused again.
+    socket.emit('data', framed(body(16, 4)));
+    expect(frames).toHaveLength(4);
+    expect(calls.filter((call) => call === 'pause')).toEqual(['pause']);
+    await resumed;
+    expect(calls.at(-1)).toBe('resume');
+  });
+
+  it('reads on at once after a large read, however deep the pipeline', () => {
+    const { socket, calls } = fakeSocket();
+    const connection = new Connection(socket, { host: 'h', port: 1 }, 64 * 1_024);
+    let frames = 0;
+    connection.attach({ onFrame: () => frames++, onClose: () => {} });
+    connection.awaiting = () => 1_000;
+    socket.emit('data', framed(body(16 * 1_024, 1)));
+    expect(frames).toBe(1);
+    expect(calls).not.toContain('pause');
+  });
+
+  it('drops a pause with the connection: nothing resumes a closed socket', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const { socket, calls } = fakeSocket();
+      const connection = new Connection(socket, { host: 'h', port: 1 }, 1_024);
+      connection.attach({ onFrame: () => {}, onClose: () => {} });
+      connection.awaiting = () => 100;
+      socket.emit('data', framed(body(16, 1)));
+      expect(calls).toContain('pause');
+      connection.destroy();
+      expect(vi.getTimerCount()).toBe(0);
+      vi.runAllTimers();
+      expect(calls).not.toContain('resume');
+      expect(calls).toContain('destroy');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('drops the connection with MarshallingError on a frame it refuses, and tells its owner once', () => {

@@ -1,6 +1,7 @@
 /**
  * One TCP (or TLS) connection to a ZooKeeper server and its framing: 4-byte length-prefixed
- * frames in, batched writes out, a receive buffer bounded by the largest frame accepted.
+ * frames in, batched writes out, a receive buffer bounded by the largest frame accepted; a deep
+ * pipeline's replies read in batches.
  */
 import { connect as connectTcp, type Socket } from 'node:net';
 import { type ConnectionOptions, connect as connectTls } from 'node:tls';
@@ -133,6 +134,85 @@ export class FrameReader {
   }
 }
 
+/**
+ * Where plain TCP connections read: one buffer for the whole process (Node's `onread`), so a
+ * read allocates nothing and skips the stream's machinery.
+ *
+ * Safety: a frame handed out of it is a view that the next read overwrites. That is sound
+ * because (1) delivery is synchronous — `onFrame` runs inside the read callback and every frame
+ * of a chunk is delivered before the callback returns; (2) nothing keeps a frame: every decoder
+ * copies what it returns (`JuteReader.buffer()` copies, strings are decoded) and a frame split
+ * across reads is assembled in FrameReader's own buffer; (3) libuv never calls a read callback
+ * from inside another (JavaScript can only stop, start or write to a socket meanwhile), and
+ * {@link readShared} copies the chunk if that ever changed. The test that attacks (2) reads many
+ * nodes of distinct data in one batch and checks every value after later reads
+ * (`connection.integration.test.ts`).
+ */
+const SHARED_READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+let readingShared = false;
+
+function readShared(connection: Connection, bytes: number): void {
+  const view = SHARED_READ_BUFFER.subarray(0, bytes);
+  if (readingShared) {
+    connection.receive(Buffer.from(view));
+    return;
+  }
+  readingShared = true;
+  try {
+    connection.receive(view);
+  } finally {
+    readingShared = false;
+  }
+}
+
+/**
+ * Replies per millisecond of pause: a small read (under {@link COALESCE_BELOW_BYTES}) that
+ * leaves `awaiting` requests of the connection without their replies stops reading for
+ * {@link coalescePauseMs}(awaiting) — 1 ms per 64 awaiting, at most 4 ms, none below 64 — so
+ * that the replies the server sends meanwhile are read together, and the requests they prompt
+ * are written together.
+ *
+ * Why: with a deep pipeline the server answers one request at a time, and a client that reads
+ * each reply as it lands makes a turn of the event loop (a wake-up, a read, a write) for one or
+ * two replies — measured: 1.4–4 replies per read with 256 gets in flight; the server then also
+ * wakes per request. Read in batches, the same run costs the client about 40% less CPU per get
+ * (BENCHMARKS.md, "The transport against node-zookeeper-client (issue 18)").
+ *
+ * What it costs, and why the server never waits for it: a pause of P ms happens only while at
+ * least 64·P requests await replies, and the server answers them in order, so the session still
+ * gets at least 64 replies per millisecond of pause — above what a ZooKeeper server serves one
+ * connection (the best measured here: ~37 per ms); a server slower than that is still busy with
+ * the awaiting requests when reading resumes. Each reply may come up to P ms later, while it
+ * already queues behind ≥ 64·P others. A session that waits for fewer than 64 replies — every
+ * recipe, every sequential call — is never paused.
+ */
+const COALESCE_PER_MS = 64;
+const COALESCE_MAX_MS = 4;
+
+/**
+ * The pause after a small read that left `awaiting` requests without replies: 0 (read on) below
+ * 64, then 1 ms per 64, at most 4 ms.
+ *
+ * ## Example
+ * ```ts
+ * console.log([63, 64, 200, 1_000].map(coalescePauseMs));
+ * // Output: [ 0, 1, 3, 4 ]
+ * ```
+ */
+export function coalescePauseMs(awaiting: number): number {
+  return Math.min(COALESCE_MAX_MS, Math.floor(awaiting / COALESCE_PER_MS));
+}
+
+/**
+ * A read this large is a batch already (the server is ahead of the client): the next read goes
+ * at once. Pausing after large reads would cap a pipeline of large replies at one read buffer
+ * per pause (measured: 128 gets of a 200 KB node in flight fell from ~300 MB/s to ~30 MB/s).
+ */
+const COALESCE_BELOW_BYTES = 16 * 1024;
+
+/** Above this, a batch of frames is written as it is (writev) rather than copied into one. */
+const COPY_BATCH_BYTES = 64 * 1024;
+
 /** Where to connect. */
 export interface Endpoint {
   /** A host name or an address. */
@@ -157,14 +237,24 @@ export interface ConnectionHandlers {
 
 /**
  * One socket to one server. Frames are written in batches: everything `send` is given in one
- * turn of the event loop goes out in one write (writev), on the next `setImmediate`.
+ * turn of the event loop goes out in one write, on the next `setImmediate`. Frames are read from
+ * the socket's `data` events, or — a socket opened with `onread` ({@link openConnection}) — given
+ * to {@link receive} by its read callback.
  */
 export class Connection {
   private readonly frames: FrameReader;
   private outgoing: Buffer[] = [];
+  private outgoingBytes = 0;
   private flushScheduled = false;
   private closed = false;
   private handlers: ConnectionHandlers | undefined;
+  /** The pause of a deep pipeline's reads ({@link coalescePauseMs}), while it lasts. */
+  private coalesceTimer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * How many requests await a reply on this connection (the session's pipeline sets it): a
+   * small read that leaves 64 or more pauses reading briefly ({@link coalescePauseMs}).
+   */
+  awaiting: () => number = () => 0;
   /**
    * performance.now() of the last complete frame received (bytes that never make a frame — a
    * truncated one — do not count as hearing from the server) and of the last write.
@@ -172,14 +262,19 @@ export class Connection {
   lastReceived = performance.now();
   lastSent = performance.now();
 
+  /**
+   * @param ownReads The socket reads into a buffer of its own (`onread`) and its read callback
+   *   calls {@link receive}: no `data` listener.
+   */
   constructor(
     private readonly socket: Socket,
     readonly endpoint: Endpoint,
     maxFrameBytes: number,
+    ownReads = false,
   ) {
     this.frames = new FrameReader(maxFrameBytes);
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    if (!ownReads) socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', (error) =>
       this.drop(lost(`connection to ${this.describe()} failed`, error)),
     );
@@ -187,7 +282,10 @@ export class Connection {
     socket.on('end', () => this.drop(lost(`${this.describe()} closed the connection`)));
   }
 
-  /** The socket itself, for a four-letter word (no frames go through it then). */
+  /**
+   * The socket itself, for a four-letter word (no frames go through it then; open it with
+   * `stream: true`, so that its bytes come as data events).
+   */
   get rawSocket(): Socket {
     return this.socket;
   }
@@ -210,21 +308,31 @@ export class Connection {
   send(frame: Buffer): void {
     if (this.closed) return;
     this.outgoing.push(frame);
+    this.outgoingBytes += frame.length;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flush);
     }
   }
 
-  /** Writes what is queued now (one writev). */
+  /**
+   * Writes what is queued now, in one write: the frames copied into one buffer (small frames:
+   * one socket write instead of a stream write per frame), or as they are (writev) when large.
+   */
   readonly flush = (): void => {
     this.flushScheduled = false;
     if (this.closed || this.outgoing.length === 0) return;
     const frames = this.outgoing;
+    const bytes = this.outgoingBytes;
     this.outgoing = [];
+    this.outgoingBytes = 0;
     this.lastSent = performance.now();
     if (frames.length === 1) {
       this.socket.write(frames[0]!);
+      return;
+    }
+    if (bytes <= COPY_BATCH_BYTES) {
+      this.socket.write(Buffer.concat(frames, bytes));
       return;
     }
     this.socket.cork();
@@ -244,10 +352,21 @@ export class Connection {
     this.socket.end();
   }
 
-  private receive(chunk: Buffer): void {
+  /**
+   * Bytes read from the socket, in order. The frames they complete are delivered before this
+   * returns (a socket reading into a shared buffer relies on it).
+   */
+  receive(chunk: Buffer): void {
     if (this.closed) return;
     try {
       this.frames.push(chunk, this.deliver, this.handlers?.onOversizedFrame && this.oversized);
+      if (!this.closed && this.coalesceTimer === undefined && chunk.length < COALESCE_BELOW_BYTES) {
+        const pauseMs = coalescePauseMs(this.awaiting());
+        if (pauseMs > 0) {
+          this.socket.pause();
+          this.coalesceTimer = setTimeout(this.resumeReading, pauseMs);
+        }
+      }
     } catch (error) {
       // Never thrown out of a socket event (that would end the process): the connection goes,
       // with what went wrong as its reason.
@@ -267,6 +386,11 @@ export class Connection {
     }
   }
 
+  private readonly resumeReading = (): void => {
+    this.coalesceTimer = undefined;
+    if (!this.closed) this.socket.resume();
+  };
+
   private readonly deliver = (frame: Buffer): boolean => {
     if (this.closed) return false;
     this.lastReceived = performance.now();
@@ -285,6 +409,9 @@ export class Connection {
     if (this.closed) return;
     this.closed = true;
     this.outgoing = [];
+    this.outgoingBytes = 0;
+    clearTimeout(this.coalesceTimer);
+    this.coalesceTimer = undefined;
     this.socket.destroy();
     this.handlers?.onClose(reason);
   }
@@ -304,14 +431,25 @@ export function formatEndpoint(endpoint: Endpoint): string {
 
 /**
  * Opens a socket (TLS when `tls` is given) and resolves once it is connected (and the TLS
- * handshake done); rejects with ZkError `ConnectionLoss` on failure or after `timeoutMs`.
+ * handshake done); rejects with ZkError `ConnectionLoss` on failure or after `timeoutMs`. A
+ * plain TCP socket reads into the process's shared buffer ({@link SHARED_READ_BUFFER}); a TLS
+ * one, or one opened with `stream` (a four-letter word's), streams its chunks.
  */
 export function openConnection(
   endpoint: Endpoint,
-  options: { tls: ConnectionOptions | undefined; timeoutMs: number; maxFrameBytes: number },
+  options: {
+    tls: ConnectionOptions | undefined;
+    timeoutMs: number;
+    maxFrameBytes: number;
+    /** Stream the socket's `data` events rather than read into the shared buffer (`rawSocket`). */
+    stream?: boolean;
+  },
 ): { promise: Promise<Connection>; cancel(): void } {
   let socket: Socket;
   const where = formatEndpoint(endpoint);
+  let connection: Connection | undefined;
+  /** Bytes read before the connection existed (a server speaks only when spoken to: none). */
+  const early: Buffer[] = [];
   if (options.tls) {
     socket = connectTls({
       ...options.tls,
@@ -324,8 +462,21 @@ export function openConnection(
         endpoint.name ??
         (isIpAddress(endpoint.host) ? undefined : endpoint.host),
     });
-  } else {
+  } else if (options.stream) {
     socket = connectTcp({ host: endpoint.host, port: endpoint.port });
+  } else {
+    socket = connectTcp({
+      host: endpoint.host,
+      port: endpoint.port,
+      onread: {
+        buffer: SHARED_READ_BUFFER,
+        callback: (bytes: number): boolean => {
+          if (connection) readShared(connection, bytes);
+          else early.push(Buffer.from(SHARED_READ_BUFFER.subarray(0, bytes)));
+          return true;
+        },
+      },
+    });
   }
   let settle: ((error?: unknown) => void) | undefined;
   const promise = new Promise<Connection>((resolve, reject) => {
@@ -344,7 +495,14 @@ export function openConnection(
       socket.off('error', onError);
       socket.off('close', onClose);
       if (error === undefined) {
-        resolve(new Connection(socket, endpoint, options.maxFrameBytes));
+        connection = new Connection(
+          socket,
+          endpoint,
+          options.maxFrameBytes,
+          !options.tls && !options.stream,
+        );
+        for (const chunk of early.splice(0)) connection.receive(chunk);
+        resolve(connection);
         return;
       }
       socket.on('error', () => {});
@@ -380,6 +538,8 @@ export function probeReadWrite(
       tls: options.tls,
       timeoutMs: options.timeoutMs,
       maxFrameBytes: 64,
+      // The answer is read from the socket's data events (no frames).
+      stream: true,
     });
     attempt.promise.then(
       (connection) => {

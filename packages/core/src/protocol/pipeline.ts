@@ -188,6 +188,8 @@ export class RequestPipeline {
 
   constructor(private readonly events: PipelineEvents) {}
 
+  private readonly awaitingReplies = (): number => this.inflight.size;
+
   /** Requests in flight or waiting. */
   get outstanding(): number {
     return this.inflight.size + this.waiting.length;
@@ -222,6 +224,8 @@ export class RequestPipeline {
    */
   attach(connection: Connection, first: readonly Buffer[]): void {
     this.connection = connection;
+    // A deep pipeline's replies are read in batches (connection.ts, coalescePauseMs).
+    connection.awaiting = this.awaitingReplies;
     for (const frame of first) connection.send(frame);
     if (this.watches.size > 0) {
       for (const frame of this.watches.setWatchesFrames(this.lastZxid)) {
