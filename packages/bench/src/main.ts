@@ -9,8 +9,6 @@ import { runMatrix } from './matrix';
 import { parseOptions, USAGE, UsageError } from './options';
 import { runOne, runSettings } from './single-run';
 
-export type { BenchIo } from './io';
-
 /**
  * Runs the bench with a command line; resolves its exit status (0 ok, 1 error, 2 an exclusion
  * invariant was violated, 3 stalled).
