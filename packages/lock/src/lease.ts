@@ -4,7 +4,15 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { TransactionOp, TransactionResult, ZkClient } from '@zkrx/core';
-import { BehaviorSubject, filter, map, type Observable, type Subscription, take } from 'rxjs';
+import {
+  BehaviorSubject,
+  defer,
+  filter,
+  map,
+  type Observable,
+  type Subscription,
+  take,
+} from 'rxjs';
 import { LeaseReleasedError, LockLostError, type LockLostReason, LockRevokedError } from './errors';
 import { guardedWrite } from './guard';
 import type { QueueHold } from './lock-queue';
@@ -20,6 +28,12 @@ export type LeaseState = 'held' | 'suspended' | 'lost' | 'released';
 /**
  * A held lock. Release it when done (or `await using lease = ...`); watch `lost$` or `signal`
  * to stop work the moment ownership is lost.
+ *
+ * A session's end is heard in any case. The node's deletion by someone else (an operator, a
+ * tool) is heard once someone listens — `state$` or `lost$` subscribed, `signal` read, the
+ * observable forms, a revocable lease: listening watches the node (two server packets), and its
+ * first read reports a deletion that came before. Nobody listening, the lease learns it at its
+ * next `guard`, and costs the server what Curator's lock does.
  */
 export interface Lease {
   /** The lock path. */
@@ -34,18 +48,24 @@ export interface Lease {
   readonly fencingToken: number;
   /** The session holding the node (hex). */
   readonly sessionId: string;
-  /** The current state. */
+  /** The current state, as far as the lease has heard (see above: who hears a deletion). */
   readonly state: LeaseState;
   /** True while `held` or `suspended`. */
   readonly isHeld: boolean;
-  /** Emits the state now and on every change; completes when the lease ends. */
+  /**
+   * Emits the state now and on every change; completes when the lease ends. Subscribing
+   * watches the node for deletion.
+   */
   readonly state$: Observable<LeaseState>;
-  /** Emits the LockLostError once if ownership is lost, then completes (also on release). */
+  /**
+   * Emits the LockLostError once if ownership is lost, then completes (also on release).
+   * Subscribing watches the node for deletion.
+   */
   readonly lost$: Observable<LockLostError>;
   /**
    * Aborts when the lease ends (with the LockLostError when lost, LeaseReleasedError on
    * release) or, for a revocable lease, when its holder is asked to release it
-   * (LockRevokedError): stop the work it guards.
+   * (LockRevokedError): stop the work it guards. Reading it watches the node for deletion.
    */
   readonly signal: AbortSignal;
   /**
@@ -196,7 +216,7 @@ export class LeaseCore {
   private readonly revocable: boolean;
   private readonly onSuspended: SuspendedPolicy;
   private readonly sessionSubscription: Subscription;
-  private readonly nodeSubscription: Subscription | undefined;
+  private nodeSubscription: Subscription | undefined;
   private removal: Promise<void> | undefined;
   /** The lock as telemetry names it (the guard's span uses it too). */
   readonly labels: LockLabels;
@@ -234,13 +254,30 @@ export class LeaseCore {
     // The session was already gone when the hold was made: the subscription ended it at once.
     if (!this.isHeld) {
       this.sessionSubscription.unsubscribe();
-      hold.nodeWatch.unsubscribe();
+      hold.nodeWatch?.unsubscribe();
       return;
     }
-    // Our node deleted under us (by an operator or a tool) ends the hold: whoever is next in
-    // line holds now. Told by the watch the queue set on our node (taken over here: subscribed
-    // before the queue's subscription goes, the client keeps its one ZooKeeper watch).
-    // The same watch carries revocation requests: the node's data set to `__REVOKE__`.
+    // Watched from the start when the queue watched our node (taken over here: subscribed
+    // before the queue's subscription goes, the client keeps its one ZooKeeper watch), or when
+    // revocation requests are to be heard; otherwise once someone listens (see `watchNode`).
+    if (hold.nodeWatch || this.revocable) this.watchNode();
+    hold.nodeWatch?.unsubscribe();
+  }
+
+  /**
+   * Watches our node, once, from now until the hold ends: its deletion (by an operator, a tool)
+   * ends the hold (`node-deleted`), and a revocable lease hears revocation requests (the node's
+   * data set to `__REVOKE__`) on the same watch. Called when someone listens for the lease's end
+   * (`state$`, `lost$`, `signal`, the observable forms), for a revocable lease, or when the queue
+   * watched the node already: the watch costs the server two packets (its read, its notification
+   * when the node goes), which only those who listen pay.
+   *
+   * Armed late, it misses nothing: its first read shows the node as it is now, so a node deleted
+   * before is reported at once (`null`: a name holding a UUID is never made again), and a
+   * revocation request made before is read in the data.
+   */
+  watchNode(): void {
+    if (this.nodeSubscription || !this.isHeld) return;
     this.nodeSubscription = this.client.watchData(this.node).subscribe({
       next: (value) => {
         if (value === null || value.stat.ephemeralOwner !== this.sessionId) {
@@ -252,7 +289,14 @@ export class LeaseCore {
         // The stream failed (client closed): the session events decide.
       },
     });
-    hold.nodeWatch.unsubscribe();
+    // Lost synchronously (a cached `null`): the subscription was made after `finish` ran.
+    if (!this.isHeld) this.nodeSubscription.unsubscribe();
+  }
+
+  /** The hold's AbortSignal (see `LazySignal`); asking for it starts the node's watch. */
+  get signal(): AbortSignal {
+    this.watchNode();
+    return this.controller.signal;
   }
 
   get isHeld(): boolean {
@@ -384,11 +428,16 @@ class LeaseHandle implements Lease {
       },
       complete: () => this.finish(core.lostError ?? releasedReason(core.path)),
     });
-    this.lost$ = this.own.pipe(
+    const lost = this.own.pipe(
       filter((state) => state === 'lost'),
       take(1),
       map(() => core.lostError as LockLostError),
     );
+    // Listening for the end starts the node's watch (see `LeaseCore.watchNode`).
+    this.lost$ = defer(() => {
+      core.watchNode();
+      return lost;
+    });
   }
 
   get path(): string {
@@ -411,9 +460,13 @@ class LeaseHandle implements Lease {
     return state === 'held' || state === 'suspended';
   }
   get state$(): Observable<LeaseState> {
-    return this.own.asObservable();
+    return defer(() => {
+      this.core.watchNode();
+      return this.own;
+    });
   }
   get signal(): AbortSignal {
+    this.core.watchNode();
     return this.controller.signal;
   }
 
