@@ -402,6 +402,20 @@ export function guardLeases(
   );
 }
 
+/**
+ * The lease's loss as far as it hears of it, without starting its node's watch: for a recipe's
+ * own bookkeeping (a multi-lock acquiring its later locks), which must not make the caller pay for
+ * a watch nobody asked for.
+ */
+export function lossHeard$(lease: Lease): Observable<LockLostError> {
+  const core = (handles.get(lease) as LeaseHandle).core;
+  return core.state$.pipe(
+    filter((state) => state === 'lost'),
+    take(1),
+    map(() => core.lostError as LockLostError),
+  );
+}
+
 /** One lease on a LeaseCore (re-entrant acquisitions each get their own). */
 class LeaseHandle implements Lease {
   private released = false;
