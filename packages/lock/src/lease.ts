@@ -142,22 +142,34 @@ function releasedReason(path: string): LeaseReleasedError {
  */
 class LazySignal {
   private controller: AbortController | undefined;
-  private reason: unknown;
+  /** The end reason, or what makes it: made only if the signal is asked for (most never are). */
+  private reason: (() => unknown) | undefined;
   private ended = false;
 
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
-      if (this.ended) this.controller.abort(this.reason);
+      if (this.ended) this.controller.abort(this.reasonNow());
     }
     return this.controller.signal;
   }
 
   abort(reason: unknown): void {
+    this.abortWith(() => reason);
+  }
+
+  /** Ends with the reason `make` gives, called only if someone has or asks for the signal. */
+  abortWith(make: () => unknown): void {
     if (this.ended) return;
     this.ended = true;
-    this.reason = reason;
-    this.controller?.abort(reason);
+    this.reason = make;
+    this.controller?.abort(this.reasonNow());
+  }
+
+  private reasonNow(): unknown {
+    const made = (this.reason as () => unknown)();
+    this.reason = () => made;
+    return made;
   }
 }
 
@@ -336,7 +348,8 @@ export class LeaseCore {
     this.lostError = new LockLostError(this.path, reason);
     this.holdRecord('lost', reason);
     this.setState('lost');
-    this.finish(this.lostError);
+    const lost = this.lostError;
+    this.finish(() => lost);
     // While the session may live on (suspended, or the node went), remove what is ours.
     if (reason !== 'session-expired') void this.removeNode().catch(() => {});
   }
@@ -345,14 +358,15 @@ export class LeaseCore {
     if (!this.isHeld) return;
     this.holdRecord(this.revoked$.value ? 'revoked' : state);
     this.setState(state);
-    this.finish(releasedReason(this.path));
+    this.finish(() => releasedReason(this.path));
   }
 
-  private finish(reason: Error): void {
+  /** `reason`: what the signal aborts with, made only if someone has or asks for the signal. */
+  private finish(reason: () => Error): void {
     this.sessionSubscription?.unsubscribe();
     this.nodeSubscription?.unsubscribe();
     this.revoked$.complete();
-    this.controller.abort(reason);
+    this.controller.abortWith(reason);
     this.state$.complete();
   }
 
@@ -440,7 +454,7 @@ class LeaseHandle implements Lease {
       next: (state) => {
         if (!this.released) this.own.next(state);
       },
-      complete: () => this.finish(core.lostError ?? releasedReason(core.path)),
+      complete: () => this.finish(() => core.lostError ?? releasedReason(core.path)),
     });
     const lost = this.own.pipe(
       filter((state) => state === 'lost'),
@@ -490,7 +504,7 @@ class LeaseHandle implements Lease {
     this.released = true;
     if (wasHeld) {
       this.own.next('released');
-      this.finish(releasedReason(this.core.path));
+      this.finish(() => releasedReason(this.core.path));
     }
     this.core.releaseOne();
     return Promise.resolve();
@@ -510,10 +524,10 @@ class LeaseHandle implements Lease {
     return this.release();
   }
 
-  private finish(reason: Error): void {
+  private finish(reason: () => Error): void {
     this.mirror?.unsubscribe();
     this.revocation?.unsubscribe();
-    this.controller.abort(reason);
+    this.controller.abortWith(reason);
     this.own.complete();
   }
 }
