@@ -225,7 +225,8 @@ export class LeaseCore {
   /** Set once a revocation was requested (revocable leases only). */
   readonly revoked$ = new BehaviorSubject<LockRevokedError | undefined>(undefined);
   private holders = 0;
-  private readonly revocable: boolean;
+  /** Whether revocation requests are heard (`revocable: true`). */
+  readonly revocable: boolean;
   private readonly onSuspended: SuspendedPolicy;
   private readonly sessionSubscription: Subscription;
   private nodeSubscription: Subscription | undefined;
@@ -436,7 +437,7 @@ class LeaseHandle implements Lease {
   private readonly own: BehaviorSubject<LeaseState>;
   private readonly mirror: Subscription;
   private readonly controller = new LazySignal();
-  private readonly revocation: Subscription;
+  private readonly revocation: Subscription | undefined;
   readonly lost$: Observable<LockLostError>;
   readonly revoked$: Observable<LockRevokedError>;
 
@@ -447,24 +448,26 @@ class LeaseHandle implements Lease {
       filter((revoked): revoked is LockRevokedError => revoked !== undefined),
       take(1),
     );
-    this.revocation = this.revoked$.subscribe((revoked) => {
-      if (!this.released) this.controller.abort(revoked);
-    });
+    // Only a revocable hold is ever told of a revocation request.
+    if (core.revocable) {
+      this.revocation = this.revoked$.subscribe((revoked) => {
+        if (!this.released) this.controller.abort(revoked);
+      });
+    }
     this.mirror = core.state$.subscribe({
       next: (state) => {
         if (!this.released) this.own.next(state);
       },
       complete: () => this.finish(() => core.lostError ?? releasedReason(core.path)),
     });
-    const lost = this.own.pipe(
-      filter((state) => state === 'lost'),
-      take(1),
-      map(() => core.lostError as LockLostError),
-    );
     // Listening for the end starts the node's watch (see `LeaseCore.watchNode`).
     this.lost$ = defer(() => {
       core.watchNode();
-      return lost;
+      return this.own.pipe(
+        filter((state) => state === 'lost'),
+        take(1),
+        map(() => core.lostError as LockLostError),
+      );
     });
   }
 
