@@ -4,15 +4,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { TransactionOp, TransactionResult, ZkClient } from '@zkrx/core';
-import {
-  BehaviorSubject,
-  defer,
-  filter,
-  map,
-  type Observable,
-  type Subscription,
-  take,
-} from 'rxjs';
+import { BehaviorSubject, filter, map, Observable, type Subscription, take } from 'rxjs';
 import { LeaseReleasedError, LockLostError, type LockLostReason, LockRevokedError } from './errors';
 import { guardedWrite } from './guard';
 import type { QueueHold } from './lock-queue';
@@ -431,6 +423,19 @@ export function lossHeard$(lease: Lease): Observable<LockLostError> {
   );
 }
 
+/**
+ * `source()`, subscribed: listening for the end starts the node's watch (`LeaseCore.watchNode`),
+ * armed once the subscriber is in place, so that a loss the watch's first read reports (a node
+ * deleted before) reaches it too.
+ */
+function watchingNode<T>(core: LeaseCore, source: () => Observable<T>): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const subscription = source().subscribe(subscriber);
+    core.watchNode();
+    return subscription;
+  });
+}
+
 /** One lease on a LeaseCore (re-entrant acquisitions each get their own). */
 class LeaseHandle implements Lease {
   private released = false;
@@ -460,15 +465,13 @@ class LeaseHandle implements Lease {
       },
       complete: () => this.finish(() => core.lostError ?? releasedReason(core.path)),
     });
-    // Listening for the end starts the node's watch (see `LeaseCore.watchNode`).
-    this.lost$ = defer(() => {
-      core.watchNode();
-      return this.own.pipe(
+    this.lost$ = watchingNode(core, () =>
+      this.own.pipe(
         filter((state) => state === 'lost'),
         take(1),
         map(() => core.lostError as LockLostError),
-      );
-    });
+      ),
+    );
   }
 
   get path(): string {
@@ -491,10 +494,7 @@ class LeaseHandle implements Lease {
     return state === 'held' || state === 'suspended';
   }
   get state$(): Observable<LeaseState> {
-    return defer(() => {
-      this.core.watchNode();
-      return this.own;
-    });
+    return watchingNode(this.core, () => this.own);
   }
   get signal(): AbortSignal {
     this.core.watchNode();

@@ -171,6 +171,24 @@ describe('a holder whose node goes', () => {
     await next.release();
   });
 
+  it('is told as soon as it listens, when its own client had already heard of the deletion', async () => {
+    const [holder, operator] = await connectedClients(2);
+    const path = lockPath();
+    const held = await acquire(holder!, path);
+    // Someone else in the holder's process watches the node: the client shares that one watch.
+    const seen: unknown[] = [];
+    const other = holder!.watchData(held.node).subscribe((value) => seen.push(value));
+    await vi.waitUntil(() => seen.length === 1);
+    await operator!.promises.delete(held.node);
+    await vi.waitUntil(() => seen.at(-1) === null);
+    // Listening now: the shared watch answers at once, with what the client knows.
+    const errors: unknown[] = [];
+    held.lost$.subscribe((error) => errors.push(error));
+    expect(errors).toEqual([expect.objectContaining({ reason: 'node-deleted' })]);
+    expect(held.signal.aborted).toBe(true);
+    other.unsubscribe();
+  });
+
   it('does not re-enter a hold whose node an operator deleted: it queues behind the new holder', async () => {
     const server = await testZooKeeper();
     const [holder, waiter, operator] = await connectedClients(3);
