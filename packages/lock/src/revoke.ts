@@ -4,9 +4,8 @@
  * (`revocable: true`, Curator's `makeRevocable`) are told and decide when to release.
  */
 import { isZkError, nameOf, validatePath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { REVOKE_MESSAGE } from './lease';
-import { isClient } from './lock-recipe';
-import { parseChild } from './node-names';
+import { isClient } from './kit/lock-recipe';
+import { parseChild, REVOKE_MESSAGE } from './kit/node-names';
 
 /**
  * Asks the holder of the lock node `node` to release it: a zkrx lease taken with

@@ -5,16 +5,18 @@
 import { isZkError, joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import type { Observable } from 'rxjs';
 import { LockConflictError, LockTimeoutError } from './errors';
-import { type Lease, LeaseCore } from './lease';
-import { type Decide, joinQueue, removeOwnNode } from './lock-queue';
+import { removeOwnNode } from './kit/clean-up';
+import { type Lease, retainLease } from './kit/lease';
+import { LeaseCore } from './kit/lease-core';
 import {
   type LockOptions,
   observeLease,
   type ResolvedLockOptions,
   resolveLockOptions,
-} from './lock-recipe';
-import { exclusiveRule } from './mutex';
-import { Marker, parseChild, recipeOfKind } from './node-names';
+} from './kit/lock-recipe';
+import { Marker, parseChild, recipeOfKind } from './kit/node-names';
+import { joinQueue } from './kit/queue';
+import { type Decide, exclusiveRule } from './kit/queue-rules';
 import { timedAcquire } from './telemetry';
 
 export interface SemaphoreOptions extends Omit<LockOptions, 'reentrant'> {
@@ -183,7 +185,7 @@ export async function acquireSemaphore(
   options: SemaphoreOptions,
 ): Promise<Lease> {
   const core = await holdLease(resolveSemaphore(client, path, options), false);
-  return core.retain();
+  return retainLease(core);
 }
 
 /**
