@@ -4,6 +4,7 @@
  */
 import { isConnectedState, isZkError, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { LockTimeoutError } from '../errors';
+import { connectionMark } from './session';
 
 const ignore = () => {};
 
@@ -26,35 +27,13 @@ function atDeadline(deadline: number, onDeadline: () => void): () => void {
   return () => clearTimeout(timer);
 }
 
-/**
- * What the session did during a wait: whether it was connected at any moment (for the
- * timeout's cause), and how many times the connection went (for the trusted hand-off).
- */
-class ConnectionWitness {
-  sawConnection = false;
-  /** Connections lost so far: `suspended`, `expired` or a new session's `connecting`. */
-  disconnections = 0;
-  private readonly subscription: { unsubscribe(): void };
-
-  constructor(client: ZkClient) {
-    this.subscription = client.session$.subscribe(({ state }) => {
-      if (isConnectedState(state)) this.sawConnection = true;
-      else if (state === 'suspended' || state === 'expired' || state === 'connecting')
-        this.disconnections += 1;
-    });
-  }
-
-  stop(): void {
-    this.subscription.unsubscribe();
-  }
-}
-
 /** The deadline and abort of one acquisition of the lock at `path`. */
 export class Deadline {
   readonly started = performance.now();
   /** When it is over (`performance.now()` time); +Infinity without a timeout. */
   readonly at: number;
-  private readonly witness: ConnectionWitness;
+  /** Whether the client was connected at any moment of the wait (the timeout's cause). */
+  private readonly connection: { sawConnection(): boolean };
 
   constructor(
     private readonly client: ZkClient,
@@ -64,17 +43,7 @@ export class Deadline {
   ) {
     this.at = timeoutMs === undefined ? Number.POSITIVE_INFINITY : this.started + timeoutMs;
     if (signal?.aborted) throw abortReason(signal);
-    this.witness = new ConnectionWitness(client);
-  }
-
-  /** Connections lost since the acquisition began (see `OwnNodeWatch.mayTrust`). */
-  get disconnections(): number {
-    return this.witness.disconnections;
-  }
-
-  /** The acquisition is over: stop watching the session. */
-  stop(): void {
-    this.witness.stop();
+    this.connection = connectionMark(client);
   }
 
   /** Throws what the acquisition rejects with once given up (aborted, or past the deadline). */
@@ -190,10 +159,11 @@ export class Deadline {
    */
   timeoutError(): LockTimeoutError {
     const waited = performance.now() - this.started;
-    if (this.witness.sawConnection && isConnectedState(this.client.state)) {
+    const sawConnection = this.connection.sawConnection();
+    if (sawConnection && isConnectedState(this.client.state)) {
       return new LockTimeoutError(this.path, waited);
     }
-    const cause = this.witness.sawConnection
+    const cause = sawConnection
       ? new ZkError(
           ZkErrorCode.ConnectionLoss,
           `the connection to ZooKeeper was lost while waiting for ${this.path}`,

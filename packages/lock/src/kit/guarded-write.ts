@@ -20,7 +20,6 @@
  * else fails the check.
  */
 import {
-  isConnectedState,
   isZkError,
   op,
   type TransactionOp,
@@ -140,8 +139,7 @@ function endedReason(core: LeaseCore): Error | undefined {
 }
 
 function connectedOn(core: LeaseCore): boolean {
-  const client = core.client;
-  return isConnectedState(client.state) && client.sessionId === core.sessionId;
+  return core.session.status === 'connected';
 }
 
 /**
@@ -162,7 +160,7 @@ function untilSettled(holds: readonly LeaseCore[]): Promise<void> {
         resolve();
       }
     };
-    subscriptions.push(first.client.session$.subscribe({ next: check, complete: check }));
+    subscriptions.push(first.session.status$.subscribe({ next: check, complete: check }));
     for (const core of holds) {
       subscriptions.push(core.state$.subscribe({ next: check, complete: check }));
     }

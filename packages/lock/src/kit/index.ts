@@ -36,3 +36,11 @@ export type { JoinOptions, QueueHold } from './queue';
 export { joinQueue } from './queue';
 export type { Decide, QueueDecision } from './queue-rules';
 export { exclusiveRule } from './queue-rules';
+export type {
+  Session,
+  SessionEnd,
+  SessionOptions,
+  SessionStatus,
+  SuspensionPolicy,
+} from './session';
+export { sessionOf } from './session';

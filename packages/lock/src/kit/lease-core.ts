@@ -16,6 +16,7 @@ import { type HoldRecord, holdStarted, type LockLabels } from '../telemetry';
 import { removeOwnNode } from './clean-up';
 import { REVOKE_MESSAGE } from './node-names';
 import type { QueueHold } from './queue';
+import { type Session, sessionOf } from './session';
 
 /** What a lease does while the connection is suspended (ownership uncertain). */
 export type SuspendedPolicy = 'release' | 'continue';
@@ -129,6 +130,8 @@ export class LeaseCore {
   readonly node: string;
   readonly fencingToken: number;
   readonly sessionId: string;
+  /** The session holding the node, as this lease's policy reads it: its end is the hold's. */
+  readonly session: Session;
   readonly state$: BehaviorSubject<LeaseState>;
   readonly controller = new LazySignal();
   lostError: LockLostError | undefined;
@@ -137,12 +140,9 @@ export class LeaseCore {
   private holders = 0;
   /** Whether revocation requests are heard (`revocable: true`). */
   readonly revocable: boolean;
-  private readonly onSuspended: SuspendedPolicy;
   private readonly sessionSubscription: Subscription;
   private nodeSubscription: Subscription | undefined;
   private removal: Promise<void> | undefined;
-  /** Ends a `continue` lease suspended for a whole session timeout. */
-  private suspendTimer: ReturnType<typeof setTimeout> | undefined;
   /** The lock as telemetry names it (the guard's span uses it too). */
   readonly labels: LockLabels;
   private readonly holdRecord: HoldRecord;
@@ -157,24 +157,27 @@ export class LeaseCore {
     this.node = hold.node;
     this.fencingToken = hold.stat.czxid;
     this.sessionId = hold.sessionId;
-    this.onSuspended = options.onSuspended;
     this.revocable = options.revocable === true;
     this.state$ = new BehaviorSubject<LeaseState>('held');
-    this.sessionSubscription = this.client.session$.subscribe({
-      next: ({ state, sessionId }) => {
-        if (state === 'closed' || state === 'auth-failed') return this.end('released');
-        if (state === 'expired' || (sessionId !== undefined && sessionId !== this.sessionId)) {
-          return this.lose('session-expired');
-        }
-        if (state === 'connecting') return this.lose('session-expired');
-        if (state === 'suspended') {
-          if (this.onSuspended === 'continue') return this.suspend();
-          return this.lose('suspended');
-        }
-        if (state === 'reconnected' && this.state$.value === 'suspended')
+    // The policy is the session view's: `release` ends it at the first suspension, `continue`
+    // after a whole session timeout suspended (see `SuspensionPolicy`).
+    this.session = sessionOf(this.client, {
+      id: hold.sessionId,
+      onSuspended: options.onSuspended,
+    }) as Session;
+    const session = this.session;
+    this.sessionSubscription = session.status$.subscribe({
+      next: (status) => {
+        if (status === 'suspended') return this.setState('suspended');
+        if (status === 'connected' && this.state$.value === 'suspended')
           this.confirmAfterReconnect();
       },
-      complete: () => this.end('released'),
+      // The session ended for this hold: closed (the client's close ends every lease, before
+      // the session goes), or lost with it.
+      complete: () => {
+        if (session.ended === 'closed') this.end('released');
+        else this.lose(session.ended ?? 'session-expired');
+      },
     });
     // The session was already gone when the hold was made: the subscription ended it at once.
     if (!this.isHeld) {
@@ -275,8 +278,6 @@ export class LeaseCore {
 
   /** `reason`: what the signal aborts with, made only if someone has or asks for the signal. */
   private finish(reason: () => Error): void {
-    clearTimeout(this.suspendTimer);
-    this.suspendTimer = undefined;
     this.sessionSubscription?.unsubscribe();
     this.nodeSubscription?.unsubscribe();
     this.revoked$.complete();
@@ -288,27 +289,8 @@ export class LeaseCore {
     if (this.state$.value !== state && !this.state$.closed) this.state$.next(state);
   }
 
-  /**
-   * Suspended under the policy `continue`: held on while the session may live, for one session
-   * timeout at most. The client keeps a suspended session until the server says it expired (a
-   * quorum loss restarts the servers' clocks, so a session can outlive a long cut); past a
-   * whole timeout without a connection, the server has likely expired it, so the lease is lost
-   * as Curator's LOST does — the safe side of not knowing.
-   */
-  private suspend(): void {
-    if (this.state$.value === 'suspended') return;
-    this.setState('suspended');
-    clearTimeout(this.suspendTimer);
-    this.suspendTimer = setTimeout(() => {
-      this.suspendTimer = undefined;
-      if (this.state$.value === 'suspended') this.lose('suspended');
-    }, this.client.sessionTimeoutMs);
-  }
-
   /** Back from `suspended` (policy `continue`): the node must still be there and ours. */
   private confirmAfterReconnect(): void {
-    clearTimeout(this.suspendTimer);
-    this.suspendTimer = undefined;
     this.client.promises.exists(this.node).then(
       (stat) => {
         if (!stat || stat.ephemeralOwner !== this.sessionId) this.lose('node-deleted');

@@ -7,6 +7,7 @@
 import type { Created, ZkClient } from '@zkrx/core';
 import type { Deadline } from './deadline';
 import { type LockChild, sortChildren } from './node-names';
+import type { Session } from './session';
 
 const ignore = () => {};
 
@@ -27,8 +28,8 @@ export type WaitOutcome =
 export interface WaitBounds {
   readonly client: ZkClient;
   readonly deadline: Deadline;
-  /** The session that owns our node. */
-  readonly owner: string | undefined;
+  /** The session that owns our node (`wait`: a suspension does not end it). */
+  readonly session: Session;
   /** Our node, watched from its creation (`JoinOptions.watchOwnNode`), if it is. */
   readonly ownNode: OwnNodeWatch | undefined;
 }
@@ -71,7 +72,7 @@ function waitUntil<T>(
   bounds: WaitBounds,
   watch: (finish: (outcome: T | WaitOutcome) => void) => { unsubscribe(): void },
 ): Promise<T | WaitOutcome> {
-  const { client, deadline, owner, ownNode } = bounds;
+  const { deadline, session, ownNode } = bounds;
   return new Promise<T | WaitOutcome>((resolve) => {
     let settled = false;
     let cancelDeadline = () => {};
@@ -89,15 +90,8 @@ function waitUntil<T>(
     if (ownNode?.gone) return finish('own-deleted');
     ownNode?.listen(() => finish('own-deleted'));
     subscriptions.push(
-      client.session$.subscribe({
-        next: ({ state, sessionId }) => {
-          if (state === 'closed' || state === 'auth-failed') finish('closed');
-          else if (state === 'expired') finish('session-lost');
-          else if ((state === 'connecting' || state === 'connected') && sessionId !== owner) {
-            finish('session-lost');
-          }
-        },
-        complete: () => finish('closed'),
+      session.status$.subscribe({
+        complete: () => finish(session.ended === 'closed' ? 'closed' : 'session-lost'),
       }),
     );
     if (settled) return;
@@ -110,24 +104,24 @@ function waitUntil<T>(
 export class OwnNodeWatch {
   /** Our node is gone (deleted, or no longer our session's). */
   gone = false;
-  /** `disconnections()` when the server first showed our node, once it has. */
+  /** `session.suspensions` when the server first showed our node, once it has. */
   private seenAt: number | undefined;
   private onGone: (() => void) | undefined;
   private subscription: { unsubscribe(): void } | undefined;
 
   /**
-   * @param disconnections Connections lost so far on the connection the waits listen on: the
-   *   count that says whether the one that showed our node is still the one in use.
+   * @param session The session that owns our node: its `suspensions` say whether the connection
+   *   that showed our node is still the one in use.
    */
   constructor(
     client: ZkClient,
     node: Created,
-    private readonly disconnections: () => number,
+    private readonly session: Session,
   ) {
     this.subscription = client.watchData(node.path).subscribe({
       next: (value) => {
         if (value !== null && value.stat.ephemeralOwner === node.stat.ephemeralOwner) {
-          this.seenAt ??= this.disconnections();
+          this.seenAt ??= this.session.suspensions;
           return;
         }
         this.gone = true;
@@ -168,7 +162,12 @@ export class OwnNodeWatch {
    * only for a caller that wants it anyway (a lease whose end is listened to from the start).
    */
   mayTrust(): boolean {
-    return !this.gone && this.seenAt !== undefined && this.seenAt === this.disconnections();
+    return (
+      !this.gone &&
+      this.session.ended === undefined &&
+      this.seenAt !== undefined &&
+      this.seenAt === this.session.suspensions
+    );
   }
 
   /**

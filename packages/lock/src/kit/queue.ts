@@ -52,6 +52,7 @@ import {
   waitForChildrenChange,
   waitForDeletion,
 } from './queue-wait';
+import { type Session, sessionOf } from './session';
 
 export interface JoinOptions {
   readonly client: ZkClient;
@@ -149,7 +150,6 @@ export async function joinQueue(options: JoinOptions): Promise<QueueHold | null>
       }
     }
   } finally {
-    deadline.stop();
     if (!held) {
       for (const mark of pathsMade) void removeUnusedContainer(options.client, options.path, mark);
     }
@@ -162,6 +162,8 @@ class QueueAttempt {
   private node: Created | undefined;
   /** Our node's watch, when `watchOwnNode` asks for one. */
   private ownNode: OwnNodeWatch | undefined;
+  /** The session that owns our node, once it is made: its end ends our waits. */
+  private session: Session | undefined;
 
   constructor(
     private readonly options: JoinOptions,
@@ -329,8 +331,14 @@ class QueueAttempt {
    * over), and the moment the server first shows it present is what the trusted hand-off needs.
    */
   private watchNode(node: Created): void {
+    // A waiter's session: suspensions do not end its wait, its end does (our node went with it).
+    const session = sessionOf(this.client, {
+      id: node.stat.ephemeralOwner,
+      onSuspended: 'wait',
+    }) as Session;
+    this.session = session;
     if (!this.options.watchOwnNode) return;
-    this.ownNode = new OwnNodeWatch(this.client, node, () => this.deadline.disconnections);
+    this.ownNode = new OwnNodeWatch(this.client, node, session);
   }
 
   private stopWatchingNode(): void {
@@ -425,7 +433,7 @@ class QueueAttempt {
     return {
       client: this.client,
       deadline: this.deadline,
-      owner: this.node?.stat.ephemeralOwner,
+      session: this.session as Session,
       ownNode: this.ownNode,
     };
   }
