@@ -2,7 +2,7 @@
  * Leaving nothing behind: the removal of a queue node of ours, of the node a create with an
  * unknown outcome may have made, and of a lock path an acquisition made and never used.
  */
-import { type Created, isZkError, joinPath, type ZkClient, ZkErrorCode } from '@zkrx/core';
+import { isZkError, joinPath, type ZkClient, ZkErrorCode } from '@zkrx/core';
 
 const ignore = () => {};
 
@@ -116,20 +116,4 @@ export async function deleteQuietly(client: ZkClient, node: string): Promise<voi
       return;
     throw error;
   }
-}
-
-/** A create given up on while in flight: remove whatever it made, whenever it answers. */
-export function abandonCreate(
-  client: ZkClient,
-  created: Promise<Created>,
-  path: string,
-  prefix: string,
-  sessionId: string | undefined,
-): void {
-  client.track(
-    created.then(
-      (node) => removeOwnNode(client, node.path, node.stat.ephemeralOwner),
-      () => removeOrphan(client, path, prefix, sessionId),
-    ),
-  );
 }

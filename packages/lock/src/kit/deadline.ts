@@ -1,37 +1,40 @@
 /**
- * One acquisition's deadline and abort: what a wait that is given up rejects with
- * (LockTimeoutError, with the unreachable server as its cause, or the signal's reason).
+ * One acquisition's deadline: the caller's signal and its `timeoutMs` made one AbortSignal, given
+ * to every @zkrx/core call the acquisition makes and to its waits, and what they reject with.
  */
-import { isConnectedState, isZkError, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import {
+  isConnectedState,
+  isZkError,
+  ZkAbortError,
+  type ZkClient,
+  ZkError,
+  ZkErrorCode,
+} from '@zkrx/core';
 import { LockTimeoutError } from '../errors';
 import { connectionMark } from './session';
-
-const ignore = () => {};
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new ZkError(ZkErrorCode.Aborted, 'aborted');
 }
 
 /**
- * Calls `onDeadline` once `performance.now()` has reached `deadline` (a timer may fire a little
- * early on its own clock: then it is armed again). Returns the cancel function.
+ * The deadline and abort of one acquisition of the lock at `path`. Its `signal` aborts with the
+ * caller's reason, or with LockTimeoutError once `timeoutMs` passed (as
+ * `AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])` would, but with the reason the
+ * acquisition rejects with, never a little early on `performance.now()`'s clock, and no timer left
+ * behind once `stop()` is called).
  */
-function atDeadline(deadline: number, onDeadline: () => void): () => void {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const arm = () => {
-    const left = deadline - performance.now();
-    if (left <= 0) return onDeadline();
-    timer = setTimeout(arm, Math.ceil(left));
-  };
-  arm();
-  return () => clearTimeout(timer);
-}
-
-/** The deadline and abort of one acquisition of the lock at `path`. */
 export class Deadline {
   readonly started = performance.now();
   /** When it is over (`performance.now()` time); +Infinity without a timeout. */
   readonly at: number;
+  /**
+   * Aborts when the acquisition is given up: the caller's signal, or the deadline's own.
+   * Undefined when there is neither (nothing can give it up: calls are made without one).
+   */
+  readonly signal: AbortSignal | undefined;
+  private readonly controller: AbortController | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
   /** Whether the client was connected at any moment of the wait (the timeout's cause). */
   private readonly connection: { sawConnection(): boolean };
 
@@ -39,118 +42,69 @@ export class Deadline {
     private readonly client: ZkClient,
     private readonly path: string,
     timeoutMs: number | undefined,
-    readonly signal: AbortSignal | undefined,
+    private readonly callerSignal: AbortSignal | undefined,
   ) {
     this.at = timeoutMs === undefined ? Number.POSITIVE_INFINITY : this.started + timeoutMs;
-    if (signal?.aborted) throw abortReason(signal);
+    if (callerSignal?.aborted) throw abortReason(callerSignal);
     this.connection = connectionMark(client);
+    if (timeoutMs === undefined) {
+      this.signal = callerSignal;
+      return;
+    }
+    this.controller = new AbortController();
+    this.signal = this.controller.signal;
+    callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+    this.arm();
+  }
+
+  /** True once given up: aborted, or past the deadline (then the signal aborts now). */
+  get over(): boolean {
+    if (!this.signal?.aborted && performance.now() >= this.at) this.expire();
+    return this.signal?.aborted === true;
+  }
+
+  /** What the acquisition rejects with once given up: the caller's reason, or LockTimeoutError. */
+  get reason(): unknown {
+    return abortReason(this.signal as AbortSignal);
   }
 
   /** Throws what the acquisition rejects with once given up (aborted, or past the deadline). */
   check(): void {
-    const signal = this.signal;
-    if (signal?.aborted) throw abortReason(signal);
-    if (performance.now() >= this.at) throw this.timeoutError();
+    if (this.over) throw this.reason;
   }
 
   /**
-   * `work`, unless the deadline passes or the signal aborts first: then `onAbandon` takes care
-   * of what `work` leaves behind, and this rejects at once with LockTimeoutError or the
-   * signal's reason (a disconnected client may hold a request, and retry it, for long).
+   * What a call of the acquisition that failed with `error` makes it reject with: a call given up
+   * by the signal (ZkAbortError) rejects with the signal's reason, LockTimeoutError or the
+   * caller's; any other error as it is.
    */
-  race<T>(work: Promise<T>, onAbandon: () => void = ignore): Promise<T> {
-    const signal = this.signal;
-    const remaining = this.at - performance.now();
-    if (!signal && !Number.isFinite(remaining)) return work;
-    return new Promise<T>((resolve, reject) => {
-      let settled = false;
-      let cancelTimer = ignore;
-      const settle = () => {
-        settled = true;
-        cancelTimer();
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const giveUp = (reason: unknown) => {
-        if (settled) return;
-        settle();
-        onAbandon();
-        reject(reason);
-      };
-      const onAbort = () => giveUp(abortReason(signal as AbortSignal));
-      // Handled first, whatever happens next: abandoned work may still reject (client closed).
-      work.then(
-        (value) => {
-          if (settled) return;
-          settle();
-          resolve(value);
-        },
-        (error: unknown) => {
-          if (settled) return;
-          settle();
-          reject(error);
-        },
-      );
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (Number.isFinite(remaining) && !settled) {
-        cancelTimer = atDeadline(this.at, () => giveUp(this.timeoutError()));
-      }
-    });
+  errorOf(error: unknown): unknown {
+    return ZkAbortError.isInstance(error) && this.signal?.aborted ? this.reason : error;
   }
 
   /**
-   * Calls `onOver('timeout' | 'aborted')` once the deadline passes or the signal aborts, unless
-   * cancelled first (the returned function); at once when it is over already.
+   * Waits for a connection, given up with the signal; without a deadline, for the client's
+   * `connectTimeoutMs` at most (ZkError ConnectTimeout), as `client.connected()` waits.
    */
-  onOver(onOver: (why: 'timeout' | 'aborted') => void): () => void {
-    const signal = this.signal;
-    let cancelTimer = ignore;
-    const onAbort = () => {
-      cancelTimer();
-      onOver('aborted');
-    };
-    const cancel = () => {
-      cancelTimer();
-      signal?.removeEventListener('abort', onAbort);
-    };
-    if (signal?.aborted) {
-      onOver('aborted');
-      return ignore;
-    }
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const remaining = this.at - performance.now();
-    if (remaining <= 0) {
-      cancel();
-      onOver('timeout');
-      return ignore;
-    }
-    if (Number.isFinite(remaining)) {
-      cancelTimer = atDeadline(this.at, () => {
-        signal?.removeEventListener('abort', onAbort);
-        onOver('timeout');
-      });
-    }
-    return cancel;
-  }
-
-  /** The reason a wait ended by `onOver` rejects with. */
-  reasonOf(why: 'timeout' | 'aborted'): unknown {
-    return why === 'aborted' ? abortReason(this.signal as AbortSignal) : this.timeoutError();
-  }
-
-  /** Waits for a connection; without a deadline, for the client's `connectTimeoutMs` at most. */
   async untilConnected(): Promise<void> {
     this.check();
     const remaining = this.at - performance.now();
-    const connected = this.client.connected(Number.isFinite(remaining) ? remaining : undefined);
+    const finite = Number.isFinite(remaining);
+    // `client.connected` takes no signal: the wait ends at the first of the two.
+    const connected = this.client.connected(finite ? remaining : undefined);
     try {
-      await this.race(connected, () => connected.catch(ignore));
+      await untilAborted(connected, this.signal);
     } catch (error) {
-      if (isZkError(error, ZkErrorCode.ConnectTimeout) && Number.isFinite(remaining)) {
-        throw this.timeoutError();
-      }
+      if (isZkError(error, ZkErrorCode.ConnectTimeout) && finite) throw this.timeoutError();
       throw error;
     }
+  }
+
+  /** The acquisition is over: no timer, no listener left. */
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
   }
 
   /**
@@ -174,4 +128,43 @@ export class Deadline {
         );
     return new LockTimeoutError(this.path, waited, { cause });
   }
+
+  private readonly onCallerAbort = (): void => {
+    this.stop();
+    this.controller?.abort(abortReason(this.callerSignal as AbortSignal));
+  };
+
+  /** Aborts the signal once `performance.now()` reaches `at` (a timer may fire a little early). */
+  private arm(): void {
+    const left = this.at - performance.now();
+    if (left <= 0) return this.expire();
+    this.timer = setTimeout(() => this.arm(), Math.ceil(left));
+  }
+
+  private expire(): void {
+    if (this.signal?.aborted) return;
+    this.stop();
+    this.controller?.abort(this.timeoutError());
+  }
+}
+
+/** `work`, or the signal's reason as soon as it aborts (`work` then goes on unheeded). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    // Handled first, whatever happens next: work given up on may still reject (client closed).
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

@@ -19,7 +19,7 @@ export type WaitOutcome =
   /** Our own node is gone. */
   | 'own-deleted'
   | 'session-lost'
-  | 'timeout'
+  /** Given up: the deadline passed, or the caller aborted (`Deadline.reason` says which). */
   | 'aborted'
   | 'closed'
   | { error: unknown };
@@ -67,26 +67,27 @@ export function waitForChildrenChange(
   );
 }
 
-/** Runs a watch until it finishes the wait, bounded by the deadline, the signal and our session. */
+/** Runs a watch until it finishes the wait, bounded by the acquisition's signal and our session. */
 function waitUntil<T>(
   bounds: WaitBounds,
   watch: (finish: (outcome: T | WaitOutcome) => void) => { unsubscribe(): void },
 ): Promise<T | WaitOutcome> {
   const { deadline, session, ownNode } = bounds;
   return new Promise<T | WaitOutcome>((resolve) => {
+    const signal = deadline.signal;
     let settled = false;
-    let cancelDeadline = () => {};
     const subscriptions: { unsubscribe(): void }[] = [];
     const finish = (outcome: T | WaitOutcome) => {
       if (settled) return;
       settled = true;
-      cancelDeadline();
+      signal?.removeEventListener('abort', onAbort);
       ownNode?.unlisten();
       for (const subscription of subscriptions) subscription.unsubscribe();
       resolve(outcome);
     };
-    cancelDeadline = deadline.onOver(finish);
-    if (settled) return;
+    const onAbort = () => finish('aborted');
+    if (deadline.over) return finish('aborted');
+    signal?.addEventListener('abort', onAbort, { once: true });
     if (ownNode?.gone) return finish('own-deleted');
     ownNode?.listen(() => finish('own-deleted'));
     subscriptions.push(

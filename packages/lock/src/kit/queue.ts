@@ -23,19 +23,14 @@ import {
   joinPath,
   nameOf,
   type Stat,
+  ZkAbortError,
   type ZkClient,
   type ZkData,
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
 import { LockConflictError } from '../errors';
-import {
-  abandonCreate,
-  deleteQuietly,
-  removeOrphan,
-  removeOwnNode,
-  removeUnusedContainer,
-} from './clean-up';
+import { deleteQuietly, removeOrphan, removeOwnNode, removeUnusedContainer } from './clean-up';
 import { Deadline } from './deadline';
 import {
   type LockChild,
@@ -149,7 +144,12 @@ export async function joinQueue(options: JoinOptions): Promise<QueueHold | null>
         );
       }
     }
+  } catch (error) {
+    // A call given up by the acquisition's signal rejects with its reason (LockTimeoutError, the
+    // caller's abort reason), whichever call it was.
+    throw deadline.errorOf(error);
   } finally {
+    deadline.stop();
     if (!held) {
       for (const mark of pathsMade) void removeUnusedContainer(options.client, options.path, mark);
     }
@@ -263,7 +263,7 @@ class QueueAttempt {
             ZkErrorCode.ClientClosed,
             `lock ${this.options.path}: the client is closed`,
           );
-        if (outcome === 'timeout' || outcome === 'aborted') throw this.deadline.reasonOf(outcome);
+        if (outcome === 'aborted') throw this.deadline.reason;
         throw outcome.error;
       }
     } catch (error) {
@@ -280,18 +280,26 @@ class QueueAttempt {
       this.deadline.check();
       const { prefix, name } = protectedName(marker);
       const session = client.sessionId;
+      const signal = this.deadline.signal;
       const created = client.promises.create(joinPath(path, name), data, {
         mode: 'ephemeral',
         sequential,
+        signal,
       });
       // ZooKeeper answers one session's requests in order: sent right behind the create, the
       // listing is made after our node exists (and if the create failed, it is not used).
-      const listed = client.promises.children(path).then(sortChildren, () => undefined);
+      const listed = client.promises.children(path, { signal }).then(sortChildren, () => undefined);
       try {
-        this.node = await this.deadline.race(created, () =>
-          abandonCreate(client, created, path, prefix, session),
-        );
+        this.node = await created;
       } catch (error) {
+        if (ZkAbortError.isInstance(error)) {
+          // Given up (the deadline, the caller's abort). A create withdrawn before it was
+          // written was never applied. One already sent may have been, or may still be: once
+          // the session that sent it answers, its protected prefix finds the node (a UUID made
+          // for this one create: no other create can have made it) and removes it.
+          if (error.sent) void removeOrphan(client, path, prefix, session);
+          throw error;
+        }
         if (isZkError(error, ZkErrorCode.NoNode)) {
           // The parent (a container) is missing: make it and try again.
           await this.makePath();
@@ -311,7 +319,7 @@ class QueueAttempt {
         throw error;
       }
       this.watchNode(this.node);
-      return this.deadline.race(listed);
+      return listed;
     }
   }
 
@@ -356,9 +364,11 @@ class QueueAttempt {
     // Left before the create is sent: whatever happens to it, the acquisition's end looks.
     this.pathsMade.push(mark);
     try {
-      await this.deadline.race(
-        client.promises.create(path, mark, { mode: 'container', parents: 'container' }),
-      );
+      await client.promises.create(path, mark, {
+        mode: 'container',
+        parents: 'container',
+        signal: this.deadline.signal,
+      });
     } catch (error) {
       if (!isZkError(error, ZkErrorCode.NodeExists, ZkErrorCode.NoNode, ...lostConnection))
         throw error;
@@ -379,11 +389,12 @@ class QueueAttempt {
     const { client, path } = this.options;
     try {
       await this.deadline.untilConnected();
-      const children = await this.deadline.race(client.promises.children(path));
+      const signal = this.deadline.signal;
+      const children = await client.promises.children(path, { signal });
       const ours = children.find((name) => name.startsWith(prefix));
       if (!ours) return RESTART;
       const node = joinPath(path, ours);
-      const stat = await this.deadline.race(client.promises.exists(node));
+      const stat = await client.promises.exists(node, { signal });
       if (!stat) return RESTART;
       if (stat.ephemeralOwner !== client.sessionId) {
         client.track(deleteQuietly(client, node).catch(ignore));
@@ -411,9 +422,8 @@ class QueueAttempt {
   /** A fresh listing of the queue, sorted; RESTART when the path (so our node) is gone. */
   private async list(): Promise<LockChild[] | typeof RESTART> {
     try {
-      return sortChildren(
-        await this.deadline.race(this.client.promises.children(this.options.path)),
-      );
+      const signal = this.deadline.signal;
+      return sortChildren(await this.client.promises.children(this.options.path, { signal }));
     } catch (error) {
       if (isZkError(error, ZkErrorCode.NoNode)) return RESTART;
       throw error;
