@@ -293,10 +293,13 @@ class QueueAttempt {
         this.node = await created;
       } catch (error) {
         if (ZkAbortError.isInstance(error)) {
-          // Given up (the deadline, the caller's abort). A create withdrawn before it was
-          // written was never applied. One already sent may have been, or may still be: once
-          // the session that sent it answers, its protected prefix finds the node (a UUID made
-          // for this one create: no other create can have made it) and removes it.
+          // Given up (the deadline, the caller's abort). Withdrawn before it was written
+          // (`sent` false), the create never reached a server: ZooKeeper applies only what it
+          // received, so no node bears its prefix, now or later — nothing to search for
+          // (deadline.integration.test.ts gives a create up unwritten, reconnects, and finds no
+          // node). Sent, it may have been applied, or may still be: once the session that sent
+          // it answers, its protected prefix (a UUID made for this one create, under whatever
+          // path: no other create can have made such a node) finds the node and removes it.
           if (error.sent) void removeOrphan(client, path, prefix, session);
           throw error;
         }
