@@ -3,32 +3,19 @@
  * item names and options. Each failure is a ZkError `InvalidPath` or `BadArguments` naming the
  * problem.
  */
-import {
-  joinPath,
-  toDataBuffer,
-  validatePath,
-  type ZkClient,
-  ZkError,
-  ZkErrorCode,
-} from '@zkrx/core';
+import { joinPath, toDataBuffer, validatePath, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type SuspendedPolicy, validateLockPath } from '@zkrx/lock';
 import { isObservable, type Observable } from 'rxjs';
 
-/** A ZkClient by shape (another copy of @zkrx/core makes clients of another class). */
+/** A ZkClient from any copy of @zkrx/core (its brand, `ZkClient.isInstance`). */
 export function checkClient(client: unknown, what: string): ZkClient {
-  if (
-    typeof client !== 'object' ||
-    client === null ||
-    !('promises' in client) ||
-    !('session$' in client) ||
-    typeof (client as ZkClient).watchChildren !== 'function'
-  ) {
+  if (!ZkClient.isInstance(client)) {
     throw new ZkError(
       ZkErrorCode.BadArguments,
       `${what}: expected a ZkClient from @zkrx/core's createClient`,
     );
   }
-  return client as ZkClient;
+  return client;
 }
 
 /** A fleet path: a valid path, not the root, not inside a lock's node (items are locks under it). */

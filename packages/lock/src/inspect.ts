@@ -9,7 +9,7 @@ import {
   parentOf,
   type Stat,
   validatePath,
-  type ZkClient,
+  ZkClient,
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
@@ -32,7 +32,6 @@ import {
   splitQueue,
 } from './inspect-rules';
 import { REVOKE_MESSAGE } from './lease';
-import { isClient } from './lock-recipe';
 import { type LockChild, parseChild, SEMAPHORE_CHILDREN, sortChildren } from './node-names';
 
 /** One node queued on a lock: a holder or a waiter. */
@@ -109,7 +108,7 @@ interface ReadNode {
 const TREE_CONCURRENCY = 16;
 
 function checkInput(client: unknown, path: unknown, what: string): string {
-  if (!isClient(client)) {
+  if (!ZkClient.isInstance(client)) {
     throw new ZkError(
       ZkErrorCode.BadArguments,
       `${what}: expected a ZkClient from @zkrx/core's createClient`,

@@ -3,9 +3,8 @@
  * into its node (what Curator's `Revoker.attemptRevoke` does); holders that opted in
  * (`revocable: true`, Curator's `makeRevocable`) are told and decide when to release.
  */
-import { isZkError, nameOf, validatePath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { isZkError, nameOf, validatePath, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { REVOKE_MESSAGE } from './lease';
-import { isClient } from './lock-recipe';
 import { parseChild } from './node-names';
 
 /**
@@ -26,7 +25,7 @@ import { parseChild } from './node-names';
  * @return True once asked; false when the node is gone already (its lease ended).
  */
 export async function requestRevoke(client: ZkClient, node: string): Promise<boolean> {
-  if (!isClient(client)) {
+  if (!ZkClient.isInstance(client)) {
     throw new ZkError(
       ZkErrorCode.BadArguments,
       "requestRevoke: expected a ZkClient from @zkrx/core's createClient",
