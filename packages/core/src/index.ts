@@ -31,6 +31,7 @@ export type {
   Transport,
   WatchEventType,
 } from './transport';
+export type { TreeChange } from './tree-snapshot';
 export type { TreeEvent } from './watch-tree';
 export type { ZkrxErrorOptions } from './zkrx-error';
 export { errorIdentity, ZkrxError } from './zkrx-error';
