@@ -30,6 +30,7 @@
  *   loss-in-time rule.
  */
 import { type ChildKind, parseChild } from '@zkrx/lock/recipe';
+import { checkFleet, type FleetHistory, type FleetStats } from './partition-check';
 import type { HoldKind } from './protocol';
 import type { RegisterWrite } from './register';
 import type { ZnodeLife, ZooKeeperTruth } from './truth';
@@ -110,7 +111,10 @@ export type ViolationKind =
   | 'leftover'
   | 'no-progress'
   | 'crash'
-  | 'truth';
+  | 'truth'
+  /** Fleet mode (partition-check.ts). */
+  | 'balance'
+  | 'stickiness';
 
 export interface Violation {
   readonly kind: ViolationKind;
@@ -132,6 +136,8 @@ export interface CheckInput {
   readonly leftovers: readonly string[];
   /** Workers that made no acquisition after the final heal, with what was waited. */
   readonly noProgress: readonly string[];
+  /** Fleet mode: the partition, its item sets and the joins and leaves asked. */
+  readonly fleet?: FleetHistory;
 }
 
 /** Latency figures of one group (ms). */
@@ -163,6 +169,8 @@ export interface CheckStats {
   maxShared: number;
   /** Leases handed over already lost (e.g. a multi-lock's first lease, lost while it took the next). */
   lostOnArrival: number;
+  /** Fleet mode: balance and stickiness. */
+  fleet?: FleetStats;
 }
 
 export interface CheckReport {
@@ -557,6 +565,19 @@ export function check(input: CheckInput): CheckReport {
         [write.holdId],
       );
     }
+  }
+
+  if (input.fleet) {
+    stats.fleet = checkFleet({
+      fleet: input.fleet,
+      holds: judged,
+      faults: input.faults,
+      truth,
+      low,
+      high,
+      violate,
+      latency: latencyOf,
+    });
   }
 
   for (const crash of input.crashes) violate('crash', crash);
