@@ -99,6 +99,8 @@ export type CoordinatorMessage =
   | { readonly type: 'ping'; readonly id: number }
   | { readonly type: 'start' }
   | { readonly type: 'stall'; readonly ms: number; readonly faultId: number }
+  /** Drop a stall that has not struck yet (fleet modes, at the end of each storm). */
+  | { readonly type: 'disarm' }
   /** Make the next hold a long one (the nemesis will strike during it); 0 takes it back. */
   | { readonly type: 'linger'; readonly ms: number }
   | { readonly type: 'idle'; readonly on: boolean; readonly delayMs?: number }

@@ -777,6 +777,9 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         if (left > 0) await sleep(left);
         await nemesis.heal();
         await running;
+        // A stall waits for its target to hold; one that found no member with items in the storm
+        // must not strike in the calm (a member that joins later would be struck there).
+        for (const worker of workers) worker.send({ type: 'disarm' });
         nemesisFailures.push(...nemesis.failures);
         log(`calm: ${round.calm.length} changes, ${fleetPlan.quietMs} ms apart`);
         await sleep(fleetPlan.quietMs);

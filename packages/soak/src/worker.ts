@@ -135,6 +135,19 @@ process.on('message', (raw) => {
       pendingStall = { ms: message.ms, faultId: message.faultId };
       if (holding.size > 0) aimStall();
       break;
+    case 'disarm':
+      if (pendingStall) {
+        send({
+          type: 'note',
+          at: mono(),
+          text: `stall #${pendingStall.faultId} dropped: it found no hold before the heal`,
+        });
+      }
+      pendingStall = undefined;
+      clearTimeout(aiming);
+      aiming = undefined;
+      boundPassed = false;
+      break;
     case 'idle':
       if (message.on) {
         idle = true;
