@@ -99,7 +99,10 @@ export type CoordinatorMessage =
   | { readonly type: 'ping'; readonly id: number }
   | { readonly type: 'start' }
   | { readonly type: 'stall'; readonly ms: number; readonly faultId: number }
-  /** Drop a stall that has not struck yet (fleet modes, at the end of each storm). */
+  /**
+   * Drop a stall that has not struck yet (fleet modes, at the end of each storm); answered with
+   * `disarmed`, which a stall under way delays until it is over.
+   */
   | { readonly type: 'disarm' }
   /** Make the next hold a long one (the nemesis will strike during it); 0 takes it back. */
   | { readonly type: 'linger'; readonly ms: number }
@@ -171,6 +174,8 @@ export type WorkerMessage =
       readonly struck: 'ping' | 'bound';
     }
   | { readonly type: 'idle-ack' }
+  /** No stall is pending or under way any more (the answer to `disarm`). */
+  | { readonly type: 'disarmed' }
   /** Fleet modes: the partition was subscribed (joined) or unsubscribed (left) at `at`. */
   | { readonly type: 'member'; readonly at: number; readonly joined: boolean }
   | { readonly type: 'note'; readonly at: number; readonly text: string }

@@ -293,6 +293,8 @@ class RunState {
   readonly failureReasons: Record<string, number> = {};
   readonly notes: string[] = [];
   readonly idleAcks = new Set<number>();
+  /** Workers that answered `disarm` (fleet modes). */
+  readonly disarmed = new Set<number>();
   readonly pings = new Map<string, number>();
   acquisitions = 0;
   /** How many workers the run has. */
@@ -610,6 +612,9 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         case 'idle-ack':
           state.idleAcks.add(worker);
           break;
+        case 'disarmed':
+          state.disarmed.add(worker);
+          break;
         case 'member':
           // The coordinator records its commands when it sends them (FleetDriver).
           break;
@@ -703,7 +708,8 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         : Math.min(options.faultPhaseMs / 4, 2 * session),
       workers: options.workers,
       sessionTimeoutMs: session,
-      meanGapMs: options.meanFaultGapMs,
+      // A fleet's storms take half its time: faults come twice as often in them.
+      meanGapMs: fleetPlan ? options.meanFaultGapMs / 2 : options.meanFaultGapMs,
       reapWaitMs: 3 * options.reapIntervalMs + 400,
       weights: options.weights ?? shape.weights,
       coverEveryKind: options.coverEveryKind,
@@ -728,6 +734,19 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
             ? Promise.resolve(true)
             : state.untilNextHold(worker, timeoutMs),
         nextHolder: (timeoutMs) => state.nextHolder(timeoutMs),
+        // A fleet worker that owns nothing (out of the fleet, or between items) has nothing to
+        // lose: the fault goes to the next worker, in index order, that owns items now.
+        ...(fleetPlan
+          ? {
+              retarget: (worker: number) => {
+                for (let step = 0; step < options.workers; step++) {
+                  const candidate = (worker + step) % options.workers;
+                  if (state.isHolding(candidate)) return candidate;
+                }
+                return worker;
+              },
+            }
+          : {}),
         send: (worker, message) => workers[worker]?.send(message),
         idleAll: async () => {
           state.idleAcks.clear();
@@ -777,9 +796,13 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         if (left > 0) await sleep(left);
         await nemesis.heal();
         await running;
-        // A stall waits for its target to hold; one that found no member with items in the storm
-        // must not strike in the calm (a member that joins later would be struck there).
+        // A stall waits for its target to hold: one that has not struck must not strike in the
+        // calm, and one under way must be over before the calm begins (its worker answers
+        // `disarm` once it is).
+        state.disarmed.clear();
         for (const worker of workers) worker.send({ type: 'disarm' });
+        const disarmDeadline = mono() + 4 * session;
+        while (state.disarmed.size < workers.length && mono() < disarmDeadline) await sleep(10);
         nemesisFailures.push(...nemesis.failures);
         log(`calm: ${round.calm.length} changes, ${fleetPlan.quietMs} ms apart`);
         await sleep(fleetPlan.quietMs);

@@ -147,6 +147,8 @@ process.on('message', (raw) => {
       clearTimeout(aiming);
       aiming = undefined;
       boundPassed = false;
+      // Handled only once a stall under way is over (it holds the event loop).
+      send({ type: 'disarmed' });
       break;
     case 'idle':
       if (message.on) {
