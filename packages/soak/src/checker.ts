@@ -28,6 +28,8 @@
  * - Belief overlaps of conflicting holds are allowed only while a loss is in flight (one of the
  *   two nodes already gone when the overlap began): they are counted, and bounded by the
  *   loss-in-time rule.
+ * - Fleet mode: each item's lock is a mutex judged by the rules above; partition-check.ts then
+ *   judges balance and stickiness.
  */
 import { type ChildKind, parseChild } from '@zkrx/lock/recipe';
 import { checkFleet, type FleetHistory, type FleetStats } from './partition-check';

@@ -110,7 +110,6 @@ export class PartitionMember {
     if (this.subscription) return;
     const { client, fleet } = this.context;
     this.joinedAt = mono();
-    this.context.send({ type: 'member', at: this.joinedAt, joined: true });
     this.subscription = partition(client, fleet.path, this.items$, { id: fleet.id }).subscribe({
       next: (assignment) => this.onAssignment(assignment),
       error: (error: unknown) => {
@@ -132,10 +131,8 @@ export class PartitionMember {
     const subscription = this.subscription;
     if (!subscription) return;
     this.subscription = undefined;
-    const at = mono();
     // Unsubscribing aborts every owned item's signal (reason `left`) before releasing.
     subscription.unsubscribe();
-    this.context.send({ type: 'member', at, joined: false });
   }
 
   /** Leaves (if a member) and stops; the holds still believed end now. */

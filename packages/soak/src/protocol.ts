@@ -176,8 +176,6 @@ export type WorkerMessage =
   | { readonly type: 'idle-ack' }
   /** No stall is pending or under way any more (the answer to `disarm`). */
   | { readonly type: 'disarmed' }
-  /** Fleet modes: the partition was subscribed (joined) or unsubscribed (left) at `at`. */
-  | { readonly type: 'member'; readonly at: number; readonly joined: boolean }
   | { readonly type: 'note'; readonly at: number; readonly text: string }
   | { readonly type: 'fatal'; readonly at: number; readonly error: string }
   | { readonly type: 'stopped'; readonly counters: WorkerCounters };

@@ -615,9 +615,6 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         case 'disarmed':
           state.disarmed.add(worker);
           break;
-        case 'member':
-          // The coordinator records its commands when it sends them (FleetDriver).
-          break;
         case 'note':
           if (message.text !== 'bye') state.notes.push(`worker ${worker}: ${message.text}`);
           break;
