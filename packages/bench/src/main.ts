@@ -4,15 +4,10 @@
  * table at the end).
  */
 import { writeFileSync } from 'node:fs';
+import type { BenchIo } from './io';
 import { runMatrix } from './matrix';
 import { parseOptions, USAGE, UsageError } from './options';
 import { runOne, runSettings } from './single-run';
-
-/** Where the bench writes: stdout gets results only, stderr everything else. */
-export interface BenchIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
 
 /**
  * Runs the bench with a command line; resolves its exit status (0 ok, 1 error, 2 an exclusion

@@ -11,7 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fourLetterWord, startZooKeeper, type ZooKeeperServer } from '@zkrx/testing';
 import { chartSvg } from './chart';
-import type { BenchIo } from './main';
+import type { BenchIo } from './io';
 import type { BenchOptions, PeerName, ScenarioName } from './options';
 import { findPeersDir, javaPeerCommand, PEERS_OF } from './peers';
 import { bestRounds, ratioTable, transportRatios } from './rounds';

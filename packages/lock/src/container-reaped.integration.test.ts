@@ -82,7 +82,6 @@ describe('an idle lock path reaped between two uses, then the other client first
   });
 
   it('semaphore (1 lease): the earlier holder waits while the other holds', async () => {
-    const server = await reapingZooKeeper();
     const [a, b] = await reapingClients(2);
     const path = lockPath('semaphore');
     const alone = await acquireSemaphore(a!, path, { leases: 1 });
@@ -98,11 +97,10 @@ describe('an idle lock path reaped between two uses, then the other client first
         },
       }),
     );
-    // The server lists no child watches (a semaphore waiter's wait): the gate is the watch on
-    // the waiter's own lease node. A sound lock cannot hold whenever we look; one that took a
-    // lease without counting would have settled by then.
+    // The waiter decides in the turn `onQueued` is called in, on that listing: one that took a
+    // lease without counting would have settled by the time the poll sees `queued`. (The server
+    // lists no child watches, a semaphore waiter's wait, so no watch can be the gate.)
     await vi.waitUntil(() => queued !== undefined || waiting.settled);
-    await untilWatching(server, a!, queued ?? other.node, waiting.promise);
     expect(waiting.settled).toBe(false);
     expect(await childrenOf(b!, `${path}/leases`)).toHaveLength(2);
     await other.release();

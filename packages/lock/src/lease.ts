@@ -4,7 +4,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { TransactionOp, TransactionResult, ZkClient } from '@zkrx/core';
-import { BehaviorSubject, filter, map, type Observable, type Subscription, take } from 'rxjs';
+import { BehaviorSubject, filter, map, Observable, type Subscription, take } from 'rxjs';
 import { LeaseReleasedError, LockLostError, type LockLostReason, LockRevokedError } from './errors';
 import { guardedWrite } from './guard';
 import type { QueueHold } from './lock-queue';
@@ -20,6 +20,12 @@ export type LeaseState = 'held' | 'suspended' | 'lost' | 'released';
 /**
  * A held lock. Release it when done (or `await using lease = ...`); watch `lost$` or `signal`
  * to stop work the moment ownership is lost.
+ *
+ * A session's end is heard in any case. The node's deletion by someone else (an operator, a
+ * tool) is heard once someone listens — `state$` or `lost$` subscribed, `signal` read, the
+ * observable forms, a revocable lease: listening watches the node (two server packets), and its
+ * first read reports a deletion that came before. Nobody listening, the lease learns it at its
+ * next `guard`, and costs the server what Curator's lock does.
  */
 export interface Lease {
   /** The lock path. */
@@ -34,18 +40,24 @@ export interface Lease {
   readonly fencingToken: number;
   /** The session holding the node (hex). */
   readonly sessionId: string;
-  /** The current state. */
+  /** The current state, as far as the lease has heard (see above: who hears a deletion). */
   readonly state: LeaseState;
   /** True while `held` or `suspended`. */
   readonly isHeld: boolean;
-  /** Emits the state now and on every change; completes when the lease ends. */
+  /**
+   * Emits the state now and on every change; completes when the lease ends. Subscribing
+   * watches the node for deletion.
+   */
   readonly state$: Observable<LeaseState>;
-  /** Emits the LockLostError once if ownership is lost, then completes (also on release). */
+  /**
+   * Emits the LockLostError once if ownership is lost, then completes (also on release).
+   * Subscribing watches the node for deletion.
+   */
   readonly lost$: Observable<LockLostError>;
   /**
    * Aborts when the lease ends (with the LockLostError when lost, LeaseReleasedError on
    * release) or, for a revocable lease, when its holder is asked to release it
-   * (LockRevokedError): stop the work it guards.
+   * (LockRevokedError): stop the work it guards. Reading it watches the node for deletion.
    */
   readonly signal: AbortSignal;
   /**
@@ -122,22 +134,34 @@ function releasedReason(path: string): LeaseReleasedError {
  */
 class LazySignal {
   private controller: AbortController | undefined;
-  private reason: unknown;
+  /** The end reason, or what makes it: made only if the signal is asked for (most never are). */
+  private reason: (() => unknown) | undefined;
   private ended = false;
 
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
-      if (this.ended) this.controller.abort(this.reason);
+      if (this.ended) this.controller.abort(this.reasonNow());
     }
     return this.controller.signal;
   }
 
   abort(reason: unknown): void {
+    this.abortWith(() => reason);
+  }
+
+  /** Ends with the reason `make` gives, called only if someone has or asks for the signal. */
+  abortWith(make: () => unknown): void {
     if (this.ended) return;
     this.ended = true;
-    this.reason = reason;
-    this.controller?.abort(reason);
+    this.reason = make;
+    this.controller?.abort(this.reasonNow());
+  }
+
+  private reasonNow(): unknown {
+    const made = (this.reason as () => unknown)();
+    this.reason = () => made;
+    return made;
   }
 }
 
@@ -193,10 +217,11 @@ export class LeaseCore {
   /** Set once a revocation was requested (revocable leases only). */
   readonly revoked$ = new BehaviorSubject<LockRevokedError | undefined>(undefined);
   private holders = 0;
-  private readonly revocable: boolean;
+  /** Whether revocation requests are heard (`revocable: true`). */
+  readonly revocable: boolean;
   private readonly onSuspended: SuspendedPolicy;
   private readonly sessionSubscription: Subscription;
-  private readonly nodeSubscription: Subscription | undefined;
+  private nodeSubscription: Subscription | undefined;
   private removal: Promise<void> | undefined;
   /** Ends a `continue` lease suspended for a whole session timeout. */
   private suspendTimer: ReturnType<typeof setTimeout> | undefined;
@@ -236,13 +261,30 @@ export class LeaseCore {
     // The session was already gone when the hold was made: the subscription ended it at once.
     if (!this.isHeld) {
       this.sessionSubscription.unsubscribe();
-      hold.nodeWatch.unsubscribe();
+      hold.nodeWatch?.unsubscribe();
       return;
     }
-    // Our node deleted under us (by an operator or a tool) ends the hold: whoever is next in
-    // line holds now. Told by the watch the queue set on our node (taken over here: subscribed
-    // before the queue's subscription goes, the client keeps its one ZooKeeper watch).
-    // The same watch carries revocation requests: the node's data set to `__REVOKE__`.
+    // Watched from the start when the queue watched our node (taken over here: subscribed
+    // before the queue's subscription goes, the client keeps its one ZooKeeper watch), or when
+    // revocation requests are to be heard; otherwise once someone listens (see `watchNode`).
+    if (hold.nodeWatch || this.revocable) this.watchNode();
+    hold.nodeWatch?.unsubscribe();
+  }
+
+  /**
+   * Watches our node, once, from now until the hold ends: its deletion (by an operator, a tool)
+   * ends the hold (`node-deleted`), and a revocable lease hears revocation requests (the node's
+   * data set to `__REVOKE__`) on the same watch. Called when someone listens for the lease's end
+   * (`state$`, `lost$`, `signal`, the observable forms), for a revocable lease, or when the queue
+   * watched the node already: the watch costs the server two packets (its read, its notification
+   * when the node goes), which only those who listen pay.
+   *
+   * Armed late, it misses nothing: its first read shows the node as it is now, so a node deleted
+   * before is reported at once (`null`: a name holding a UUID is never made again), and a
+   * revocation request made before is read in the data.
+   */
+  watchNode(): void {
+    if (this.nodeSubscription || !this.isHeld) return;
     this.nodeSubscription = this.client.watchData(this.node).subscribe({
       next: (value) => {
         if (value === null || value.stat.ephemeralOwner !== this.sessionId) {
@@ -254,7 +296,14 @@ export class LeaseCore {
         // The stream failed (client closed): the session events decide.
       },
     });
-    hold.nodeWatch.unsubscribe();
+    // Lost synchronously (a cached `null`): the subscription was made after `finish` ran.
+    if (!this.isHeld) this.nodeSubscription.unsubscribe();
+  }
+
+  /** The hold's AbortSignal (see `LazySignal`); asking for it starts the node's watch. */
+  get signal(): AbortSignal {
+    this.watchNode();
+    return this.controller.signal;
   }
 
   get isHeld(): boolean {
@@ -294,7 +343,8 @@ export class LeaseCore {
     this.lostError = new LockLostError(this.path, reason);
     this.holdRecord('lost', reason);
     this.setState('lost');
-    this.finish(this.lostError);
+    const lost = this.lostError;
+    this.finish(() => lost);
     // While the session may live on (suspended, or the node went), remove what is ours.
     if (reason !== 'session-expired') void this.removeNode().catch(() => {});
   }
@@ -303,16 +353,17 @@ export class LeaseCore {
     if (!this.isHeld) return;
     this.holdRecord(this.revoked$.value ? 'revoked' : state);
     this.setState(state);
-    this.finish(releasedReason(this.path));
+    this.finish(() => releasedReason(this.path));
   }
 
-  private finish(reason: Error): void {
+  /** `reason`: what the signal aborts with, made only if someone has or asks for the signal. */
+  private finish(reason: () => Error): void {
     clearTimeout(this.suspendTimer);
     this.suspendTimer = undefined;
     this.sessionSubscription?.unsubscribe();
     this.nodeSubscription?.unsubscribe();
     this.revoked$.complete();
-    this.controller.abort(reason);
+    this.controller.abortWith(reason);
     this.state$.complete();
   }
 
@@ -381,13 +432,40 @@ export function guardLeases(
   );
 }
 
+/**
+ * The lease's loss as far as it hears of it, without starting its node's watch: for a recipe's
+ * own bookkeeping (a multi-lock acquiring its later locks), which must not make the caller pay for
+ * a watch nobody asked for.
+ */
+export function lossHeard$(lease: Lease): Observable<LockLostError> {
+  const core = (handles.get(lease) as LeaseHandle).core;
+  return core.state$.pipe(
+    filter((state) => state === 'lost'),
+    take(1),
+    map(() => core.lostError as LockLostError),
+  );
+}
+
+/**
+ * `source()`, subscribed: listening for the end starts the node's watch (`LeaseCore.watchNode`),
+ * armed once the subscriber is in place, so that a loss the watch's first read reports (a node
+ * deleted before) reaches it too.
+ */
+function watchingNode<T>(core: LeaseCore, source: () => Observable<T>): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const subscription = source().subscribe(subscriber);
+    core.watchNode();
+    return subscription;
+  });
+}
+
 /** One lease on a LeaseCore (re-entrant acquisitions each get their own). */
 class LeaseHandle implements Lease {
   private released = false;
   private readonly own: BehaviorSubject<LeaseState>;
   private readonly mirror: Subscription;
   private readonly controller = new LazySignal();
-  private readonly revocation: Subscription;
+  private readonly revocation: Subscription | undefined;
   readonly lost$: Observable<LockLostError>;
   readonly revoked$: Observable<LockRevokedError>;
 
@@ -398,19 +476,24 @@ class LeaseHandle implements Lease {
       filter((revoked): revoked is LockRevokedError => revoked !== undefined),
       take(1),
     );
-    this.revocation = this.revoked$.subscribe((revoked) => {
-      if (!this.released) this.controller.abort(revoked);
-    });
+    // Only a revocable hold is ever told of a revocation request.
+    if (core.revocable) {
+      this.revocation = this.revoked$.subscribe((revoked) => {
+        if (!this.released) this.controller.abort(revoked);
+      });
+    }
     this.mirror = core.state$.subscribe({
       next: (state) => {
         if (!this.released) this.own.next(state);
       },
-      complete: () => this.finish(core.lostError ?? releasedReason(core.path)),
+      complete: () => this.finish(() => core.lostError ?? releasedReason(core.path)),
     });
-    this.lost$ = this.own.pipe(
-      filter((state) => state === 'lost'),
-      take(1),
-      map(() => core.lostError as LockLostError),
+    this.lost$ = watchingNode(core, () =>
+      this.own.pipe(
+        filter((state) => state === 'lost'),
+        take(1),
+        map(() => core.lostError as LockLostError),
+      ),
     );
   }
 
@@ -434,9 +517,10 @@ class LeaseHandle implements Lease {
     return state === 'held' || state === 'suspended';
   }
   get state$(): Observable<LeaseState> {
-    return this.own.asObservable();
+    return watchingNode(this.core, () => this.own);
   }
   get signal(): AbortSignal {
+    this.core.watchNode();
     return this.controller.signal;
   }
 
@@ -446,7 +530,7 @@ class LeaseHandle implements Lease {
     this.released = true;
     if (wasHeld) {
       this.own.next('released');
-      this.finish(releasedReason(this.core.path));
+      this.finish(() => releasedReason(this.core.path));
     }
     this.core.releaseOne();
     return Promise.resolve();
@@ -466,10 +550,10 @@ class LeaseHandle implements Lease {
     return this.release();
   }
 
-  private finish(reason: Error): void {
+  private finish(reason: () => Error): void {
     this.mirror?.unsubscribe();
     this.revocation?.unsubscribe();
-    this.controller.abort(reason);
+    this.controller.abortWith(reason);
     this.own.complete();
   }
 }

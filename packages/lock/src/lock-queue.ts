@@ -10,7 +10,8 @@
  *   node exists the parent it lives in is the one whose counter numbered it.
  * A listing that contains our (uniquely named) node was made while our node existed, hence in
  * that parent, after our create. Nothing learnt outside such a listing decides a hold, but for
- * one shortcut, the trusted hand-off (see `QueueAttempt.mayTrust`).
+ * one shortcut, the trusted hand-off (see `QueueAttempt.mayTrust`), taken only by a waiter that
+ * watches its own node (`JoinOptions.watchOwnNode`).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -81,6 +82,16 @@ export interface JoinOptions {
    * node in it was read (and found no conflict), before the decision and any wait.
    */
   readonly onQueued?: (node: string) => void;
+  /**
+   * Watch our node from its creation (default false), for a caller that will want to hear of its
+   * deletion (a lease whose loss is listened to, a revocable one): the hold hands the watch over
+   * (`QueueHold.nodeWatch`). While we wait, its deletion then ends the wait at once (we queue
+   * again), and a hand-off may be trusted without a listing (see `QueueAttempt.mayTrust`).
+   * Costs two server packets per node: the watch's read, and its notification when the node
+   * goes. Unwatched, a waiter whose node was deleted finds out at its next listing (when the node
+   * it waits for goes), and every hand-off lists, as Curator's does.
+   */
+  readonly watchOwnNode?: boolean;
 }
 
 /** Our node, once the recipe's rule says we hold. */
@@ -93,11 +104,12 @@ export interface QueueHold {
   /** The session that owns our node (hex). */
   readonly sessionId: string;
   /**
-   * The engine's watch on our node (`client.watchData(node)`). Whoever keeps the hold
-   * subscribes to the same watch before unsubscribing this one (the client shares one ZooKeeper
-   * watch per path), so the node is watched without a gap and without a second request.
+   * The engine's watch on our node (`client.watchData(node)`), when it watched it
+   * (`JoinOptions.watchOwnNode`); undefined otherwise. Whoever keeps the hold subscribes to the
+   * same watch before unsubscribing this one (the client shares one ZooKeeper watch per path), so
+   * the node is watched without a gap and without a second request.
    */
-  readonly nodeWatch: { unsubscribe(): void };
+  readonly nodeWatch: { unsubscribe(): void } | undefined;
 }
 
 const RESTART = Symbol('restart');
@@ -512,7 +524,7 @@ class QueueAttempt {
 
   /** Our hold, handing our node's watch over to whoever keeps it. */
   private hold(node: Created): QueueHold {
-    const nodeWatch = this.nodeWatch ?? { unsubscribe: ignore };
+    const nodeWatch = this.nodeWatch;
     this.nodeWatch = undefined;
     this.onNodeGone = undefined;
     return {
@@ -529,6 +541,7 @@ class QueueAttempt {
    * moment the server first shows it present is what the trusted hand-off needs.
    */
   private watchNode(node: Created): void {
+    if (!this.options.watchOwnNode) return;
     this.nodeWatch = this.client.watchData(node.path).subscribe({
       next: (value) => {
         if (value !== null && value.stat.ephemeralOwner === node.stat.ephemeralOwner) {
@@ -561,6 +574,12 @@ class QueueAttempt {
    * listing sorts before it but a downgrade node, which `withoutAwaited` accounts for. After a
    * reconnection the watches are set again and their events may come in any order: no trust
    * then, we list.
+   *
+   * Only with our node watched (`watchOwnNode`): unwatched, nothing tells us that our node was
+   * not deleted before the awaited one (by an operator: the attack in
+   * `shortcuts.integration.test.ts`), and a listing decides. The watch costs two packets (its
+   * read, its notification when our node goes) and the listing it saves one, so the queue sets it
+   * only for a caller that wants it anyway (a lease whose end is listened to from the start).
    */
   private mayTrust(): boolean {
     return (

@@ -305,23 +305,33 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
    *
    * Safe because it makes no new holder: the same node, session and context hold on, so the
    * re-entered lease is exactly as held as the outer one, and the two end together (the hold's
-   * state is shared). Only a hold not yet known lost is re-entered; one whose node went or whose
-   * session ended is lost (node watch, session events), and the call queues anew.
+   * state is shared). Only a hold not yet known lost is re-entered; one whose session ended is
+   * lost (session events), one whose node went is lost once the lease hears of it (its node
+   * watch, set when anyone listens; a guard), and the call queues anew. Until the lease hears of
+   * a deletion, re-entering makes no holder the outer lease was not already.
    */
   const reentered = (resolved: ResolvedLockOptions): LeaseCore | undefined =>
     resolved.reentrant ? heldInContext(resolved.client, spec.name, resolved.path) : undefined;
 
-  /** One acquisition, timed and traced (`zkrx.lock.acquire`, see telemetry.ts). */
-  const hold = (resolved: ResolvedLockOptions, wait: boolean, signal?: AbortSignal) => {
+  /**
+   * One acquisition, timed and traced (`zkrx.lock.acquire`, see telemetry.ts). `observed`: the
+   * lease's end will be listened to (the observable forms): its node is watched from creation.
+   */
+  const hold = (
+    resolved: ResolvedLockOptions,
+    wait: boolean,
+    observed: boolean,
+    signal?: AbortSignal,
+  ) => {
     const merged = { ...resolved, signal: anySignal([resolved.signal, signal]) };
     return timedAcquire(
       { kind: spec.name, path: resolved.path, name: resolved.name },
       merged.signal,
-      () => makeHold(merged, wait),
+      () => makeHold(merged, wait, observed),
     );
   };
 
-  const makeHold = async (resolved: ResolvedLockOptions, wait: boolean) => {
+  const makeHold = async (resolved: ResolvedLockOptions, wait: boolean, observed: boolean) => {
     const custom = spec.beforeJoin?.(joinContext(resolved));
     const held = custom
       ? await custom(resolved)
@@ -335,6 +345,9 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
           signal: resolved.signal,
           wait,
           onQueued: resolved.onQueued,
+          // A lease whose end is listened to from the start watches its node from creation:
+          // the watch it needs anyway also lets a hand-off be trusted without a listing.
+          watchOwnNode: observed || resolved.revocable,
         });
     if (!held) return undefined;
     return new LeaseCore(
@@ -353,14 +366,14 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
   const lease$ = (client: ZkClient, path: string, options?: LockOptions): Observable<Lease> =>
     observeLease((signal) => {
       const resolved = resolveLockOptions(client, path, options, spec.name);
-      return reentered(resolved) ?? hold(resolved, true, signal);
+      return reentered(resolved) ?? hold(resolved, true, true, signal);
     });
 
   const acquire = async (client: ZkClient, path: string, options?: LockOptions): Promise<Lease> => {
     const resolved = resolveLockOptions(client, path, options, spec.name);
     const existing = reentered(resolved);
     if (existing) return existing.retain();
-    const core = await hold(resolved, true);
+    const core = await hold(resolved, true, false);
     if (!core) throw new ZkError(ZkErrorCode.SystemError, `${spec.name} ${path}: not acquired`);
     return core.retain();
   };
@@ -377,7 +390,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
     };
     const existing = reentered(resolved);
     if (existing) return existing.retain();
-    const core = await hold(resolved, false);
+    const core = await hold(resolved, false, false);
     return core ? core.retain() : null;
   };
 

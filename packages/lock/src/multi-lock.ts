@@ -12,7 +12,7 @@ import {
 import { merge, Observable, type Subscription, take } from 'rxjs';
 import type { LockLostError, LockRevokedError } from './errors';
 import { LockTimeoutError } from './errors';
-import { guardLeases, type Lease } from './lease';
+import { guardLeases, type Lease, lossHeard$ } from './lease';
 import { type LockOptions, validateLockPath } from './lock-recipe';
 import { acquire } from './mutex';
 import { timedAcquire } from './telemetry';
@@ -60,9 +60,10 @@ function canonicalPaths(paths: unknown): string[] {
 }
 
 function makeMultiLease(paths: string[], leases: Lease[]): MultiLease {
+  // Each lease's `lost$` and `signal` watch its node once asked for: so do these, lazily.
   const lost$ = merge(...leases.map((lease) => lease.lost$)).pipe(take(1));
   const revoked$ = merge(...leases.map((lease) => lease.revoked$)).pipe(take(1));
-  const signal = AbortSignal.any(leases.map((lease) => lease.signal));
+  let signal: AbortSignal | undefined;
   const release = async () => {
     // Release in reverse order of acquisition.
     for (const lease of [...leases].reverse()) await lease.release();
@@ -76,7 +77,10 @@ function makeMultiLease(paths: string[], leases: Lease[]): MultiLease {
     },
     lost$,
     revoked$,
-    signal,
+    get signal() {
+      signal ??= AbortSignal.any(leases.map((lease) => lease.signal));
+      return signal;
+    },
     guard: (ops) => guardLeases(leases, ops, `guard of ${paths.join(', ')}`),
     release,
     [Symbol.asyncDispose]: release,
@@ -126,7 +130,8 @@ async function acquireSorted(
         }
         const lease = await acquire(client, path, { ...options, timeoutMs, signal });
         taken.push(lease);
-        watching.push(lease.lost$.subscribe((lost) => lostEarlier.abort(lost)));
+        // What the lease hears anyway (its session): its node's watch is the caller's to ask for.
+        watching.push(lossHeard$(lease).subscribe((lost) => lostEarlier.abort(lost)));
       }
       if (taken.every((lease) => lease.isHeld)) return makeMultiLease(sorted, taken);
     } catch (error) {

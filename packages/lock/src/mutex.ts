@@ -122,7 +122,7 @@ export function heldLease(
   path: string,
 ): { readonly signal: AbortSignal; readonly fencingToken: number } | undefined {
   const core = heldInContext(client, 'mutex', path);
-  return core ? { signal: core.controller.signal, fencingToken: core.fencingToken } : undefined;
+  return core ? { signal: core.signal, fencingToken: core.fencingToken } : undefined;
 }
 
 export interface MergeMapLockedOptions extends LockOptions {

@@ -70,10 +70,28 @@ function orderOf(key: string): number {
 }
 
 /**
+ * Names parsed lately: in a queue of C waiters each name is in about C listings (every join and
+ * every hand-off lists), so parsing it once saves most of the work. A LockChild is immutable and
+ * depends on the name alone. Cleared when full (a bound, not a cache policy worth more).
+ */
+const parsed = new Map<string, LockChild>();
+const PARSED_LIMIT = 4096;
+
+/**
  * Parses a child name: its kind from the recipe marker (Curator's and kazoo's), its key (the
  * text after the marker, as Curator reads it) and its creation order.
  */
 export function parseChild(name: string): LockChild {
+  let child = parsed.get(name);
+  if (child === undefined) {
+    child = parseName(name);
+    if (parsed.size >= PARSED_LIMIT) parsed.clear();
+    parsed.set(name, child);
+  }
+  return child;
+}
+
+function parseName(name: string): LockChild {
   const match = protectedPattern.exec(name);
   const protectedPrefix = match ? match[0] : undefined;
   for (const [marker, kind] of markers) {

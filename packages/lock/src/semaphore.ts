@@ -55,9 +55,13 @@ function resolveSemaphore(
   };
 }
 
-/** One acquisition, timed and traced (`zkrx.lock.acquire`, kind `semaphore`). */
+/**
+ * One acquisition, timed and traced (`zkrx.lock.acquire`, kind `semaphore`). `observed`: the
+ * lease's end will be listened to (the observable form): its node is watched from creation.
+ */
 function holdLease(
   resolved: ResolvedLockOptions & { leases: number },
+  observed: boolean,
   signal?: AbortSignal,
 ): Promise<LeaseCore> {
   const signals = [resolved.signal, signal].filter(
@@ -65,12 +69,13 @@ function holdLease(
   );
   const merged = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
   return timedAcquire({ kind: 'semaphore', path: resolved.path, name: resolved.name }, merged, () =>
-    takeLease(resolved, merged),
+    takeLease(resolved, observed, merged),
   );
 }
 
 async function takeLease(
   resolved: ResolvedLockOptions & { leases: number },
+  observed: boolean,
   merged: AbortSignal | undefined,
 ): Promise<LeaseCore> {
   const { client, path } = resolved;
@@ -121,10 +126,13 @@ async function takeLease(
         // Our `locks` node died with the session too: start over from the gate.
         onSessionLoss: 'fail',
         onQueued: resolved.onQueued,
+        // A lease whose end is listened to from the start: its node is watched from creation
+        // (it would be once held anyway), so a deletion while it waits is heard at once too.
+        watchOwnNode: observed || resolved.revocable,
       });
       if (!lease) continue;
       if (conflict.signal.aborted) {
-        lease.nodeWatch.unsubscribe();
+        lease.nodeWatch?.unsubscribe();
         void removeOwnNode(client, lease.node, lease.sessionId);
         throw conflict.signal.reason;
       }
@@ -144,7 +152,7 @@ async function takeLease(
       throw error;
     } finally {
       // Let the next taker count: remove our `locks` node without waiting for it.
-      gate.nodeWatch.unsubscribe();
+      gate.nodeWatch?.unsubscribe();
       void removeOwnNode(client, gate.node, gate.sessionId);
     }
   }
@@ -165,7 +173,7 @@ export function semaphore(
   path: string,
   options: SemaphoreOptions,
 ): Observable<Lease> {
-  return observeLease((signal) => holdLease(resolveSemaphore(client, path, options), signal));
+  return observeLease((signal) => holdLease(resolveSemaphore(client, path, options), true, signal));
 }
 
 /** Takes one of `leases` slots: resolves the lease once ours. */
@@ -174,7 +182,7 @@ export async function acquireSemaphore(
   path: string,
   options: SemaphoreOptions,
 ): Promise<Lease> {
-  const core = await holdLease(resolveSemaphore(client, path, options));
+  const core = await holdLease(resolveSemaphore(client, path, options), false);
   return core.retain();
 }
 

@@ -14,11 +14,12 @@ import {
   untilEmpty,
   untilGone,
   untilWatching,
+  watchersOf,
 } from '@zkrx/test-support';
 import { expireSession, testZooKeeper } from '@zkrx/testing';
 import { firstValueFrom } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { acquire, acquireSemaphore, type Lease, LockLostError } from './index';
+import { acquire, acquireSemaphore, type Lease, LockLostError, mutex } from './index';
 
 function tracked<T>(promise: Promise<T>): { promise: Promise<T>; readonly settled: boolean } {
   const state = { promise, settled: false };
@@ -29,17 +30,37 @@ function tracked<T>(promise: Promise<T>): { promise: Promise<T>; readonly settle
   return state;
 }
 
-/** The node `client` queued at `path` once it is there (its own node's watch is the gate). */
-async function queuedNode(client: ZkClient, admin: ZkClient, path: string, known: string[]) {
+/**
+ * The node `client` queued at `path` once it waits there: the server shows its session watching
+ * `awaited` (the node before it) and, when `watchesOwn`, its own node too.
+ */
+async function queuedNode(
+  client: ZkClient,
+  admin: ZkClient,
+  path: string,
+  awaited: string,
+  watchesOwn: boolean,
+) {
   let node: string | undefined;
   await vi.waitUntil(async () => {
     const names = await childrenOf(admin, path);
-    node = names.find((name) => !known.includes(name));
+    node = names.find((name) => !awaited.endsWith(`/${name}`));
     return node !== undefined;
   });
   const full = `${path}/${node}`;
-  await untilWatching(await testZooKeeper(), client, full);
+  await untilWatching(await testZooKeeper(), client, awaited);
+  if (watchesOwn) await untilWatching(await testZooKeeper(), client, full);
   return full;
+}
+
+/**
+ * Acquires through the observable form: the lease's end is listened to from the start, so the
+ * queue watches our node from its creation, and a hand-off may be trusted.
+ */
+function observedAcquire(client: ZkClient, path: string): Promise<Lease> {
+  return new Promise<Lease>((resolve, reject) => {
+    mutex(client, path).subscribe({ next: resolve, error: reject });
+  });
 }
 
 /**
@@ -66,20 +87,28 @@ async function oneThenTheOther(
 }
 
 describe('the trusted hand-off (a waiter holds on its predecessor deletion, without listing)', () => {
-  it("is not taken when the waiter's own node was deleted first (an operator): it queues again", async () => {
-    const [holder, waiter, operator, late] = await connectedClients(4);
-    const path = lockPath();
-    const held = await acquire(holder!, path);
-    const waiting = tracked(acquire(waiter!, path));
-    const waiterNode = await queuedNode(waiter!, operator!, path, [held.node.split('/').at(-1)!]);
-    await untilWatching(await testZooKeeper(), waiter!, held.node);
-    await operator!.promises.delete(waiterNode);
-    const lateWaiting = tracked(acquire(late!, path));
-    await vi.waitUntil(async () => (await childrenOf(operator!, path)).length === 3);
-    await held.release();
-    await oneThenTheOther({ client: waiter!, waiting }, { client: late!, waiting: lateWaiting });
-    await untilEmpty(operator!, path);
-  });
+  it.each([
+    ['watching its own node (the hand-off may be trusted)', observedAcquire, true],
+    ['not watching it (every hand-off lists)', acquire, false],
+  ] as const)(
+    "is not taken when the waiter's own node was deleted first (an operator): a waiter %s queues again",
+    async (_, take, watchesOwn) => {
+      const [holder, waiter, operator, late] = await connectedClients(4);
+      const path = lockPath();
+      const held = await acquire(holder!, path);
+      const waiting = tracked(take(waiter!, path));
+      const waiterNode = await queuedNode(waiter!, operator!, path, held.node, watchesOwn);
+      await operator!.promises.delete(waiterNode);
+      const lateWaiting = tracked(acquire(late!, path));
+      // A waiter watching its own node hears of its deletion and queues again at once; one that
+      // does not finds out at its next listing, once the holder's node goes.
+      const queued = watchesOwn ? 3 : 2;
+      await vi.waitUntil(async () => (await childrenOf(operator!, path)).length === queued);
+      await held.release();
+      await oneThenTheOther({ client: waiter!, waiting }, { client: late!, waiting: lateWaiting });
+      await untilEmpty(operator!, path);
+    },
+  );
 
   it('is not taken on events replayed after a reconnection (their order is not the order of the changes)', async () => {
     const holder = await connectedClient();
@@ -88,9 +117,8 @@ describe('the trusted hand-off (a waiter holds on its predecessor deletion, with
     const { client: waiter, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
     const path = lockPath();
     const held = await acquire(holder, path);
-    const waiting = tracked(acquire(waiter, path));
-    const waiterNode = await queuedNode(waiter, operator, path, [held.node.split('/').at(-1)!]);
-    await untilWatching(await testZooKeeper(), waiter, held.node);
+    const waiting = tracked(observedAcquire(waiter, path));
+    const waiterNode = await queuedNode(waiter, operator, path, held.node, true);
     // The waiter hears nothing while its node, then the holder's, go; then its connection
     // drops, and the same session's watches are set again on a new one.
     proxy.pause();
@@ -119,6 +147,46 @@ describe('a holder whose node goes', () => {
     const next = await waiting;
     expect(next.isHeld).toBe(true);
     await next.release();
+  });
+
+  it('is told as soon as it listens, when nobody listened while its node went (the watch is armed late)', async () => {
+    const [holder, waiter, operator] = await connectedClients(3);
+    const path = lockPath();
+    const held = await acquire(holder!, path);
+    const waiting = acquire(waiter!, path);
+    const server = await testZooKeeper();
+    await untilWatching(server, waiter!, held.node);
+    // Nobody listens yet: the waiter watches the node, its owner does not.
+    const session = (client: ZkClient) => (client.sessionId as string).replace(/^0+/, '');
+    const watchers = (await watchersOf(server, held.node)).map((id) => id.replace(/^0+/, ''));
+    expect(watchers).toEqual([session(waiter!)]);
+    await operator!.promises.delete(held.node);
+    const next = await waiting;
+    expect(held.state).toBe('held');
+    // The watch's first read finds the node gone: a name holding a UUID is never made again.
+    const lost = firstValueFrom(held.lost$);
+    expect(await lost).toMatchObject({ reason: 'node-deleted' });
+    expect(held.signal.aborted).toBe(true);
+    expect(held.isHeld).toBe(false);
+    await next.release();
+  });
+
+  it('is told as soon as it listens, when its own client had already heard of the deletion', async () => {
+    const [holder, operator] = await connectedClients(2);
+    const path = lockPath();
+    const held = await acquire(holder!, path);
+    // Someone else in the holder's process watches the node: the client shares that one watch.
+    const seen: unknown[] = [];
+    const other = holder!.watchData(held.node).subscribe((value) => seen.push(value));
+    await vi.waitUntil(() => seen.length === 1);
+    await operator!.promises.delete(held.node);
+    await vi.waitUntil(() => seen.at(-1) === null);
+    // Listening now: the shared watch answers at once, with what the client knows.
+    const errors: unknown[] = [];
+    held.lost$.subscribe((error) => errors.push(error));
+    expect(errors).toEqual([expect.objectContaining({ reason: 'node-deleted' })]);
+    expect(held.signal.aborted).toBe(true);
+    other.unsubscribe();
   });
 
   it('does not re-enter a hold whose node an operator deleted: it queues behind the new holder', async () => {

@@ -107,7 +107,7 @@ function downgrade(writer: LeaseCore): (options: ResolvedLockOptions) => Promise
     });
     if (hold && hold.sessionId === writer.sessionId) return hold;
     if (hold) {
-      hold.nodeWatch.unsubscribe();
+      hold.nodeWatch?.unsubscribe();
       void removeOwnNode(options.client, hold.node, hold.sessionId);
     }
     throw writer.lostError ?? new LockLostError(options.path, 'session-expired');

@@ -22,7 +22,8 @@ import type {
   SessionOptions,
   Transport,
 } from '../transport';
-import { loadNative, type NativeAcl, NativeHandle, type NativeStat } from './binding';
+import { loadNative, type NativeAcl, type NativeStat } from './addon';
+import { NativeHandle } from './binding';
 
 // Every live native session that logs: the C client's log lines are process-wide.
 const logSinks = new Set<{ level: number; log: Required<Logger> }>();

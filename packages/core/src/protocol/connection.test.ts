@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
-import { Connection, coalescePauseMs, FrameReader } from './connection';
+import { Connection, coalescePauseMs } from './connection';
+import { FrameReader } from './frames';
 import { ProtocolError } from './jute';
 
 function framed(...bodies: Buffer[]): Buffer {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { recordedFrames } from '../../test/recorded-frames';
 import { Rc } from '../errors';
 import { WatchKind } from '../operations';
-import { FrameReader } from './connection';
+import { FrameReader } from './frames';
 import { JuteReader, ProtocolError } from './jute';
 import { PendingRequest, RequestPipeline } from './pipeline';
 import {
