@@ -22,7 +22,7 @@ export const DEFAULT_SOAK_OPTIONS: SoakOptions = {
   seed: undefined,
   workers: 8,
   sessionTimeoutMs: 3_000,
-  faultPhaseMs: 75_000,
+  faultPhaseMs: 70_000,
   meanFaultGapMs: 2_500,
   reapIntervalMs: 100,
   json: undefined,
