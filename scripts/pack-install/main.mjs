@@ -200,7 +200,7 @@ try {
   await Promise.all(workers);
 } finally {
   await admin.close();
-  await server.stop();
+  await server.close();
   if (!args.keep && !failed) rmSync(base, { recursive: true, force: true });
   else log(`kept: ${base} (packs/, projects/)`);
 }

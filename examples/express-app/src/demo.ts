@@ -203,6 +203,6 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     return { locked, unlocked, restockStatuses, ok };
   } finally {
     for (const instance of instances.splice(0).reverse()) await stopInstance(instance);
-    await zookeeper?.stop();
+    await zookeeper?.close();
   }
 }

@@ -259,6 +259,6 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     return summary;
   } finally {
     await Promise.all(instances.map((instance) => instance.app.close()));
-    await server?.stop();
+    await server?.close();
   }
 }

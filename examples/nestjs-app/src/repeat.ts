@@ -28,7 +28,7 @@ async function main(): Promise<number> {
       );
     }
   } finally {
-    await server.stop();
+    await server.close();
   }
   console.log(
     `${runs} runs: ${overlapping} with the report job on two instances at once, ${failed} failed`,

@@ -409,7 +409,7 @@ async function main(): Promise<number> {
 
   await deleteTree(client, root);
   await client.close();
-  await server?.stop();
+  await server?.close();
   return ok ? 0 : 1;
 }
 

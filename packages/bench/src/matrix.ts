@@ -255,7 +255,7 @@ export async function runMatrix(options: BenchOptions, io: BenchIo): Promise<num
     });
     connect = server.connectString;
   }
-  const stopServer = () => void server?.stop();
+  const stopServer = () => void server?.close();
   process.once('SIGINT', stopServer);
   process.once('SIGTERM', stopServer);
   try {
@@ -345,6 +345,6 @@ export async function runMatrix(options: BenchOptions, io: BenchIo): Promise<num
   } finally {
     process.off('SIGINT', stopServer);
     process.off('SIGTERM', stopServer);
-    await server?.stop();
+    await server?.close();
   }
 }

@@ -2,7 +2,7 @@
  * The errors of the `zkrx` command: what went wrong in words a person acts on, a stable `code`
  * and the exit code it ends the command with (2: the command was used wrongly; 1: it failed).
  */
-import { errorIdentity } from '@zkrx/core';
+import { ZkrxError, type ZkrxErrorOptions } from '@zkrx/core';
 
 /** Why a `zkrx` command stopped. */
 export const CliErrorCode = {
@@ -22,28 +22,15 @@ export const CliErrorCode = {
 
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];
 
-const identity = errorIdentity('@zkrx/cli.CliError');
-
 /** A `zkrx` command stopped: `code`, and the `exitCode` the command exits with. */
-export class CliError extends Error {
+export class CliError extends ZkrxError<CliErrorCode> {
+  protected static override readonly marker = '@zkrx/cli.CliError';
+  declare static readonly isInstance: (value: unknown) => value is CliError;
   override readonly name = 'CliError';
   readonly exitCode: 1 | 2;
-  constructor(
-    readonly code: CliErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+
+  constructor(code: CliErrorCode, message: string, options?: ZkrxErrorOptions) {
+    super(code, message, options);
     this.exitCode = code === CliErrorCode.BadUsage || code === CliErrorCode.NotALockNode ? 2 : 1;
-    identity.mark(this);
-  }
-
-  /** True for a CliError from any copy of @zkrx/cli in the process. */
-  static isInstance(value: unknown): value is CliError {
-    return identity.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return identity.is(value);
   }
 }

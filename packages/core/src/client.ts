@@ -7,6 +7,7 @@
 import { Observable } from 'rxjs';
 import type { Acl } from './acl';
 import { type CallOptions, CallRunner } from './call-runner';
+import { brandClient, isBrandedClient } from './client-brand';
 import { resolveClientOptions, type ZkClientOptions } from './client-options';
 import {
   type ChildrenWithStat,
@@ -156,6 +157,27 @@ export class ZkClient {
       context: { chroot, defaultAcl: resolved.defaultAcl },
     });
     this.promises = callPromises(this.runner);
+    brandClient(this);
+  }
+
+  /**
+   * True for a client made by any copy of @zkrx/core loaded in the process (its ESM and
+   * CommonJS builds are two copies): how the recipes and adapters check the client they are
+   * given. `instanceof ZkClient` answers the same.
+   *
+   * ## Example
+   * ```ts
+   * console.log(ZkClient.isInstance(createClient({ connect })), ZkClient.isInstance({}));
+   * // Output: true false
+   * ```
+   */
+  static isInstance(value: unknown): value is ZkClient {
+    return isBrandedClient(value);
+  }
+
+  /** `instanceof ZkClient` answers as `isInstance` does, across copies of @zkrx/core. */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return isBrandedClient(value);
   }
 
   /** The current session state. */
@@ -353,9 +375,9 @@ export class ZkClient {
    *
    * ## Example
    * ```ts
-   * const tree = client.watchTree('/app');
-   * tree.subscribe((event) => console.log(event.type, event.path));
-   * await firstValueFrom(tree); // the `resync` (started): from here on every change is reported
+   * const tree$ = client.watchTree('/app');
+   * tree$.subscribe((event) => console.log(event.type, event.path));
+   * await firstValueFrom(tree$); // the `resync` (started): from here on every change is reported
    * await client.promises.create('/app/a', 'x');
    * await client.promises.set('/app/a', 'y');
    * await client.promises.delete('/app/a');

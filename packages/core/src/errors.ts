@@ -1,7 +1,8 @@
 /**
- * ZkError, the one error every zkrx call fails with: a `code` mirroring ZooKeeper's
+ * ZkError, the one error every ZooKeeper call fails with: a `code` mirroring ZooKeeper's
  * KeeperException codes (plus zkrx's own input and lifecycle codes) and `isRetryable`.
  */
+import { ZkrxError, type ZkrxErrorOptions } from './zkrx-error';
 
 /** Every code a {@link ZkError} can carry, each with what it means for the caller. */
 export const ZkErrorCode = {
@@ -162,50 +163,9 @@ export function codeOfReturnCode(rc: number): ZkErrorCode {
   return codeOfRc.get(rc) ?? ZkErrorCode.SystemError;
 }
 
-/**
- * Error identity that survives two copies of a package in one process — its ESM and CommonJS
- * builds, or two versions — where `instanceof` against one copy's class fails for the other's
- * errors. Each class marks its instances with a `Symbol.for` key (shared by every copy) and
- * recognises them by that mark: `isInstance`, and `instanceof` too.
- *
- * ## Example
- * ```ts
- * const identity = errorIdentity('@my/package.MyError');
- * class MyError extends Error {
- *   constructor(message: string) { super(message); identity.mark(this); }
- *   static isInstance(value: unknown): value is MyError { return identity.is(value); }
- *   static override [Symbol.hasInstance](value: unknown): boolean { return identity.is(value); }
- * }
- * ```
- *
- * @param name A name unique to the class across packages (`<package>.<class>`).
- * @return `mark(error)` for the constructor, `is(value)` for the checks.
- */
-export function errorIdentity(name: string): {
-  mark(error: Error): void;
-  is(value: unknown): boolean;
-} {
-  const marker = Symbol.for(`zkrx.error:${name}`);
-  return {
-    mark(error) {
-      Object.defineProperty(error, marker, { value: true, enumerable: false });
-    },
-    is(value) {
-      return (
-        typeof value === 'object' &&
-        value !== null &&
-        (value as Record<symbol, unknown>)[marker] === true
-      );
-    },
-  };
-}
-
-const zkErrorIdentity = errorIdentity('@zkrx/core.ZkError');
-
-export interface ZkErrorOptions {
+export interface ZkErrorOptions extends ZkrxErrorOptions {
   path?: string;
   rc?: number;
-  cause?: unknown;
   /** For a transaction: the index of the op that failed. */
   opIndex?: number;
 }
@@ -224,9 +184,16 @@ export interface ZkErrorOptions {
  * // Output: already gone
  * ```
  */
-export class ZkError extends Error {
+export class ZkError extends ZkrxError<ZkErrorCode> {
+  protected static override readonly marker: string = '@zkrx/core.ZkError';
+  /**
+   * True for a ZkError from any copy of @zkrx/core loaded in the process (its ESM and CommonJS
+   * builds are two copies): what zkrx's packages check, never `instanceof` alone. `instanceof
+   * ZkError` answers the same.
+   */
+  declare static readonly isInstance: (value: unknown) => value is ZkError;
+
   override readonly name: string = 'ZkError';
-  readonly code: ZkErrorCode;
   readonly path: string | undefined;
   /** The return code (ZooKeeper's KeeperException code) the error came from, if any. */
   readonly rc: number | undefined;
@@ -234,25 +201,10 @@ export class ZkError extends Error {
   readonly opIndex: number | undefined;
 
   constructor(code: ZkErrorCode, message: string, options: ZkErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, options);
     this.path = options.path;
     this.rc = options.rc;
     this.opIndex = options.opIndex;
-    zkErrorIdentity.mark(this);
-  }
-
-  /**
-   * True for a ZkError from any copy of @zkrx/core loaded in the process (its ESM and CommonJS
-   * builds are two copies): what zkrx's packages check, never `instanceof` alone. `instanceof
-   * ZkError` answers the same.
-   */
-  static isInstance(value: unknown): value is ZkError {
-    return zkErrorIdentity.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return zkErrorIdentity.is(value);
   }
 
   /** True when the same call may succeed if tried again (the connection was lost, not the session). */
@@ -273,8 +225,6 @@ export function isZkError(error: unknown, ...codes: ZkErrorCode[]): error is ZkE
   return ZkError.isInstance(error) && (codes.length === 0 || codes.includes(error.code));
 }
 
-const abortIdentity = errorIdentity('@zkrx/core.ZkAbortError');
-
 /**
  * A call given up because its `signal` aborted (as `fetch` gives up): `name` `AbortError`,
  * `code` `Aborted`, and `cause` the signal's reason. `sent` says whether the request had gone
@@ -292,6 +242,10 @@ const abortIdentity = errorIdentity('@zkrx/core.ZkAbortError');
  * ```
  */
 export class ZkAbortError extends ZkError {
+  protected static override readonly marker: string = '@zkrx/core.ZkAbortError';
+  /** True for a ZkAbortError from any copy of @zkrx/core loaded in the process. */
+  declare static readonly isInstance: (value: unknown) => value is ZkAbortError;
+
   override readonly name = 'AbortError';
   /** The request had gone to the server: a write may still be applied. */
   readonly sent: boolean;
@@ -306,15 +260,5 @@ export class ZkAbortError extends ZkError {
       { path, cause: reason },
     );
     this.sent = sent;
-    abortIdentity.mark(this);
-  }
-
-  /** True for a ZkAbortError from any copy of @zkrx/core loaded in the process. */
-  static override isInstance(value: unknown): value is ZkAbortError {
-    return abortIdentity.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return abortIdentity.is(value);
   }
 }

@@ -10,7 +10,7 @@ export type { ZkAuth, ZkClientOptions, ZkSasl } from './client-options';
 export { resolveClientOptions, validateConnectString } from './client-options';
 export type { CreateMode, CreateOptions, MkdirpOptions } from './create-options';
 export type { ZkErrorOptions } from './errors';
-export { errorIdentity, isZkError, ZkAbortError, ZkError, ZkErrorCode } from './errors';
+export { isZkError, ZkAbortError, ZkError, ZkErrorCode } from './errors';
 export type { Logger, LogLevel } from './logger';
 export type { ZkData } from './paths';
 export { joinPath, MAX_DATA_BYTES, nameOf, parentOf, toDataBuffer, validatePath } from './paths';
@@ -31,4 +31,7 @@ export type {
   Transport,
   WatchEventType,
 } from './transport';
+export type { TreeChange } from './tree-snapshot';
 export type { TreeEvent } from './watch-tree';
+export type { ZkrxErrorOptions } from './zkrx-error';
+export { errorIdentity, ZkrxError } from './zkrx-error';

@@ -149,7 +149,7 @@ describe('container and TTL nodes (a server with extendedTypesEnabled and a fast
   });
 
   afterAll(async () => {
-    await server?.stop();
+    await server?.close();
   });
 
   it('creates a container node that the server deletes once its last child is gone', async () => {

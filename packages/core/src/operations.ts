@@ -79,8 +79,13 @@ export interface PathMap {
   fromServer(path: string): string | undefined;
 }
 
-/** The watch a request sets (or removes) on the server when it succeeds. */
-export const WatchKind = {
+/**
+ * The watch a request registers (or removes) on the server when it succeeds, as the pipeline
+ * records it for re-arming after a reconnect (ZooKeeper's Java client calls these
+ * `WatchRegistration`s). Not the kind of a client's watch stream (`WatchKind` in
+ * watch-registry.ts: `data`, `exists`, `children`).
+ */
+export const WatchRegistration = {
   none: 0,
   /** getData with watch: a data watch. */
   data: 1,
@@ -131,7 +136,7 @@ function checkedPath(path: string): { path: string } {
 
 function readWatch(kind: number) {
   return (request: { readonly path: string; readonly watch: boolean }, paths: PathMap) => ({
-    kind: request.watch ? kind : WatchKind.none,
+    kind: request.watch ? kind : WatchRegistration.none,
     path: paths.toServer(request.path),
   });
 }
@@ -195,7 +200,7 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
     encode: (xid, request, paths) =>
       encodePathWatch(xid, OpCode.getData, paths.toServer(request.path), request.watch),
     decode: readNodeData,
-    watch: readWatch(WatchKind.data),
+    watch: readWatch(WatchRegistration.data),
   },
   exists: {
     wireName: 'exists',
@@ -205,7 +210,7 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
     encode: (xid, request, paths) =>
       encodePathWatch(xid, OpCode.exists, paths.toServer(request.path), request.watch),
     decode: readStat,
-    watch: readWatch(WatchKind.exists),
+    watch: readWatch(WatchRegistration.exists),
   },
   children: {
     wireName: 'getChildren',
@@ -215,7 +220,7 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
     encode: (xid, request, paths) =>
       encodePathWatch(xid, OpCode.getChildren2, paths.toServer(request.path), request.watch),
     decode: readChildrenAndStat,
-    watch: readWatch(WatchKind.child),
+    watch: readWatch(WatchRegistration.child),
   },
   set: {
     wireName: 'setData',
@@ -335,7 +340,7 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
     encode: (xid, request) => encodePathWatch(xid, OpCode.getData, CONFIG_NODE, request.watch),
     decode: readNodeData,
     watch: (request) => ({
-      kind: request.watch ? WatchKind.data : WatchKind.none,
+      kind: request.watch ? WatchRegistration.data : WatchRegistration.none,
       path: CONFIG_NODE,
     }),
   },
@@ -362,8 +367,8 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
     watch: (request, paths) => ({
       kind:
         request.mode === 'persistent-recursive'
-          ? WatchKind.persistentRecursive
-          : WatchKind.persistent,
+          ? WatchRegistration.persistentRecursive
+          : WatchRegistration.persistent,
       path: paths.toServer(request.path),
     }),
   },
@@ -381,7 +386,7 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
     encode: (xid, request, paths) =>
       encodePathInt(xid, OpCode.removeWatches, paths.toServer(request.path), request.type),
     watch: (request, paths) => ({
-      kind: WatchKind.remove,
+      kind: WatchRegistration.remove,
       path: paths.toServer(request.path),
       removes: request.type,
     }),

@@ -26,7 +26,7 @@ describe.runIf(transportName === 'typescript')('SASL DIGEST-MD5', () => {
   });
 
   afterAll(async () => {
-    await server?.stop();
+    await server?.close();
   });
 
   it('logs in on every connection and passes sasl ACLs; a session without the login does not', async () => {

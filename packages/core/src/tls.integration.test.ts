@@ -35,7 +35,7 @@ describe.runIf(transportName === 'typescript')('TLS', () => {
   });
 
   afterAll(async () => {
-    await server?.stop();
+    await server?.close();
   });
 
   it('connects to the secure port trusting the CA, and every call works over it', async () => {

@@ -6,14 +6,14 @@
 import { parentOf } from './paths';
 import type { Stat } from './stat';
 
-/** What happened to a node of a tree. */
-export type ChangeType = 'created' | 'deleted' | 'changed';
-
-/** A change event of a tree. */
+/** A change event of a tree: what happened to `path` (the root or a node under it). */
 export interface TreeChange {
-  readonly type: ChangeType;
+  readonly type: 'created' | 'deleted' | 'changed';
   readonly path: string;
 }
+
+/** What happened to a node of a tree. */
+export type ChangeType = TreeChange['type'];
 
 /** A field not known (see {@link NodeRecord}). Zxids and versions are never negative. */
 export const UNKNOWN = -1;

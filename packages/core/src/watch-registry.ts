@@ -7,6 +7,7 @@ import { errorFromRc, Rc, ZkError, ZkErrorCode } from './errors';
 import type { Stat } from './stat';
 import type { NodeData, SessionHandle, WatchEventType } from './transport';
 
+/** The kind of a watch stream (`watchData`, `watchExists`, `watchChildren`). */
 export type WatchKind = 'data' | 'exists' | 'children';
 
 type ValueOf<K extends WatchKind> = K extends 'data'

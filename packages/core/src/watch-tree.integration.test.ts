@@ -112,6 +112,18 @@ async function partition(proxy: TcpProxy, client: ZkClient) {
   await waitFor(() => client.state === 'suspended');
 }
 
+/**
+ * Resolves once the server has `client`'s watches back after a reconnection. The `reconnected`
+ * resync comes as soon as the connection is up, before the server has processed the setWatches
+ * that puts the watch back: a change made in between is one of the gap's (the walk finds it and
+ * reports it with them: the test of that window pins it). A reply proves the server has them: the
+ * transport writes setWatches first on every new connection, and ZooKeeper processes a session's
+ * requests in order (the setWatches reply carries the zxid the server had then).
+ */
+async function watchBack(client: ZkClient) {
+  await client.promises.exists('/');
+}
+
 const isResync = (reason: string) => (event: TreeEvent) =>
   event.type === 'resync' && event.reason === reason;
 
@@ -193,10 +205,12 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
     await waitFor(() =>
       tree.values.some((event) => event.type === 'resync' && event.reason === 'reconnected'),
     );
+    await watchBack(client);
     await writer.promises.create(`${root}/after-reconnect`);
     await waitFor(() => tree.values.at(-1)?.path === `${root}/after-reconnect`);
 
     await expireSession(client);
+    // `expired` comes with the reply to the watch added again: no barrier needed.
     await waitFor(() =>
       tree.values.some((event) => event.type === 'resync' && event.reason === 'expired'),
     );
@@ -210,6 +224,54 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
       created(`${root}/after-reconnect`),
       { type: 'resync', path: root, reason: 'expired' },
       changed(`${root}/after-reconnect`),
+    ]);
+    expect(tree.error).toBeUndefined();
+  });
+
+  it("reports a change made after the `reconnected` resync, before the server has the watch back, once with the gap's", async () => {
+    const proxy = await proxyTo();
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
+    const writer = await connectedClient();
+    const root = await testRoot();
+    for (const path of ['changed-then', 'deleted-then'])
+      await writer.promises.create(`${root}/${path}`);
+    const tree = record(client.watchTree(root));
+    await waitFor(() => tree.values.length === 1);
+    await partition(proxy, client);
+    await writer.promises.create(`${root}/while-away`);
+    // The moment the session is back (its ConnectResponse read), stall the new connection:
+    // nothing after the handshake has been written yet (frames go out on the next turn), so
+    // the setWatches that puts the watch back and the walk's reads wait in the proxy.
+    const stall = client.session$.subscribe(({ state }) => {
+      if (state === 'reconnected') proxy.pause();
+    });
+    const seen = tree.values.length;
+    try {
+      proxy.refuse(false);
+      await waitFor(() => tree.values.some(isResync('reconnected')));
+    } finally {
+      stall.unsubscribe();
+    }
+    expect(proxy.paused).toBe(true);
+    // After the resync, before the server has the watch back: no live event can come for it.
+    await writer.promises.create(`${root}/in-the-window`);
+    await writer.promises.set(`${root}/changed-then`, 'in the window');
+    await writer.promises.delete(`${root}/deleted-then`);
+    proxy.resume();
+    await watchBack(client);
+    await writer.promises.create(`${root}/marker`); // the watch is back: reported live
+    await waitFor(() => tree.values.at(-1)?.path === `${root}/marker`);
+    expect(tree.values.slice(seen)).toEqual([
+      { type: 'resync', path: root, reason: 'reconnected' },
+      // Found by the walk: the gap's changes, those of the window among them.
+      deleted(`${root}/deleted-then`),
+      created(`${root}/in-the-window`),
+      created(`${root}/while-away`),
+      changed(`${root}/changed-then`),
+      created(`${root}/marker`),
     ]);
     expect(tree.error).toBeUndefined();
   });
@@ -231,6 +293,7 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
     const seen = tree.values.length;
     proxy.refuse(false);
     await waitFor(() => tree.values.some(isResync('reconnected')));
+    await watchBack(client);
     // Reported after the gap's changes, whether it lands during the walk or after it.
     await writer.promises.create(`${root}/marker`);
     await waitFor(() => tree.values.at(-1)?.path === `${root}/marker`);
@@ -297,6 +360,8 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
     const seen = tree.values.length;
     proxy.refuse(false);
     await waitFor(() => tree.values.some(isResync('reconnected')));
+    // A request after the gap's start: the bound was taken when the connection came back.
+    await watchBack(client);
     await writer.promises.create(`${root}/marker`);
     await waitFor(() => tree.values.at(-1)?.path === `${root}/marker`);
     expect(tree.values.slice(seen)).toEqual([
@@ -351,6 +416,7 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
       await partition(proxy, client); // nothing changes during this one
       proxy.refuse(false);
       await waitFor(() => tree.values.filter(isResync('reconnected')).length === 2);
+      await watchBack(client);
       await writer.promises.create(`${root}/marker`);
       await waitFor(() => tree.values.at(-1)?.path === `${root}/marker`);
       expect(tree.values.slice(seen)).toEqual([
@@ -381,6 +447,7 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
     for (const path of ['/a/b', '/a', '/c', '']) await writer.promises.delete(`${top}${path}`);
     proxy.refuse(false);
     await waitFor(() => tree.values.some(isResync('reconnected')));
+    await watchBack(client);
     await writer.promises.create(top); // a new root: reported live
     await waitFor(() => tree.values.at(-1)?.type === 'created');
     expect(tree.values).toEqual([
@@ -428,6 +495,7 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
       const seen = tree.values.length;
       proxy.refuse(false);
       await waitFor(() => held.length === 1);
+      await watchBack(client); // the root's read is held before it is sent: this one is not
       // A subscriber joining during the walk: its `started` comes after the walk.
       const late = record(client.watchTree(root));
       await writer.promises.set(`${root}/p/x`, 'live'); // changed in the gap and live

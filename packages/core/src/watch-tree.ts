@@ -35,7 +35,10 @@ import {
  *   tree has been read: from there on every change is reported (the content the tree had then
  *   is not). After a gap in the connection — a reconnection (`'reconnected'`) or a new session
  *   (`'expired'`) — a `resync` comes first, then the changes made during the gap, found by
- *   reading the tree again, then the changes made since the watch came back.
+ *   reading the tree again, then the changes made since the watch came back. `'expired'` comes
+ *   once the server has the watch again; `'reconnected'` as soon as the connection is back,
+ *   before the server has processed the watch put back on it: a change made in between is one
+ *   of the gap's (reported once, with them), not a live one.
  */
 export type TreeEvent =
   | TreeChange

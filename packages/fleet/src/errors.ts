@@ -1,20 +1,21 @@
 /**
  * The errors of the fleet recipes: a member id already in use, and why a member's ownership of
- * an item ended. Each has a stable `code` and a static `isInstance` that recognises it across
- * copies of the package (its ESM and CommonJS builds); `instanceof` answers the same.
+ * an item ended. Each is a ZkrxError (@zkrx/core's base) with a stable `code` and a static
+ * `isInstance` that recognises it across copies of the package (its ESM and CommonJS builds), as
+ * `instanceof` does.
  */
-import { errorIdentity } from '@zkrx/core';
+import { ZkrxError, type ZkrxErrorOptions } from '@zkrx/core';
 import type { LockLostReason } from '@zkrx/lock';
-
-const duplicateIdentity = errorIdentity('@zkrx/fleet.DuplicateMemberError');
 
 /**
  * Another live member already has this id (its node `<path>/<id>` belongs to another session):
  * ids are unique within a membership. Nothing was created; the other member is not disturbed.
  */
-export class DuplicateMemberError extends Error {
+export class DuplicateMemberError extends ZkrxError<'DuplicateMember'> {
+  protected static override readonly marker = '@zkrx/fleet.DuplicateMemberError';
+  declare static readonly isInstance: (value: unknown) => value is DuplicateMemberError;
   override readonly name = 'DuplicateMemberError';
-  readonly code = 'DuplicateMember';
+
   constructor(
     /** The membership path (a partition's is `<path>/members`). */
     readonly path: string,
@@ -24,18 +25,9 @@ export class DuplicateMemberError extends Error {
     readonly sessionId: string,
   ) {
     super(
+      'DuplicateMember',
       `Member id ${JSON.stringify(id)} is taken at ${path} (by session 0x${sessionId}): give each member its own id`,
     );
-    duplicateIdentity.mark(this);
-  }
-
-  /** True for a DuplicateMemberError from any copy of @zkrx/fleet in the process. */
-  static isInstance(value: unknown): value is DuplicateMemberError {
-    return duplicateIdentity.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return duplicateIdentity.is(value);
   }
 }
 
@@ -52,16 +44,16 @@ export class DuplicateMemberError extends Error {
  */
 export type OwnershipEndedReason = 'moved' | 'removed' | 'left' | 'closed' | LockLostReason;
 
-const endedIdentity = errorIdentity('@zkrx/fleet.OwnershipEndedError');
-
 /**
  * The reason an owned item's `signal` aborts with: this member no longer owns the item — stop
  * the work on it. After `moved`, `removed`, `left` and `closed` the item's lock is released only
  * once the runs given to `owned.track(run)` have settled; after a loss it is gone already.
  */
-export class OwnershipEndedError extends Error {
+export class OwnershipEndedError extends ZkrxError<'OwnershipEnded'> {
+  protected static override readonly marker = '@zkrx/fleet.OwnershipEndedError';
+  declare static readonly isInstance: (value: unknown) => value is OwnershipEndedError;
   override readonly name = 'OwnershipEndedError';
-  readonly code = 'OwnershipEnded';
+
   constructor(
     /** The partition path. */
     readonly path: string,
@@ -69,18 +61,12 @@ export class OwnershipEndedError extends Error {
     readonly item: string,
     /** Why: see {@link OwnershipEndedReason}. */
     readonly reason: OwnershipEndedReason,
-    options?: { cause?: unknown },
+    options?: ZkrxErrorOptions,
   ) {
-    super(`Item ${JSON.stringify(item)} of ${path} no longer owned: ${reason}`, options);
-    endedIdentity.mark(this);
-  }
-
-  /** True for an OwnershipEndedError from any copy of @zkrx/fleet in the process. */
-  static isInstance(value: unknown): value is OwnershipEndedError {
-    return endedIdentity.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return endedIdentity.is(value);
+    super(
+      'OwnershipEnded',
+      `Item ${JSON.stringify(item)} of ${path} no longer owned: ${reason}`,
+      options,
+    );
   }
 }

@@ -9,5 +9,8 @@ export type { InspectedFleet, InspectedHold, InspectedItem, InspectedMember } fr
 export { inspectFleet } from './inspect';
 export type { Member, MembersOptions } from './members';
 export { members } from './members';
-export type { Assignment, OwnedItem, PartitionOptions } from './partition';
-export { partition, validatePartition } from './partition';
+export type { PartitionOptions } from './options';
+export { validatePartition } from './options';
+export type { OwnedItem } from './owned-item';
+export type { Assignment } from './partition';
+export { partition } from './partition';

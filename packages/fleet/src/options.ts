@@ -3,24 +3,19 @@
  * item names and options. Each failure is a ZkError `InvalidPath` or `BadArguments` naming the
  * problem.
  */
-import { toDataBuffer, validatePath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { joinPath, toDataBuffer, validatePath, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type SuspendedPolicy, validateLockPath } from '@zkrx/lock';
+import { isObservable, type Observable } from 'rxjs';
 
-/** A ZkClient by shape (another copy of @zkrx/core makes clients of another class). */
+/** A ZkClient from any copy of @zkrx/core (its brand, `ZkClient.isInstance`). */
 export function checkClient(client: unknown, what: string): ZkClient {
-  if (
-    typeof client !== 'object' ||
-    client === null ||
-    !('promises' in client) ||
-    !('session$' in client) ||
-    typeof (client as ZkClient).watchChildren !== 'function'
-  ) {
+  if (!ZkClient.isInstance(client)) {
     throw new ZkError(
       ZkErrorCode.BadArguments,
       `${what}: expected a ZkClient from @zkrx/core's createClient`,
     );
   }
-  return client as ZkClient;
+  return client;
 }
 
 /** A fleet path: a valid path, not the root, not inside a lock's node (items are locks under it). */
@@ -150,4 +145,79 @@ export function itemsPath(path: string): string {
 /** The lock path of one item. */
 export function itemPath(path: string, item: string): string {
   return `${path}/items/${item}`;
+}
+
+/** Checks everything but the client; the checked arguments. */
+export function checkPartitionArguments(path: unknown, items: unknown, options: unknown) {
+  const what = 'partition';
+  const fleetPath = checkFleetPath(path, what);
+  const given = checkOptionsObject(options, what);
+  const id = checkName(given.id, 'id', what);
+  const data = checkData(given.data, joinPath(membersPath(fleetPath), id), what);
+  const onSuspended = checkSuspendedPolicy(given.onSuspended, what);
+  const source = isObservable(items)
+    ? (items as Observable<readonly string[]>)
+    : checkItems(items, fleetPath, what);
+  return { path: fleetPath, id, data, onSuspended, items: source };
+}
+
+export function resolvePartition(
+  client: unknown,
+  path: unknown,
+  items: unknown,
+  options: unknown,
+): ResolvedPartition {
+  return {
+    client: checkClient(client, 'partition'),
+    ...checkPartitionArguments(path, items, options),
+  };
+}
+
+/**
+ * The checks `partition` makes before anything is sent, for checking a configuration up front
+ * (the adapters do when their middleware or service is set up): the path, the options, and
+ * `items` when it is an array (an observable's sets are checked as they come).
+ *
+ * ## Example
+ * ```ts
+ * validatePartition('/fleet/shards', ['s0', 's0'], { id: 'worker-1' });
+ * // throws ZkError BadArguments: partition: items has "s0" twice: give each item once
+ * ```
+ *
+ * @param path The partition's path.
+ * @param items The items, or an observable of the set.
+ * @param options The options `partition` would be given.
+ * @return Nothing; throws ZkError `InvalidPath` or `BadArguments` as `partition` would error.
+ */
+export function validatePartition(
+  path: string,
+  items: readonly string[] | Observable<readonly string[]>,
+  options: PartitionOptions,
+): void {
+  checkPartitionArguments(path, items, options);
+}
+
+/** This member of a partition: its id, what it shows the others, its suspended policy. */
+export interface PartitionOptions {
+  /** This member's id: unique among the partition's live members; becomes a znode's name. */
+  id: string;
+  /** Shown to the other members and by `zkrx members` / `zkrx partitions`: an address, a host. */
+  data?: string;
+  /**
+   * While the connection is suspended ownership is uncertain: `release` (default) gives every
+   * item up at once (signals abort with reason `suspended`), so at most one member works on an
+   * item at any instant; `continue` keeps them until the session is known lost — fewer moves on
+   * network blips, at the price of a window (up to a session timeout) with two owners if the
+   * session did expire.
+   */
+  onSuspended?: SuspendedPolicy;
+}
+
+export interface ResolvedPartition {
+  readonly client: ZkClient;
+  readonly path: string;
+  readonly id: string;
+  readonly data: Buffer;
+  readonly onSuspended: SuspendedPolicy;
+  readonly items: readonly string[] | Observable<readonly string[]>;
 }

@@ -4,87 +4,22 @@
  * assignment only while it holds that item's lock, and leaves it before the lock is released.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import {
-  isConnectedState,
-  isZkError,
-  joinPath,
-  type TransactionOp,
-  type TransactionResult,
-  type ZkClient,
-  ZkErrorCode,
-} from '@zkrx/core';
-import { type Lease, LockLostError, mutex, type SuspendedPolicy } from '@zkrx/lock';
-import { isObservable, Observable, type Subscription } from 'rxjs';
+import { isConnectedState, isZkError, type ZkClient, ZkErrorCode } from '@zkrx/core';
+import { type Lease, LockLostError, mutex } from '@zkrx/lock';
+import { Observable, type Subscription } from 'rxjs';
 import { assign } from './assign';
 import { OwnershipEndedError, type OwnershipEndedReason } from './errors';
 import { HolderWatch } from './holder-watch';
 import { type Joined, joinMembers, type Member } from './members';
 import {
-  checkClient,
-  checkData,
-  checkFleetPath,
   checkItems,
-  checkName,
-  checkOptionsObject,
-  checkSuspendedPolicy,
   itemPath,
   membersPath,
+  type PartitionOptions,
+  type ResolvedPartition,
+  resolvePartition,
 } from './options';
-
-/** This member of a partition: its id, what it shows the others, its suspended policy. */
-export interface PartitionOptions {
-  /** This member's id: unique among the partition's live members; becomes a znode's name. */
-  id: string;
-  /** Shown to the other members and by `zkrx members` / `zkrx partitions`: an address, a host. */
-  data?: string;
-  /**
-   * While the connection is suspended ownership is uncertain: `release` (default) gives every
-   * item up at once (signals abort with reason `suspended`), so at most one member works on an
-   * item at any instant; `continue` keeps them until the session is known lost — fewer moves on
-   * network blips, at the price of a window (up to a session timeout) with two owners if the
-   * session did expire.
-   */
-  onSuspended?: SuspendedPolicy;
-}
-
-/** An item this member owns: its lock is held. */
-export interface OwnedItem {
-  /** The item. */
-  readonly item: string;
-  /** The item's lock path: `<path>/items/<item>`. */
-  readonly path: string;
-  /** The lock node held (its full path). */
-  readonly node: string;
-  /**
-   * Strictly increases from owner to owner of this item (the lock node's czxid): hand it to the
-   * store you write to, and have it refuse writes with an older token than one it has seen.
-   */
-  readonly fencingToken: number;
-  /**
-   * Aborts when this member stops owning the item, with an `OwnershipEndedError` saying why
-   * (`moved`, `removed`, `left`, `closed`, or a lost lock): stop the work on it.
-   */
-  readonly signal: AbortSignal;
-  /** True until `signal` aborts. */
-  readonly isOwned: boolean;
-  /**
-   * Keeps `run` in view: when the item is given up (moved, removed, unsubscribed), its lock is
-   * released only once `run` settled — the next owner never starts while it still runs. (A
-   * lock that is lost cannot wait: `signal` tells the run.) Returns `run`.
-   */
-  track<T extends PromiseLike<unknown>>(run: T): T;
-  /**
-   * Runs `work(signal)` if the item is still owned, in an async context holding its lock, and
-   * tracks a promise it returns; returns its result, or `undefined` without running it.
-   */
-  runIfOwned<T>(work: (signal: AbortSignal) => T): T | undefined;
-  /**
-   * A guarded write: `ops` in one ZooKeeper transaction behind a `check` of the item's lock
-   * node — they land only while the lock is held (see @zkrx/lock's `lease.guard`). Rejects at
-   * once with the `signal`'s reason once the item is no longer owned.
-   */
-  guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]>;
-}
+import { type OwnedItem, OwnedItemHandle } from './owned-item';
 
 /** What a member owns, emitted whenever that or the membership changes. */
 export interface Assignment {
@@ -100,8 +35,6 @@ export interface Assignment {
   readonly members: readonly Member[];
 }
 
-const ignore = () => {};
-
 /** Errors of a waiting slot that say "no connection now", not "this cannot work". */
 const transientCodes: readonly string[] = [ZkErrorCode.ConnectTimeout, ZkErrorCode.SessionExpired];
 
@@ -112,137 +45,12 @@ function contextOfNow(): <T>(fn: () => T) => T {
   return typeof snapshot === 'function' ? snapshot() : (fn) => fn();
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
-}
-
-/** An owned item: the lease of its lock, a signal of its own, and the runs to wait for. */
-class OwnedItemHandle implements OwnedItem {
-  private readonly controller = new AbortController();
-  private readonly runs = new Set<PromiseLike<unknown>>();
-
-  constructor(
-    readonly item: string,
-    readonly path: string,
-    private readonly lease: Lease,
-  ) {}
-
-  get node(): string {
-    return this.lease.node;
-  }
-  get fencingToken(): number {
-    return this.lease.fencingToken;
-  }
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-  get isOwned(): boolean {
-    return !this.controller.signal.aborted;
-  }
-
-  end(reason: OwnershipEndedError): void {
-    this.controller.abort(reason);
-  }
-
-  track<T extends PromiseLike<unknown>>(run: T): T {
-    const settled = Promise.resolve(run).then(ignore, ignore);
-    this.runs.add(settled);
-    void settled.then(() => this.runs.delete(settled));
-    return run;
-  }
-
-  runIfOwned<T>(work: (signal: AbortSignal) => T): T | undefined {
-    if (!this.isOwned) return undefined;
-    const result = this.lease.run(() => work(this.signal));
-    if (isThenable(result)) this.track(result);
-    return result;
-  }
-
-  guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]> {
-    if (!this.isOwned) return Promise.reject(this.signal.reason);
-    return this.lease.guard(ops);
-  }
-
-  /** True while a tracked run has not settled. */
-  get running(): boolean {
-    return this.runs.size > 0;
-  }
-
-  /** Resolves once every tracked run settled, runs tracked meanwhile included. */
-  async settled(): Promise<void> {
-    while (this.runs.size > 0) await Promise.all([...this.runs]);
-  }
-}
-
 /** One item this member wants or has: its lock's subscription. */
 interface Slot {
   readonly item: string;
   state: 'waiting' | 'held';
   subscription: Subscription | undefined;
   owned: OwnedItemHandle | undefined;
-}
-
-interface Resolved {
-  readonly client: ZkClient;
-  readonly path: string;
-  readonly id: string;
-  readonly data: Buffer;
-  readonly onSuspended: SuspendedPolicy;
-  readonly items: readonly string[] | Observable<readonly string[]>;
-}
-
-/** Checks everything but the client; the checked arguments. */
-function checkPartitionArguments(path: unknown, items: unknown, options: unknown) {
-  const what = 'partition';
-  const fleetPath = checkFleetPath(path, what);
-  const given = checkOptionsObject(options, what);
-  const id = checkName(given.id, 'id', what);
-  const data = checkData(given.data, joinPath(membersPath(fleetPath), id), what);
-  const onSuspended = checkSuspendedPolicy(given.onSuspended, what);
-  const source = isObservable(items)
-    ? (items as Observable<readonly string[]>)
-    : checkItems(items, fleetPath, what);
-  return { path: fleetPath, id, data, onSuspended, items: source };
-}
-
-function resolvePartition(
-  client: unknown,
-  path: unknown,
-  items: unknown,
-  options: unknown,
-): Resolved {
-  return {
-    client: checkClient(client, 'partition'),
-    ...checkPartitionArguments(path, items, options),
-  };
-}
-
-/**
- * The checks `partition` makes before anything is sent, for checking a configuration up front
- * (the adapters do when their middleware or service is set up): the path, the options, and
- * `items` when it is an array (an observable's sets are checked as they come).
- *
- * ## Example
- * ```ts
- * validatePartition('/fleet/shards', ['s0', 's0'], { id: 'worker-1' });
- * // throws ZkError BadArguments: partition: items has "s0" twice: give each item once
- * ```
- *
- * @param path The partition's path.
- * @param items The items, or an observable of the set.
- * @param options The options `partition` would be given.
- * @return Nothing; throws ZkError `InvalidPath` or `BadArguments` as `partition` would error.
- */
-export function validatePartition(
-  path: string,
-  items: readonly string[] | Observable<readonly string[]>,
-  options: PartitionOptions,
-): void {
-  checkPartitionArguments(path, items, options);
 }
 
 /**
@@ -284,7 +92,7 @@ class PartitionEngine {
   private readonly subscriptions: Subscription[] = [];
 
   constructor(
-    private readonly resolved: Resolved,
+    private readonly resolved: ResolvedPartition,
     private readonly out: {
       next(assignment: Assignment): void;
       error(error: unknown): void;
@@ -631,7 +439,7 @@ export function partition(
   options: PartitionOptions,
 ): Observable<Assignment> {
   return new Observable<Assignment>((subscriber) => {
-    let resolved: Resolved;
+    let resolved: ResolvedPartition;
     try {
       resolved = resolvePartition(client, path, items, options);
     } catch (error) {

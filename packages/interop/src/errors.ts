@@ -1,7 +1,8 @@
 /**
  * The errors of the interop harness: a peer that cannot run here, and a peer's refusal or
- * failure to do what it was asked.
+ * failure to do what it was asked. ZkrxErrors, as every zkrx error is.
  */
+import { ZkrxError } from '@zkrx/core';
 
 /** The implementations a peer can run. */
 export type PeerKind = 'curator' | 'kazoo';
@@ -10,13 +11,16 @@ export type PeerKind = 'curator' | 'kazoo';
  * A peer cannot run on this machine: Java, the Curator jars, or a Python with kazoo is missing.
  * `reason` says which and how to fix it; tests skip on it (see `peerAvailability`).
  */
-export class InteropUnavailableError extends Error {
+export class InteropUnavailableError extends ZkrxError<'InteropUnavailable'> {
+  protected static override readonly marker = '@zkrx/interop.InteropUnavailableError';
+  declare static readonly isInstance: (value: unknown) => value is InteropUnavailableError;
   override readonly name = 'InteropUnavailableError';
+
   constructor(
     readonly peer: PeerKind,
     readonly reason: string,
   ) {
-    super(`The ${peer} peer cannot run here: ${reason}`);
+    super('InteropUnavailable', `The ${peer} peer cannot run here: ${reason}`);
   }
 }
 
@@ -47,16 +51,20 @@ export const PeerErrorCode = {
 export type PeerErrorCode = (typeof PeerErrorCode)[keyof typeof PeerErrorCode];
 
 /** A peer command failed: `code` says why; `stderr` is the end of the peer's diagnostics. */
-export class PeerError extends Error {
+export class PeerError extends ZkrxError<PeerErrorCode> {
+  protected static override readonly marker = '@zkrx/interop.PeerError';
+  declare static readonly isInstance: (value: unknown) => value is PeerError;
   override readonly name = 'PeerError';
+
   constructor(
     readonly peer: PeerKind,
     readonly command: string,
-    readonly code: PeerErrorCode,
+    code: PeerErrorCode,
     message: string,
     readonly stderr = '',
   ) {
     super(
+      code,
       `${peer} peer, ${command}: ${code}: ${message}${stderr ? `\n--- peer stderr (end) ---\n${stderr}` : ''}`,
     );
   }

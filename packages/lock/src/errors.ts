@@ -1,14 +1,19 @@
 /**
  * The errors of the lock recipes: what a caller needs to act on a timeout or a lost lock. Each
- * has a stable `code` and a static `isInstance` that recognises it across copies of the package
- * (its ESM and CommonJS builds); `instanceof` answers the same.
+ * is a ZkrxError (@zkrx/core's base) with a stable `code` and a static `isInstance` that
+ * recognises it across copies of the package (its ESM and CommonJS builds), as `instanceof` does.
  */
-import { errorIdentity } from '@zkrx/core';
+import { ZkrxError, type ZkrxErrorOptions } from '@zkrx/core';
 
 /** Why a held lock was lost. */
 export type LockLostReason = 'session-expired' | 'suspended' | 'node-deleted';
 
-const lostIdentity = errorIdentity('@zkrx/lock.LockLostError');
+/** `message`, then the cause's message in parentheses when there is a cause. */
+function withCause(message: string, options: ZkrxErrorOptions | undefined): string {
+  const cause = options?.cause;
+  if (cause === undefined) return message;
+  return `${message} (${(cause as Error).message ?? String(cause)})`;
+}
 
 /**
  * The lock was held and no longer is (or may no longer be): stop the work it guards.
@@ -21,32 +26,19 @@ const lostIdentity = errorIdentity('@zkrx/lock.LockLostError');
  * `ConnectionLoss`/`OperationTimeout`: the transaction was in flight when the connection dropped,
  * and ZooKeeper may have applied it (then while the lock was still held, never after).
  */
-export class LockLostError extends Error {
+export class LockLostError extends ZkrxError<'LockLost'> {
+  protected static override readonly marker = '@zkrx/lock.LockLostError';
+  declare static readonly isInstance: (value: unknown) => value is LockLostError;
   override readonly name = 'LockLostError';
-  readonly code = 'LockLost';
+
   constructor(
     readonly path: string,
     readonly reason: LockLostReason,
-    options?: { cause?: unknown },
+    options?: ZkrxErrorOptions,
   ) {
-    super(
-      `Lock ${path} lost: ${reason}${options?.cause === undefined ? '' : ` (${(options.cause as Error).message ?? String(options.cause)})`}`,
-      options,
-    );
-    lostIdentity.mark(this);
-  }
-
-  /** True for a LockLostError from any copy of @zkrx/lock in the process. */
-  static isInstance(value: unknown): value is LockLostError {
-    return lostIdentity.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return lostIdentity.is(value);
+    super('LockLost', withCause(`Lock ${path} lost: ${reason}`, options), options);
   }
 }
-
-const timeoutIdentity = errorIdentity('@zkrx/lock.LockTimeoutError');
 
 /**
  * The lock was not acquired within `timeoutMs`; nothing is left behind in ZooKeeper (the node's
@@ -54,41 +46,31 @@ const timeoutIdentity = errorIdentity('@zkrx/lock.LockTimeoutError');
  * wait, `cause` is a ZkError saying so: `ConnectTimeout` (never connected) or `ConnectionLoss`
  * (connected at some moment, not at the end) — ZooKeeper unreachable, not a busy lock.
  */
-export class LockTimeoutError extends Error {
+export class LockTimeoutError extends ZkrxError<'LockTimeout'> {
+  protected static override readonly marker = '@zkrx/lock.LockTimeoutError';
+  declare static readonly isInstance: (value: unknown) => value is LockTimeoutError;
   override readonly name = 'LockTimeoutError';
-  readonly code = 'LockTimeout';
+
   constructor(
     readonly path: string,
     readonly waitedMs: number,
-    options?: { cause?: unknown },
+    options?: ZkrxErrorOptions,
   ) {
-    super(
-      `Lock ${path} not acquired within ${Math.round(waitedMs)} ms${options?.cause === undefined ? '' : ` (${(options.cause as Error).message ?? String(options.cause)})`}`,
-      options,
-    );
-    timeoutIdentity.mark(this);
-  }
-
-  /** True for a LockTimeoutError from any copy of @zkrx/lock in the process. */
-  static isInstance(value: unknown): value is LockTimeoutError {
-    return timeoutIdentity.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return timeoutIdentity.is(value);
+    const message = `Lock ${path} not acquired within ${Math.round(waitedMs)} ms`;
+    super('LockTimeout', withCause(message, options), options);
   }
 }
-
-const conflictIdentity = errorIdentity('@zkrx/lock.LockConflictError');
 
 /**
  * Two kinds of lock were asked for on one path whose layouts cannot queue together: a semaphore
  * (its `leases` and `locks` children) and a queue lock (mutex, read or write lock, election).
  * Thrown by the one that finds the other's nodes there; it created nothing that stays.
  */
-export class LockConflictError extends Error {
+export class LockConflictError extends ZkrxError<'LockConflict'> {
+  protected static override readonly marker = '@zkrx/lock.LockConflictError';
+  declare static readonly isInstance: (value: unknown) => value is LockConflictError;
   override readonly name = 'LockConflictError';
-  readonly code = 'LockConflict';
+
   constructor(
     readonly path: string,
     /** The lock that was asked for (`semaphore`, `mutex (or whileLeader election)`, ...). */
@@ -97,70 +79,41 @@ export class LockConflictError extends Error {
     readonly found: string,
   ) {
     super(
+      'LockConflict',
       `Cannot take a ${asked} at ${path}: a ${found} uses that path (its nodes are there). Give each lock its own path.`,
     );
-    conflictIdentity.mark(this);
-  }
-
-  /** True for a LockConflictError from any copy of @zkrx/lock in the process. */
-  static isInstance(value: unknown): value is LockConflictError {
-    return conflictIdentity.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return conflictIdentity.is(value);
   }
 }
-
-const revokedIdentity = errorIdentity('@zkrx/lock.LockRevokedError');
 
 /**
  * Someone asked the holder of a revocable lease to give it up (`requestRevoke`, or Curator's
  * `Revoker.attemptRevoke`): the lease is still held — the holder decides when to release.
  */
-export class LockRevokedError extends Error {
+export class LockRevokedError extends ZkrxError<'LockRevoked'> {
+  protected static override readonly marker = '@zkrx/lock.LockRevokedError';
+  declare static readonly isInstance: (value: unknown) => value is LockRevokedError;
   override readonly name = 'LockRevokedError';
-  readonly code = 'LockRevoked';
   readonly reason = 'revoked';
+
   constructor(
     readonly path: string,
     /** The lock node whose holder is asked to release. */
     readonly node: string,
   ) {
-    super(`Lock ${path}: its holder is asked to release it (revoked)`);
-    revokedIdentity.mark(this);
-  }
-
-  /** True for a LockRevokedError from any copy of @zkrx/lock in the process. */
-  static isInstance(value: unknown): value is LockRevokedError {
-    return revokedIdentity.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return revokedIdentity.is(value);
+    super('LockRevoked', `Lock ${path}: its holder is asked to release it (revoked)`);
   }
 }
-
-const releasedIdentity = errorIdentity('@zkrx/lock.LeaseReleasedError');
 
 /**
  * The reason a lease's signal aborts with when it is released rather than lost (named
  * `AbortError`, as aborts are).
  */
-export class LeaseReleasedError extends Error {
+export class LeaseReleasedError extends ZkrxError<'LeaseReleased'> {
+  protected static override readonly marker = '@zkrx/lock.LeaseReleasedError';
+  declare static readonly isInstance: (value: unknown) => value is LeaseReleasedError;
   override readonly name = 'AbortError';
-  readonly code = 'LeaseReleased';
+
   constructor(readonly path: string) {
-    super(`Lease on ${path} released`);
-    releasedIdentity.mark(this);
-  }
-
-  /** True for a LeaseReleasedError from any copy of @zkrx/lock in the process. */
-  static isInstance(value: unknown): value is LeaseReleasedError {
-    return releasedIdentity.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return releasedIdentity.is(value);
+    super('LeaseReleased', `Lease on ${path} released`);
   }
 }

@@ -9,7 +9,7 @@ import {
   parentOf,
   type Stat,
   validatePath,
-  type ZkClient,
+  ZkClient,
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
@@ -31,7 +31,6 @@ import {
   queueKind,
   splitQueue,
 } from './inspect-rules';
-import { isClient } from './kit/lock-recipe';
 import {
   type LockChild,
   parseChild,
@@ -114,7 +113,7 @@ interface ReadNode {
 const TREE_CONCURRENCY = 16;
 
 function checkInput(client: unknown, path: unknown, what: string): string {
-  if (!isClient(client)) {
+  if (!ZkClient.isInstance(client)) {
     throw new ZkError(
       ZkErrorCode.BadArguments,
       `${what}: expected a ZkClient from @zkrx/core's createClient`,

@@ -3,8 +3,7 @@
  * into its node (what Curator's `Revoker.attemptRevoke` does); holders that opted in
  * (`revocable: true`, Curator's `makeRevocable`) are told and decide when to release.
  */
-import { isZkError, nameOf, validatePath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { isClient } from './kit/lock-recipe';
+import { isZkError, nameOf, validatePath, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { parseChild, REVOKE_MESSAGE } from './kit/node-names';
 
 /**
@@ -25,7 +24,7 @@ import { parseChild, REVOKE_MESSAGE } from './kit/node-names';
  * @return True once asked; false when the node is gone already (its lease ended).
  */
 export async function requestRevoke(client: ZkClient, node: string): Promise<boolean> {
-  if (!isClient(client)) {
+  if (!ZkClient.isInstance(client)) {
     throw new ZkError(
       ZkErrorCode.BadArguments,
       "requestRevoke: expected a ZkClient from @zkrx/core's createClient",

@@ -3,7 +3,7 @@
  * exclude, FIFO across both, herd-free waits, write→read downgrade, read→write upgrade refused.
  */
 
-import { errorIdentity, type ZkClient } from '@zkrx/core';
+import { type ZkClient, ZkrxError } from '@zkrx/core';
 import { type Lease, LockLostError, type LockOptions } from '@zkrx/lock';
 import {
   type Decide,
@@ -18,29 +18,20 @@ import {
 } from '@zkrx/lock/recipe';
 import type { MonoTypeOperatorFunction, Observable } from 'rxjs';
 
-const upgradeIdentity = errorIdentity('@zkrx/rwlock.LockUpgradeError');
-
 /**
  * Asking for the write lock while this async context holds the read lock of the same path
  * would wait forever on itself (Curator deadlocks there): zkrx refuses at once.
  */
-export class LockUpgradeError extends Error {
+export class LockUpgradeError extends ZkrxError<'LockUpgrade'> {
+  protected static override readonly marker = '@zkrx/rwlock.LockUpgradeError';
+  declare static readonly isInstance: (value: unknown) => value is LockUpgradeError;
   override readonly name = 'LockUpgradeError';
-  readonly code = 'LockUpgrade';
+
   constructor(readonly path: string) {
     super(
+      'LockUpgrade',
       `Cannot take the write lock of ${path} while holding its read lock (it would wait on itself): release the read lock first`,
     );
-    upgradeIdentity.mark(this);
-  }
-
-  /** True for a LockUpgradeError from any copy of @zkrx/rwlock in the process. */
-  static isInstance(value: unknown): value is LockUpgradeError {
-    return upgradeIdentity.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return upgradeIdentity.is(value);
   }
 }
 

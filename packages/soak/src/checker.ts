@@ -28,8 +28,11 @@
  * - Belief overlaps of conflicting holds are allowed only while a loss is in flight (one of the
  *   two nodes already gone when the overlap began): they are counted, and bounded by the
  *   loss-in-time rule.
+ * - Fleet mode: each item's lock is a mutex judged by the rules above; partition-check.ts then
+ *   judges balance and stickiness.
  */
 import { type ChildKind, parseChild } from '@zkrx/lock/recipe';
+import { checkFleet, type FleetHistory, type FleetStats } from './partition-check';
 import type { HoldKind } from './protocol';
 import type { RegisterWrite } from './register';
 import type { ZnodeLife, ZooKeeperTruth } from './truth';
@@ -110,7 +113,10 @@ export type ViolationKind =
   | 'leftover'
   | 'no-progress'
   | 'crash'
-  | 'truth';
+  | 'truth'
+  /** Fleet mode (partition-check.ts). */
+  | 'balance'
+  | 'stickiness';
 
 export interface Violation {
   readonly kind: ViolationKind;
@@ -132,6 +138,8 @@ export interface CheckInput {
   readonly leftovers: readonly string[];
   /** Workers that made no acquisition after the final heal, with what was waited. */
   readonly noProgress: readonly string[];
+  /** Fleet mode: the partition, its item sets and the joins and leaves asked. */
+  readonly fleet?: FleetHistory;
 }
 
 /** Latency figures of one group (ms). */
@@ -163,6 +171,8 @@ export interface CheckStats {
   maxShared: number;
   /** Leases handed over already lost (e.g. a multi-lock's first lease, lost while it took the next). */
   lostOnArrival: number;
+  /** Fleet mode: balance and stickiness. */
+  fleet?: FleetStats;
 }
 
 export interface CheckReport {
@@ -557,6 +567,19 @@ export function check(input: CheckInput): CheckReport {
         [write.holdId],
       );
     }
+  }
+
+  if (input.fleet) {
+    stats.fleet = checkFleet({
+      fleet: input.fleet,
+      holds: judged,
+      faults: input.faults,
+      truth,
+      low,
+      high,
+      violate,
+      latency: latencyOf,
+    });
   }
 
   for (const crash of input.crashes) violate('crash', crash);

@@ -166,6 +166,11 @@ export interface NemesisContext {
   untilNextHold(worker: number, timeoutMs: number): Promise<boolean>;
   /** Resolves the next worker to acquire something (undefined after `timeoutMs`). */
   nextHolder(timeoutMs: number): Promise<number | undefined>;
+  /**
+   * The worker a worker fault planned for `worker` strikes, as it starts (default: `worker`). The
+   * fleet mode moves it to a member that owns items when `worker` owns none.
+   */
+  retarget?(worker: number): number;
   send(worker: number, message: CoordinatorMessage): void;
   /** Tells every worker to go idle; resolves once all are (or after a while). */
   idleAll(): Promise<void>;
@@ -263,7 +268,9 @@ export class Nemesis {
     this.applied.set(fault.kind, (this.applied.get(fault.kind) ?? 0) + 1);
     const target = fault.strikeHolder
       ? ((await context.nextHolder(30_000)) ?? fault.target)
-      : fault.target;
+      : fault.target !== undefined && context.retarget
+        ? context.retarget(fault.target)
+        : fault.target;
     if (target !== undefined && fault.whileHolding && !fault.strikeHolder) {
       // Its next hold lasts (two session timeouts and the fault): strike as it begins.
       context.send(target, { type: 'linger', ms: 2 * context.sessionTimeoutMs + fault.durationMs });

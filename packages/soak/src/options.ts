@@ -22,7 +22,7 @@ export const DEFAULT_SOAK_OPTIONS: SoakOptions = {
   seed: undefined,
   workers: 8,
   sessionTimeoutMs: 3_000,
-  faultPhaseMs: 75_000,
+  faultPhaseMs: 70_000,
   meanFaultGapMs: 2_500,
   reapIntervalMs: 100,
   json: undefined,
@@ -37,7 +37,7 @@ seeded nemesis injects faults; a checker judges the history against ZooKeeper's 
 One summary line per mode on stdout, progress on stderr; exit 1 on any violation.
 
   --modes a,b,...        ${[...DEFAULT_MODES, ...CONTROL_MODES].join(', ')} (default: ${DEFAULT_MODES.join(',')};
-                         broken and continue are positive controls: they must fail)
+                         broken, continue and broken-fleet are positive controls: they must fail)
   --seed N               replay a run's fault plan (printed at start)
   --workers N            worker processes (default 8)
   --session-timeout MS   the workers' session timeout (default 3000)

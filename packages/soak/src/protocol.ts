@@ -12,7 +12,11 @@ export type WorkerMode =
   | 'leader'
   | 'curator'
   /** Positive control: "acquires" by creating its node and going ahead without waiting. */
-  | 'broken';
+  | 'broken'
+  /** A member of a `@zkrx/fleet` partition, joining and leaving when the coordinator says. */
+  | 'fleet'
+  /** Positive control: a partition member that keeps each item a while after giving it up. */
+  | 'broken-fleet';
 
 /** What one hold is, for the checker's rules. */
 export type HoldKind = 'exclusive' | 'read' | 'write' | 'lease' | 'leader';
@@ -50,6 +54,19 @@ export interface WorkerConfig {
   readonly multiCount: number;
   readonly onSuspended: 'release' | 'continue';
   readonly profile: HoldProfile;
+  /** Fleet modes: the partition, and the item set a member starts with. */
+  readonly fleet?: FleetWorkerConfig;
+}
+
+/** What a fleet-mode worker needs: its partition, its id, the first item set. */
+export interface FleetWorkerConfig {
+  /** The partition's path (`<path>/members`, `<path>/items/<item>`). */
+  readonly path: string;
+  /** This worker's member id (`member-<index>`). */
+  readonly id: string;
+  readonly items: readonly string[];
+  /** `broken-fleet`: how long the member keeps believing it owns an item it gave up (ms). */
+  readonly lateMs?: number;
 }
 
 /** The identity of one hold as the worker reports it. */
@@ -82,10 +99,19 @@ export type CoordinatorMessage =
   | { readonly type: 'ping'; readonly id: number }
   | { readonly type: 'start' }
   | { readonly type: 'stall'; readonly ms: number; readonly faultId: number }
+  /**
+   * Drop a stall that has not struck yet (fleet modes, at the end of each storm); answered with
+   * `disarmed`, which a stall under way delays until it is over.
+   */
+  | { readonly type: 'disarm' }
   /** Make the next hold a long one (the nemesis will strike during it); 0 takes it back. */
   | { readonly type: 'linger'; readonly ms: number }
   | { readonly type: 'idle'; readonly on: boolean; readonly delayMs?: number }
   | { readonly type: 'stop' }
+  /** Fleet modes: subscribe to the partition (join), unsubscribe (leave), a new item set. */
+  | { readonly type: 'join' }
+  | { readonly type: 'leave' }
+  | { readonly type: 'items'; readonly items: readonly string[] }
   | { readonly type: 'write-reply'; readonly id: number; readonly accepted: readonly boolean[] };
 
 /** Counters a worker keeps and reports when it stops. */
@@ -148,6 +174,8 @@ export type WorkerMessage =
       readonly struck: 'ping' | 'bound';
     }
   | { readonly type: 'idle-ack' }
+  /** No stall is pending or under way any more (the answer to `disarm`). */
+  | { readonly type: 'disarmed' }
   | { readonly type: 'note'; readonly at: number; readonly text: string }
   | { readonly type: 'fatal'; readonly at: number; readonly error: string }
   | { readonly type: 'stopped'; readonly counters: WorkerCounters };

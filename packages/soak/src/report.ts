@@ -26,6 +26,10 @@ export function formatModeLine(report: ModeReport): string {
   const recovery = FAULT_KINDS.filter((kind) => report.recovery[kind])
     .map((kind) => `${kind} ${latency(report.recovery[kind])}`)
     .join(', ');
+  const fleet = report.check.stats.fleet;
+  const fleetLine = fleet
+    ? `fleet: ${fleet.quietPeriods} quiet periods judged (${fleet.unbalanced} unbalanced, converged p50/max ms ${latency(fleet.convergence)}), ${fleet.changesJudged} changes made alone judged: ${fleet.moves} moves for a minimum of ${fleet.minimumMoves}, ${fleet.interruptions} interrupted`
+    : undefined;
   const violations = report.check.violations;
   const byKind = new Map<string, number>();
   for (const violation of violations)
@@ -36,6 +40,7 @@ export function formatModeLine(report: ModeReport): string {
     `faults ${Object.values(report.faults).reduce((a, b) => a + (b ?? 0), 0)} (${faults || 'none'})`,
     `loss signal p50/max ms: ${losses || '-'}`,
     `recovery after heal p50/max ms: ${recovery || '-'}; final ${latency(report.finalRecovery)}`,
+    ...(fleetLine ? [fleetLine] : []),
     `seed ${report.seed}`,
   ].join(' | ');
 }

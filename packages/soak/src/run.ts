@@ -20,8 +20,11 @@ import {
 } from './checker';
 import { mono, WorkerClock, wallClockOffset } from './clock';
 import { forkWorker, type WorkerProcess } from './fleet';
-import { Nemesis, planFaults } from './nemesis';
+import { Nemesis, type PlannedFault, planFaults } from './nemesis';
+import type { FleetHistory } from './partition-check';
+import { type FleetChange, planFleet } from './partition-plan';
 import type {
+  CoordinatorMessage,
   HoldProfile,
   HoldStart,
   WorkerConfig,
@@ -43,7 +46,9 @@ export type SoakMode =
   | 'leader'
   | 'mixed'
   | 'broken'
-  | 'continue';
+  | 'continue'
+  | 'fleet'
+  | 'broken-fleet';
 
 export const DEFAULT_MODES: readonly SoakMode[] = [
   'mutex',
@@ -52,8 +57,12 @@ export const DEFAULT_MODES: readonly SoakMode[] = [
   'multi-lock',
   'leader',
   'mixed',
+  'fleet',
 ];
-export const CONTROL_MODES: readonly SoakMode[] = ['broken', 'continue'];
+export const CONTROL_MODES: readonly SoakMode[] = ['broken', 'continue', 'broken-fleet'];
+
+/** Fleet modes: the workers are members of one `@zkrx/fleet` partition. */
+export const isFleetMode = (mode: SoakMode) => mode === 'fleet' || mode === 'broken-fleet';
 
 export interface ModeOptions {
   readonly mode: SoakMode;
@@ -84,6 +93,13 @@ export interface ModeOptions {
   readonly log?: (line: string) => void;
   /** Given the checker's whole input (the history and ZooKeeper's record), before the verdict. */
   readonly history?: (input: CheckInput) => void;
+  /**
+   * Fleet modes: how long a quiet period (no fault, no change) must last for the checker to judge
+   * balance at its end (default: the session timeout, at least 2 s).
+   */
+  readonly settleMs?: number;
+  /** Fleet modes: changes made alone in each calm (default 4). */
+  readonly calmChanges?: number;
 }
 
 /** What a mode's run found. */
@@ -134,6 +150,8 @@ interface ModeShape {
   readonly profile: HoldProfile;
   readonly weights: Partial<Record<FaultKind, number>>;
   readonly strikeHolder?: boolean;
+  /** `broken-fleet`: how long a member believes on in an item it gave up (ms). */
+  readonly lateMs?: number;
 }
 
 const EVERY_FAULT: Partial<Record<FaultKind, number>> = {
@@ -147,6 +165,9 @@ const EVERY_FAULT: Partial<Record<FaultKind, number>> = {
   'idle-gap': 1.5,
   stall: 2,
 };
+
+/** The fleet mode's faults: every kind but the idle gap (a member holds its items while idle). */
+const FLEET_FAULTS: Partial<Record<FaultKind, number>> = { ...EVERY_FAULT, 'idle-gap': 0 };
 
 const paths = (root: string, prefix: string, count: number) =>
   Array.from({ length: count }, (_, index) => `${root}/${prefix}-${index}`);
@@ -230,6 +251,23 @@ function shapeOf(mode: SoakMode, sessionTimeoutMs: number): ModeShape {
         weights: { blackhole: 1 },
         strikeHolder: true,
       };
+    case 'fleet':
+      // Members of one partition; the items' lock paths are under it (partition-plan.ts).
+      return {
+        ...base,
+        workerModes: () => 'fleet',
+        resources: () => [],
+        weights: FLEET_FAULTS,
+      };
+    case 'broken-fleet':
+      // A member that believes on in each item half a second after giving it up; churn only.
+      return {
+        ...base,
+        workerModes: () => 'broken-fleet',
+        resources: () => [],
+        weights: {},
+        lateMs: 500,
+      };
   }
 }
 
@@ -255,8 +293,12 @@ class RunState {
   readonly failureReasons: Record<string, number> = {};
   readonly notes: string[] = [];
   readonly idleAcks = new Set<number>();
+  /** Workers that answered `disarm` (fleet modes). */
+  readonly disarmed = new Set<number>();
   readonly pings = new Map<string, number>();
   acquisitions = 0;
+  /** How many workers the run has. */
+  workerCount = 0;
   /** Stalls that struck right after the worker's client wrote a ping. */
   stallsAfterPing = 0;
   /** Acquisitions per worker (coordinator time of each). */
@@ -315,6 +357,102 @@ class RunState {
   }
 }
 
+/** A fleet worker's member id. */
+const memberId = (worker: number) => `member-${worker}`;
+
+/**
+ * The coordinator's side of a fleet mode: sends the joins, leaves and item sets, records when
+ * (the checker's `FleetHistory`), and tells from the holds in progress whether the fleet has
+ * converged (every item owned once, by a member, balanced).
+ */
+class FleetDriver {
+  /** Workers told to join and not told to leave since. */
+  readonly subscribed = new Set<number>();
+  items: readonly string[];
+  private readonly itemSets: { at: number; items: readonly string[] }[] = [];
+  private readonly commands: { at: number; worker: number; kind: 'join' | 'leave' }[] = [];
+
+  constructor(
+    readonly path: string,
+    initialItems: readonly string[],
+    private readonly state: RunState,
+    private readonly send: (worker: number, message: CoordinatorMessage) => void,
+    private readonly log: (line: string) => void,
+  ) {
+    this.items = initialItems;
+  }
+
+  /** The fleet begins: the workers were given the first item set (their configuration). */
+  begin(members: readonly number[]): void {
+    this.itemSets.push({ at: mono(), items: this.items });
+    for (const worker of members) this.apply({ kind: 'join', worker });
+  }
+
+  apply(change: FleetChange): void {
+    const at = mono();
+    if (change.kind === 'items') {
+      this.items = change.items;
+      this.itemSets.push({ at, items: change.items });
+      for (let worker = 0; worker < this.state.workerCount; worker++) {
+        this.send(worker, { type: 'items', items: change.items });
+      }
+      this.log(`items: ${change.items.length} (${change.items.join(',')})`);
+      return;
+    }
+    if (change.kind === 'join') this.subscribed.add(change.worker);
+    else this.subscribed.delete(change.worker);
+    this.commands.push({ at, worker: change.worker, kind: change.kind });
+    this.send(change.worker, { type: change.kind });
+    this.log(
+      `${change.kind} of worker ${change.worker}: members ${[...this.subscribed].join(',')}`,
+    );
+  }
+
+  /** Undefined once the fleet has converged; else what is off. */
+  unconverged(): string | undefined {
+    const prefix = `${this.path}/items/`;
+    const owners = new Map<string, number>();
+    const counts = new Map<number, number>();
+    for (const [worker, open] of this.state.openHolds) {
+      for (const holdId of open) {
+        const hold = this.state.holds.get(holdId);
+        if (!hold?.resource.startsWith(prefix)) continue;
+        const item = hold.resource.slice(prefix.length);
+        const other = owners.get(item);
+        if (other !== undefined) return `${item} owned by workers ${other} and ${worker}`;
+        owners.set(item, worker);
+        counts.set(worker, (counts.get(worker) ?? 0) + 1);
+      }
+    }
+    const unowned = this.items.filter((item) => !owners.has(item));
+    if (unowned.length > 0) return `${unowned.length} items owned by no one (${unowned.join(',')})`;
+    const members = this.subscribed.size;
+    if (members === 0) return 'no member';
+    const base = Math.floor(this.items.length / members);
+    const most = base + (this.items.length % members === 0 ? 0 : 1);
+    for (const [worker, owned] of counts) {
+      if (!this.subscribed.has(worker)) return `worker ${worker} owns ${owned} and is no member`;
+    }
+    for (const worker of this.subscribed) {
+      const owned = counts.get(worker) ?? 0;
+      if (owned < base || owned > most) {
+        return `worker ${worker} owns ${owned} of ${this.items.length} items (${members} members)`;
+      }
+    }
+    return undefined;
+  }
+
+  history(settleMs: number, endAt: number): FleetHistory {
+    return {
+      path: this.path,
+      settleMs,
+      itemSets: this.itemSets,
+      commands: this.commands,
+      endAt,
+    };
+  }
+}
+
 function count(record: Record<string, number>, key: string): void {
   record[key] = (record[key] ?? 0) + 1;
 }
@@ -332,8 +470,31 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
   const progress = options.progress ?? (() => {});
   const log = options.log ?? (() => {});
   const state = new RunState();
+  state.workerCount = options.workers;
   const root = `/soak-${options.mode}-${randomBytes(4).toString('hex')}`;
   const resources = shape.resources(root);
+  const nemesisFailures: string[] = [];
+  // Fleet modes: the partition's churn plan, and the coordinator's record of what it asked.
+  const settleMs = options.settleMs ?? Math.max(2_000, session);
+  const fleetPlan = isFleetMode(options.mode)
+    ? planFleet({
+        seed: hash32(`${options.seed}:${options.mode}:fleet`),
+        workers: options.workers,
+        durationMs: options.faultPhaseMs,
+        // The checker judges a quiet period of `settleMs`: a second more, for the change's own
+        // steps (a join's member node is made after the command).
+        quietMs: settleMs + 1_000,
+        calmChanges: options.calmChanges ?? 4,
+        meanChangeGapMs: options.meanFaultGapMs,
+      })
+    : undefined;
+  const fleet = new FleetDriver(
+    `${root}/fleet`,
+    fleetPlan?.initialItems ?? [],
+    state,
+    (worker, message) => workers[worker]?.send(message),
+    log,
+  );
   const workers: WorkerProcess[] = [];
   const proxies: TcpProxy[][] = [];
   let observer: ZkClient | undefined;
@@ -451,6 +612,9 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         case 'idle-ack':
           state.idleAcks.add(worker);
           break;
+        case 'disarmed':
+          state.disarmed.add(worker);
+          break;
         case 'note':
           if (message.text !== 'bye') state.notes.push(`worker ${worker}: ${message.text}`);
           break;
@@ -479,6 +643,16 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         multiCount: shape.multiCount,
         onSuspended: shape.onSuspended,
         profile: shape.profile,
+        ...(fleetPlan
+          ? {
+              fleet: {
+                path: fleet.path,
+                id: memberId(index),
+                items: fleetPlan.initialItems,
+                ...(shape.lateMs === undefined ? {} : { lateMs: shape.lateMs }),
+              },
+            }
+          : {}),
       };
       workers.push(forkWorker(config, (message) => onMessage(index, message)));
     }
@@ -517,14 +691,22 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
     }, 2_000);
 
     // ---- the fault phase ----
+    // Fleet modes: the faults come in the storms of the fleet's plan, one after the other.
+    const stormMs = fleetPlan?.rounds[0]?.stormMs ?? 0;
+    const faultTimeMs = fleetPlan
+      ? fleetPlan.rounds.reduce((sum, round) => sum + round.stormMs, 0)
+      : options.faultPhaseMs;
     const plan = planFaults({
       // Each mode its own plan, all from the one seed printed at the start.
       seed: hash32(`${options.seed}:${options.mode}`),
-      durationMs: options.faultPhaseMs,
-      quietTailMs: Math.min(options.faultPhaseMs / 4, 2 * session),
+      durationMs: faultTimeMs,
+      quietTailMs: fleetPlan
+        ? Math.min(stormMs / 4, session)
+        : Math.min(options.faultPhaseMs / 4, 2 * session),
       workers: options.workers,
       sessionTimeoutMs: session,
-      meanGapMs: options.meanFaultGapMs,
+      // A fleet's storms take half its time: faults come twice as often in them.
+      meanGapMs: fleetPlan ? options.meanFaultGapMs / 2 : options.meanFaultGapMs,
       reapWaitMs: 3 * options.reapIntervalMs + 400,
       weights: options.weights ?? shape.weights,
       coverEveryKind: options.coverEveryKind,
@@ -533,28 +715,46 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         (index) => shape.workerModes(index) === 'curator',
       ),
     });
-    const nemesis = new Nemesis({
-      ensemble,
-      sessionTimeoutMs: session,
-      proxiesOf: (worker) => {
-        const list = proxies[worker];
-        if (!list) throw new RangeError(`no worker ${worker}`);
-        return list;
-      },
-      credentials: (worker) => state.credentials.get(worker),
-      untilNextHold: (worker, timeoutMs) => state.untilNextHold(worker, timeoutMs),
-      nextHolder: (timeoutMs) => state.nextHolder(timeoutMs),
-      send: (worker, message) => workers[worker]?.send(message),
-      idleAll: async () => {
-        state.idleAcks.clear();
-        for (const worker of workers) worker.send({ type: 'idle', on: true });
-        const deadline = mono() + 4 * session;
-        while (state.idleAcks.size < workers.length && mono() < deadline) await sleep(10);
-      },
-      now: mono,
-      record: (fault) => state.faults.push(fault),
-      log,
-    });
+    const makeNemesis = () =>
+      new Nemesis({
+        ensemble: ensemble as Ensemble,
+        sessionTimeoutMs: session,
+        proxiesOf: (worker) => {
+          const list = proxies[worker];
+          if (!list) throw new RangeError(`no worker ${worker}`);
+          return list;
+        },
+        credentials: (worker) => state.credentials.get(worker),
+        // A member holds its items until they move: one that owns some now is struck at once.
+        untilNextHold: (worker, timeoutMs) =>
+          fleetPlan && state.isHolding(worker)
+            ? Promise.resolve(true)
+            : state.untilNextHold(worker, timeoutMs),
+        nextHolder: (timeoutMs) => state.nextHolder(timeoutMs),
+        // A fleet worker that owns nothing (out of the fleet, or between items) has nothing to
+        // lose: the fault goes to the next worker, in index order, that owns items now.
+        ...(fleetPlan
+          ? {
+              retarget: (worker: number) => {
+                for (let step = 0; step < options.workers; step++) {
+                  const candidate = (worker + step) % options.workers;
+                  if (state.isHolding(candidate)) return candidate;
+                }
+                return worker;
+              },
+            }
+          : {}),
+        send: (worker, message) => workers[worker]?.send(message),
+        idleAll: async () => {
+          state.idleAcks.clear();
+          for (const worker of workers) worker.send({ type: 'idle', on: true });
+          const deadline = mono() + 4 * session;
+          while (state.idleAcks.size < workers.length && mono() < deadline) await sleep(10);
+        },
+        now: mono,
+        record: (fault) => state.faults.push(fault),
+        log,
+      });
     const faultStart = mono();
     for (const worker of workers) worker.send({ type: 'start' });
     let lastCount = 0;
@@ -563,42 +763,109 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         const elapsed = Math.round((mono() - faultStart) / 1000);
         const holding = workers.filter((worker) => state.isHolding(worker.index)).length;
         progress(
-          `[soak ${options.mode} +${elapsed}s] acquisitions ${state.acquisitions} (+${state.acquisitions - lastCount}), faults ${state.faults.length}/${plan.length}, holders now ${holding}, losses ${Object.values(state.lossReasons).reduce((a, b) => a + b, 0)}`,
+          `[soak ${options.mode} +${elapsed}s] acquisitions ${state.acquisitions} (+${state.acquisitions - lastCount}), faults ${state.faults.length}/${plan.length}, holders now ${holding}, losses ${Object.values(state.lossReasons).reduce((a, b) => a + b, 0)}${fleetPlan ? `, members ${fleet.subscribed.size}, items ${fleet.items.length}` : ''}`,
         );
         lastCount = state.acquisitions;
       }, options.progressEveryMs);
     }
-    const running = nemesis.run(plan);
-    await Promise.race([running, sleep(options.faultPhaseMs)]);
-    await running;
-    const remaining = faultStart + options.faultPhaseMs - mono();
-    if (remaining > 0) await sleep(remaining);
-    await nemesis.heal();
-    const healedAt = mono();
-    log(`healed at +${Math.round(healedAt - faultStart)} ms`);
+    let healedAt: number;
+    let noProgress: string[];
+    let finalRecovery: number[];
+    if (fleetPlan) {
+      // ---- the fleet: storms (faults and changes at once), each followed by a calm ----
+      fleet.begin(fleetPlan.initialMembers);
+      let offset = 0;
+      for (const round of fleetPlan.rounds) {
+        const slice: PlannedFault[] = plan
+          .filter((fault) => fault.at >= offset && fault.at < offset + round.stormMs)
+          .map((fault) => ({ ...fault, at: fault.at - offset }));
+        offset += round.stormMs;
+        const nemesis = makeNemesis();
+        const stormStart = mono();
+        log(`storm: ${slice.length} faults, ${round.storm.length} changes in ${round.stormMs} ms`);
+        const running = nemesis.run(slice);
+        for (const { at, change } of round.storm) {
+          const wait = stormStart + at - mono();
+          if (wait > 0) await sleep(wait);
+          fleet.apply(change);
+        }
+        const left = stormStart + round.stormMs - mono();
+        if (left > 0) await sleep(left);
+        await nemesis.heal();
+        await running;
+        // A stall waits for its target to hold: one that has not struck must not strike in the
+        // calm, and one under way must be over before the calm begins (its worker answers
+        // `disarm` once it is).
+        state.disarmed.clear();
+        for (const worker of workers) worker.send({ type: 'disarm' });
+        const disarmDeadline = mono() + 4 * session;
+        while (state.disarmed.size < workers.length && mono() < disarmDeadline) await sleep(10);
+        nemesisFailures.push(...nemesis.failures);
+        log(`calm: ${round.calm.length} changes, ${fleetPlan.quietMs} ms apart`);
+        await sleep(fleetPlan.quietMs);
+        for (const change of round.calm) {
+          fleet.apply(change);
+          await sleep(fleetPlan.quietMs);
+        }
+      }
+      healedAt = mono();
+      log(`fleet phase over at +${Math.round(healedAt - faultStart)} ms`);
+      // ---- progress: every worker a member, and the fleet converges ----
+      for (let worker = 0; worker < options.workers; worker++) {
+        if (!fleet.subscribed.has(worker)) fleet.apply({ kind: 'join', worker });
+      }
+      const deadline = healedAt + options.progressTimeoutMs;
+      let why = fleet.unconverged();
+      while (why !== undefined && mono() < deadline) {
+        await sleep(50);
+        why = fleet.unconverged();
+      }
+      const convergedAt = mono();
+      noProgress =
+        why === undefined
+          ? []
+          : [
+              `the fleet did not converge in the ${options.progressTimeoutMs} ms after the last change, with every worker a member: ${why}`,
+            ];
+      finalRecovery = why === undefined ? [convergedAt - healedAt] : [];
+      // The last quiet period, judged by the checker.
+      await sleep(fleetPlan.quietMs);
+    } else {
+      const nemesis = makeNemesis();
+      const running = nemesis.run(plan);
+      await Promise.race([running, sleep(options.faultPhaseMs)]);
+      await running;
+      const remaining = faultStart + options.faultPhaseMs - mono();
+      if (remaining > 0) await sleep(remaining);
+      await nemesis.heal();
+      nemesisFailures.push(...nemesis.failures);
+      healedAt = mono();
+      log(`healed at +${Math.round(healedAt - faultStart)} ms`);
 
-    // ---- progress after the heal ----
-    const after = (worker: number) =>
-      (state.acquiredAt.get(worker) ?? []).filter((at) => at > healedAt);
-    const progressDeadline = healedAt + options.progressTimeoutMs;
-    while (
-      workers.some((worker) => after(worker.index).length < options.progressAcquisitions) &&
-      mono() < progressDeadline
-    ) {
-      await sleep(50);
+      // ---- progress after the heal ----
+      const after = (worker: number) =>
+        (state.acquiredAt.get(worker) ?? []).filter((at) => at > healedAt);
+      const progressDeadline = healedAt + options.progressTimeoutMs;
+      while (
+        workers.some((worker) => after(worker.index).length < options.progressAcquisitions) &&
+        mono() < progressDeadline
+      ) {
+        await sleep(50);
+      }
+      noProgress = workers
+        .filter((worker) => after(worker.index).length === 0)
+        .map(
+          (worker) =>
+            `worker ${worker.index} made no acquisition in the ${options.progressTimeoutMs} ms after the heal`,
+        );
+      finalRecovery = workers.flatMap((worker) => {
+        const first = after(worker.index)[0];
+        return first === undefined ? [] : [first - healedAt];
+      });
     }
-    const noProgress = workers
-      .filter((worker) => after(worker.index).length === 0)
-      .map(
-        (worker) =>
-          `worker ${worker.index} made no acquisition in the ${options.progressTimeoutMs} ms after the heal`,
-      );
-    const finalRecovery = workers.flatMap((worker) => {
-      const first = after(worker.index)[0];
-      return first === undefined ? [] : [first - healedAt];
-    });
 
     // ---- stop ----
+    const stopAt = mono();
     for (const worker of workers) worker.send({ type: 'stop' });
     const stopDeadline = sleep(Math.max(20_000, 4 * session)).then(() => 'timeout' as const);
     for (const worker of workers) {
@@ -669,6 +936,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
       crashes: state.crashes,
       leftovers,
       noProgress,
+      ...(fleetPlan ? { fleet: fleet.history(settleMs, stopAt) } : {}),
     };
     options.history?.(input);
     const report = check(input);
@@ -692,7 +960,9 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
       if (applied > 0) faults[kind] = applied;
     }
     const recovery: Partial<Record<FaultKind, Latency>> = {};
-    for (const [kind, values] of recoveryValues) recovery[kind] = latencyOf(values);
+    // A member acquires only when an item moves to it: the fleet's recovery is its convergence
+    // at the end of each quiet period (the checker's figure), not the next acquisition.
+    if (!fleetPlan) for (const [kind, values] of recoveryValues) recovery[kind] = latencyOf(values);
     const clocks = [...state.clocks.values()].map((clock) => clock.summary());
     return {
       mode: options.mode,
@@ -721,7 +991,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         maxAbsOffsetMs: Math.max(0, ...clocks.map((clock) => clock.maxAbsOffsetMs)),
         worstBestRttMs: Math.max(0, ...clocks.map((clock) => clock.bestRttMs)),
       },
-      nemesisFailures: nemesis.failures,
+      nemesisFailures,
       notes: state.notes,
     };
   } finally {

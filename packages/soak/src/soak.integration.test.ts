@@ -1,7 +1,8 @@
 /**
- * The soak in the suite: its positive controls must fail (a lock that does not wait, and
- * `onSuspended: 'continue'` under a blackhole longer than the session timeout), and a short
- * seeded run of every mode must pass. Each run has its own 3-server ensemble. Verdicts only:
+ * The soak in the suite: its positive controls must fail (a lock that does not wait,
+ * `onSuspended: 'continue'` under a blackhole longer than the session timeout, and a partition
+ * member that keeps its items after giving them up), and a short seeded run of every mode must
+ * pass. Each run has its own 3-server ensemble. Verdicts only:
  * no assertion here is about a time.
  */
 import { writeFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { peerAvailability } from '@zkrx/interop';
 import { describe, expect, it } from 'vitest';
 import type { CheckInput } from './checker';
 import { formatModeLine, formatViolations, historyJson } from './report';
-import { DEFAULT_MODES, type ModeOptions, runMode, type SoakMode } from './run';
+import { DEFAULT_MODES, isFleetMode, type ModeOptions, runMode, type SoakMode } from './run';
 
 const SEED = 20_261_125;
 
@@ -27,6 +28,8 @@ const short = (mode: SoakMode, overrides: Partial<ModeOptions> = {}): ModeOption
   progressAcquisitions: 2,
   progressTimeoutMs: 30_000,
   progressEveryMs: 0,
+  // Fleet modes: one storm of 4 s (faults and changes), then 2 changes made alone, 3 s apart.
+  ...(isFleetMode(mode) ? { calmChanges: 2 } : {}),
   ...overrides,
 });
 
@@ -52,6 +55,15 @@ describe('positive controls: the checker fails what must fail', () => {
     expect(report.faults.blackhole).toBeGreaterThan(0);
     expect([...violationKinds(report)], formatModeLine(report)).toContain('stale-belief');
   });
+
+  it('a partition member that keeps its items half a second after giving them up: stale beliefs', async () => {
+    // Its storm's changes move items, and so does the last join of every worker: no calm needed.
+    const report = await runMode(
+      short('broken-fleet', { workers: 3, faultPhaseMs: 4_000, calmChanges: 0 }),
+    );
+    expect(report.acquisitions).toBeGreaterThan(0);
+    expect([...violationKinds(report)], formatModeLine(report)).toContain('stale-belief');
+  });
 });
 
 const curator = peerAvailability().curator;
@@ -71,6 +83,9 @@ describe(`a short seeded run (seed ${SEED}) of every mode finds no violation`, (
       }
       expect(report.acquisitions, summary).toBeGreaterThan(10);
       expect(report.check.violations, summary).toEqual([]);
+      // The fleet's balance was judged (at least at the end of the last quiet period).
+      if (isFleetMode(mode))
+        expect(report.check.stats.fleet?.quietPeriods, summary).toBeGreaterThan(0);
     });
   }
 });

@@ -11,6 +11,7 @@ import { protectedName } from '@zkrx/lock/recipe';
 import { acquireRead, acquireWrite } from '@zkrx/rwlock';
 import { Observable, type Subscription } from 'rxjs';
 import { mono } from './clock';
+import { PartitionMember } from './partition-worker';
 import { watchPingWrites } from './ping-watch';
 import type {
   CoordinatorMessage,
@@ -102,6 +103,15 @@ const startGate = (() => {
   return { promise, resolve };
 })();
 let nextPing = 0;
+/** Fleet modes: the partition member the coordinator's commands go to. */
+let member: PartitionMember | undefined;
+const stopGate = (() => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+})();
 
 process.on('message', (raw) => {
   const message = raw as CoordinatorMessage;
@@ -125,6 +135,21 @@ process.on('message', (raw) => {
       pendingStall = { ms: message.ms, faultId: message.faultId };
       if (holding.size > 0) aimStall();
       break;
+    case 'disarm':
+      if (pendingStall) {
+        send({
+          type: 'note',
+          at: mono(),
+          text: `stall #${pendingStall.faultId} dropped: it found no hold before the heal`,
+        });
+      }
+      pendingStall = undefined;
+      clearTimeout(aiming);
+      aiming = undefined;
+      boundPassed = false;
+      // Handled only once a stall under way is over (it holds the event loop).
+      send({ type: 'disarmed' });
+      break;
     case 'idle':
       if (message.on) {
         idle = true;
@@ -143,6 +168,12 @@ process.on('message', (raw) => {
       waiting.abort();
       wakeUp?.();
       startGate.resolve();
+      stopGate.resolve();
+      break;
+    case 'join':
+    case 'leave':
+    case 'items':
+      member?.command(message);
       break;
   }
 });
@@ -532,6 +563,9 @@ async function zkrxWorker(client: ZkClient): Promise<void> {
       });
     case 'leader':
       return leaderWorker(client);
+    case 'fleet':
+    case 'broken-fleet':
+      return fleetWorker(client);
     default:
       throw new Error(`unknown mode ${config!.mode}`);
   }
@@ -683,6 +717,34 @@ async function leaderWorker(client: ZkClient): Promise<void> {
     leaving = true;
     selector?.unsubscribe();
   }
+}
+
+/**
+ * Fleet modes: a partition member (partition-worker.ts) that joins, leaves and changes its item
+ * set when the coordinator says, until told to stop. The stall aims at it while it owns items.
+ */
+async function fleetWorker(client: ZkClient): Promise<void> {
+  const fleet = config!.fleet;
+  if (!fleet) throw new Error('fleet mode without its partition');
+  member = new PartitionMember({
+    client,
+    index: config!.index,
+    fleet,
+    random,
+    counters,
+    holding,
+    send,
+    writeRegister,
+    nextHoldId: () => `w${config!.index}-${nextHold++}`,
+    held: () => {
+      if (pendingStall) aimStall();
+    },
+    describe,
+  });
+  await startGate.promise;
+  await stopGate.promise;
+  // Leaves: the items' releases are tracked by the client, whose close (in main) waits for them.
+  member.stop();
 }
 
 /** The Curator worker: the same loop over Curator's InterProcessMutex in the Java peer. */

@@ -12,7 +12,7 @@ let reaping: Promise<ZooKeeperServer> | undefined;
 afterAll(async () => {
   const server = reaping;
   reaping = undefined;
-  await (await server)?.stop();
+  await (await server)?.close();
 });
 
 /**

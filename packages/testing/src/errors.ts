@@ -1,26 +1,55 @@
 /**
  * Typed errors of @zkrx/testing: an option is wrong, ZooKeeper (or Java) is not installed, or a
- * server did not start.
- * Each has a stable `name`, and a static `isInstance` that recognises it across copies of the
- * package (its ESM and CommonJS builds); `instanceof` answers the same. (This package has no
- * runtime dependency, so it marks its errors itself, as @zkrx/core's `errorIdentity` does.)
+ * server did not start. Each has a stable `code` and `name`, and a static `isInstance` that
+ * recognises it across copies of the package (its ESM and CommonJS builds); `instanceof` answers
+ * the same.
+ *
+ * They follow @zkrx/core's `ZkrxError` convention without importing it (core's tests depend on
+ * this package: a dependency back would be a cycle): the same `Symbol.for` keys
+ * (`zkrx.error:<package>.<class>`), the base's key included, so `ZkrxError.isInstance` from
+ * @zkrx/core recognises these errors too, and a `code`. Core's `zkrx-error.test.ts` checks that
+ * the two stay in step.
  */
 
-/** Marks instances with a `Symbol.for` key, shared by every copy of the package. */
-function identity(name: string) {
-  const marker = Symbol.for(`zkrx.error:@zkrx/testing.${name}`);
-  return {
-    mark: (error: Error) => Object.defineProperty(error, marker, { value: true }),
-    is: (value: unknown) =>
-      typeof value === 'object' &&
-      value !== null &&
-      (value as Record<symbol, unknown>)[marker] === true,
-  };
-}
+/** The `Symbol.for` key of a class's mark, as @zkrx/core's `ZkrxError` makes it. */
+const markOf = (marker: string): symbol => Symbol.for(`zkrx.error:${marker}`);
 
-const notFound = identity('ZooKeeperNotFoundError');
-const startFailed = identity('ZooKeeperStartError');
-const badOption = identity('InvalidOptionError');
+/**
+ * This package's stand-in for @zkrx/core's `ZkrxError`: an error is marked with the base's key
+ * (`@zkrx/core.ZkrxError`, so `ZkrxError.isInstance` knows it) and its own class's, which
+ * `isInstance` and `instanceof` look for. (Its classes are not meant to be extended.)
+ */
+abstract class TestingError<Code extends string> extends Error {
+  protected static readonly marker: string = '@zkrx/core.ZkrxError';
+  declare static readonly isInstance: (value: unknown) => boolean;
+
+  static {
+    // `X.isInstance` looks for X's mark, called on X or unbound.
+    Object.defineProperty(TestingError, 'isInstance', {
+      get(this: typeof TestingError) {
+        const key = markOf(this.marker);
+        return (value: unknown) => typeof value === 'object' && value !== null && key in value;
+      },
+    });
+  }
+
+  /** What went wrong, stable across releases. */
+  readonly code: Code;
+
+  constructor(code: Code, message: string) {
+    super(message);
+    this.code = code;
+    const own = (new.target as typeof TestingError).marker;
+    for (const marker of [TestingError.marker, own]) {
+      Object.defineProperty(this, markOf(marker), { value: true });
+    }
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `instanceof` calls it on the class it asks about
+    return this.isInstance(value);
+  }
+}
 
 /** How to get a ZooKeeper this package can run; part of every {@link ZooKeeperNotFoundError}. */
 export const INSTALL_HINT = [
@@ -44,7 +73,9 @@ export const INSTALL_HINT = [
  * // Output: [ 'ZOOKEEPER_HOME (not set)', '/usr/share/java/zookeeper.jar', 'zkServer.sh on PATH' ]
  * ```
  */
-export class ZooKeeperNotFoundError extends Error {
+export class ZooKeeperNotFoundError extends TestingError<'ZooKeeperNotFound'> {
+  protected static override readonly marker = '@zkrx/testing.ZooKeeperNotFoundError';
+  declare static readonly isInstance: (value: unknown) => value is ZooKeeperNotFoundError;
   override readonly name = 'ZooKeeperNotFoundError';
   /** The places that were looked at, in order. */
   readonly searched: readonly string[];
@@ -54,18 +85,8 @@ export class ZooKeeperNotFoundError extends Error {
    * @param searched The places that were looked at, in order.
    */
   constructor(reason: string, searched: readonly string[]) {
-    super(`${reason}\nSearched: ${searched.join('; ')}.\n${INSTALL_HINT}`);
+    super('ZooKeeperNotFound', `${reason}\nSearched: ${searched.join('; ')}.\n${INSTALL_HINT}`);
     this.searched = searched;
-    notFound.mark(this);
-  }
-
-  /** True for a ZooKeeperNotFoundError from any copy of @zkrx/testing in the process. */
-  static isInstance(value: unknown): value is ZooKeeperNotFoundError {
-    return notFound.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return notFound.is(value);
   }
 }
 
@@ -83,7 +104,9 @@ export class ZooKeeperNotFoundError extends Error {
  * // Output: 1 '... NumberFormatException: For input string: "soon" ...'
  * ```
  */
-export class ZooKeeperStartError extends Error {
+export class ZooKeeperStartError extends TestingError<'ZooKeeperStartFailed'> {
+  protected static override readonly marker = '@zkrx/testing.ZooKeeperStartError';
+  declare static readonly isInstance: (value: unknown) => value is ZooKeeperStartError;
   override readonly name = 'ZooKeeperStartError';
   /** The last lines of the server's log (stdout and stderr of the JVM). */
   readonly logTail: string;
@@ -100,20 +123,13 @@ export class ZooKeeperStartError extends Error {
     message: string,
     details: { logTail: string; exitCode: number | null; bindFailed?: boolean },
   ) {
-    super(`${message}\n--- last lines of the server log ---\n${details.logTail}`);
+    super(
+      'ZooKeeperStartFailed',
+      `${message}\n--- last lines of the server log ---\n${details.logTail}`,
+    );
     this.logTail = details.logTail;
     this.exitCode = details.exitCode;
     this.bindFailed = details.bindFailed ?? false;
-    startFailed.mark(this);
-  }
-
-  /** True for a ZooKeeperStartError from any copy of @zkrx/testing in the process. */
-  static isInstance(value: unknown): value is ZooKeeperStartError {
-    return startFailed.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return startFailed.is(value);
   }
 }
 
@@ -132,7 +148,9 @@ export class ZooKeeperStartError extends Error {
  * // Output: tls | an object { certificate, privateKey, ca?, clientAuth? } (PEM strings, e.g. createTestCertificates().server)
  * ```
  */
-export class InvalidOptionError extends Error {
+export class InvalidOptionError extends TestingError<'InvalidOption'> {
+  protected static override readonly marker = '@zkrx/testing.InvalidOptionError';
+  declare static readonly isInstance: (value: unknown) => value is InvalidOptionError;
   override readonly name = 'InvalidOptionError';
   /** The function the options were given to, e.g. `startZooKeeper`. */
   readonly functionName: string;
@@ -158,6 +176,7 @@ export class InvalidOptionError extends Error {
     unknown = false,
   ) {
     super(
+      'InvalidOption',
       unknown
         ? `${functionName}: unknown option ${option}; ${expected}`
         : `${functionName}: option ${option} must be ${expected}, got ${received}`,
@@ -166,15 +185,5 @@ export class InvalidOptionError extends Error {
     this.option = option;
     this.expected = expected;
     this.received = received;
-    badOption.mark(this);
-  }
-
-  /** True for an InvalidOptionError from any copy of @zkrx/testing in the process. */
-  static isInstance(value: unknown): value is InvalidOptionError {
-    return badOption.is(value);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return badOption.is(value);
   }
 }

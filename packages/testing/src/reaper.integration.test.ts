@@ -136,10 +136,10 @@ describe.runIf(existsSync('/proc/self/cmdline'))('no server outlives its owner',
       expect(existsSync(server.dataDir)).toBe(true);
       expect(await server.fourLetterWord('ruok')).toBe('imok');
       const secondPid = server.pid;
-      await server.stop();
+      await server.close();
       await until(() => watchdogsOf(secondPid).length === 0, 10_000);
     } finally {
-      await server.stop();
+      await server.close();
     }
   });
 });

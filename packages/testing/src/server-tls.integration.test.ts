@@ -20,7 +20,7 @@ describe('startZooKeeper({ tls })', () => {
   });
 
   afterAll(async () => {
-    await server?.stop();
+    await server?.close();
   });
 
   it('serves TLS on its secure port with the given certificate, and plain TCP as before', async () => {

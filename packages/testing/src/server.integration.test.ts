@@ -14,7 +14,7 @@ import { startZooKeeper, type ZooKeeperServer } from './server';
 
 const started: ZooKeeperServer[] = [];
 afterAll(async () => {
-  await Promise.all(started.map((server) => server.stop()));
+  await Promise.all(started.map((server) => server.close()));
 });
 async function start(options?: Parameters<typeof startZooKeeper>[0]) {
   const server = await startZooKeeper(options);
@@ -82,23 +82,24 @@ describe('startZooKeeper', () => {
     await resumed.close();
   });
 
-  it('stop() kills only its own process, removes its dir, and is idempotent', async () => {
+  it('close() kills only its own process, removes its dir, and is idempotent', async () => {
     const [a, b] = await Promise.all([start(), start({ tmpfs: true, tickTime: 200 })]);
     expect(b.dir.startsWith(existsSync('/dev/shm') ? '/dev/shm/' : '/')).toBe(true);
     expect(await b.fourLetterWord('conf')).toMatch(/^minSessionTimeout=400$/m);
 
-    const stopping = a.stop();
-    expect(a.stop()).toBe(stopping);
-    await stopping;
+    const closing = a.close();
+    expect(a.close()).toBe(closing);
+    expect(a.stop()).toBe(closing); // the deprecated name of close()
+    await closing;
     expect(isAlive(a.pid)).toBe(false);
     expect(existsSync(a.dir)).toBe(false);
     await expect(fourLetterWord(a.connectString, 'ruok', 1_000)).rejects.toThrow(/ECONNREFUSED/);
-    await a.stop();
-    await expect(a.restart()).rejects.toThrow(/was stopped/);
+    await a.close();
+    await expect(a.restart()).rejects.toThrow(/was closed/);
 
     expect(isAlive(b.pid)).toBe(true);
     expect(await b.fourLetterWord('ruok')).toBe('imok');
-    await b.stop();
+    await b.close();
     expect(existsSync(b.dir)).toBe(false);
   });
 

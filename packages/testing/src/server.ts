@@ -89,13 +89,18 @@ export interface ZooKeeperServer {
   readonly securePort: number | undefined;
   /** ZooKeeper's `dataDir` (snapshots and transaction logs). */
   readonly dataDir: string;
-  /** The server's own temp directory: `zoo.cfg`, `zookeeper.log` and `data/`; removed by `stop()`. */
+  /** The server's own temp directory: `zoo.cfg`, `zookeeper.log` and `data/`; removed by `close()`. */
   readonly dir: string;
   /** The server's log (the JVM's stdout and stderr). */
   readonly logFile: string;
   /** The JVM's process id (a new one after `restart()`). */
   readonly pid: number;
-  /** Kills the server (SIGTERM, SIGKILL after 3 s), waits for it to exit and removes `dir`. Idempotent. */
+  /**
+   * Kills the server (SIGTERM, SIGKILL after 3 s), waits for it to exit and removes `dir`: the
+   * server is done (`restart()` is refused). Idempotent.
+   */
+  close(): Promise<void>;
+  /** @deprecated The old name of {@link ZooKeeperServer.close} (start / close, as everywhere). */
   stop(): Promise<void>;
   /** Stops the server and starts it again on the same port with the same data: sessions survive. */
   restart(): Promise<void>;
@@ -200,7 +205,7 @@ export function checkServerOptions(
  * ```ts
  * const server = await startZooKeeper();
  * console.log(await server.fourLetterWord('ruok'));
- * await server.stop();
+ * await server.close();
  * // Output: imok
  * ```
  *
@@ -327,13 +332,21 @@ function serverHandle(
 ): ZooKeeperServer {
   const connectString = `${HOST}:${port}`;
   let jvm = firstJvm;
-  let stopped: Promise<void> | undefined;
-  // restart() and stop() run one after the other, never interleaved.
+  let closed: Promise<void> | undefined;
+  // restart() and close() run one after the other, never interleaved.
   let lifecycle: Promise<unknown> = Promise.resolve();
   const serially = <T>(step: () => Promise<T>): Promise<T> => {
     const next = lifecycle.then(step, step);
     lifecycle = next.catch(() => {});
     return next;
+  };
+
+  const close = () => {
+    closed ??= serially(async () => {
+      await jvm.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    return closed;
   };
 
   return {
@@ -348,17 +361,12 @@ function serverHandle(
     get pid() {
       return jvm.pid;
     },
-    stop() {
-      stopped ??= serially(async () => {
-        await jvm.stop();
-        rmSync(dir, { recursive: true, force: true });
-      });
-      return stopped;
-    },
+    close,
+    stop: close,
     restart() {
-      if (stopped) return Promise.reject(new Error(`ZooKeeper ${connectString} was stopped`));
+      if (closed) return Promise.reject(new Error(`ZooKeeper ${connectString} was closed`));
       return serially(async () => {
-        if (stopped) throw new Error(`ZooKeeper ${connectString} was stopped`);
+        if (closed) throw new Error(`ZooKeeper ${connectString} was closed`);
         await jvm.stop();
         jvm = await launchAndWait(installation, options, dir, dataDir, port, securePort);
       });

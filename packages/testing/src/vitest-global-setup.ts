@@ -44,6 +44,6 @@ export default async function setup(
   return async () => {
     if (process.env[TEST_CONNECT_ENV] === server.connectString)
       delete process.env[TEST_CONNECT_ENV];
-    await server.stop();
+    await server.close();
   };
 }

@@ -34,6 +34,12 @@ export default async function smoke(_load, { connect, root }) {
     ) {
       throw new Error(`the CommonJS copy does not know the ESM LockTimeoutError: ${timedOut}`);
     }
+    if (!coreCjs.ZkrxError.isInstance(timedOut) || coreCjs.ZkError.isInstance(timedOut)) {
+      throw new Error(`the CommonJS ZkrxError does not know the ESM LockTimeoutError: ${timedOut}`);
+    }
+    if (!coreEsm.ZkClient.isInstance(a) || !(a instanceof coreEsm.ZkClient)) {
+      throw new Error('the ESM copy of @zkrx/core does not know the CommonJS client');
+    }
     await held.release();
     done.push('mutex');
 

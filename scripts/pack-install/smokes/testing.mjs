@@ -6,7 +6,7 @@ export default async function smoke(load) {
   const { startZooKeeper, testZooKeeper, TEST_CONNECT_ENV } = await load('@zkrx/testing');
   const server = await startZooKeeper();
   const answer = await server.fourLetterWord('ruok');
-  await server.stop();
+  await server.close();
   if (answer !== 'imok') throw new Error(`ruok answered ${answer}`);
 
   const globalSetup = await load('@zkrx/testing/vitest-global-setup');

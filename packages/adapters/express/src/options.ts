@@ -2,7 +2,7 @@
  * Checks of the adapters' options, made once when the middleware is created: a bad option
  * throws ZkError `BadArguments` naming the middleware and the option.
  */
-import { isZkError, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { isZkError, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { validateLockPath } from '@zkrx/lock';
 
 function bad(where: string, message: string): ZkError {
@@ -23,18 +23,12 @@ export function checkOptions(where: string, options: unknown): Record<string, un
   return options as Record<string, unknown>;
 }
 
-/** A ZkClient from @zkrx/core (checked by shape, so two copies of core still work). */
+/** A ZkClient from any copy of @zkrx/core (its brand, `ZkClient.isInstance`). */
 export function checkClient(where: string, client: unknown): ZkClient {
-  if (
-    typeof client !== 'object' ||
-    client === null ||
-    !('session$' in client) ||
-    !('promises' in client) ||
-    !('state' in client)
-  ) {
+  if (!ZkClient.isInstance(client)) {
     throw bad(where, `client must be a ZkClient from @zkrx/core's createClient`);
   }
-  return client as ZkClient;
+  return client;
 }
 
 /** A whole number of seconds >= 0 (a `Retry-After` value), or the default. */

@@ -3,7 +3,7 @@
  * re-entrantly, and stops (signal aborted, call rejected) the moment the lock is lost.
  */
 import type { ZkClient } from '@zkrx/core';
-import { ZkError, ZkErrorCode } from '@zkrx/core';
+import { ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
 import {
   acquire,
   type Lease,
@@ -107,10 +107,15 @@ function endedError(lease: Lease, path: string): LockLostError {
   return LockLostError.isInstance(reason) ? reason : new LockLostError(path, 'session-expired');
 }
 
-class LockReleasedError extends Error {
+/**
+ * The reason a method's lock signal aborts with once the method has returned and its lock is
+ * released (named `AbortError`, as aborts are; code `LockReleased`).
+ */
+class LockReleasedError extends ZkrxError<'LockReleased'> {
   override readonly name = 'AbortError';
-  constructor(path: string) {
-    super(`Lock ${path} released: the @Locked method has returned`);
+
+  constructor(readonly path: string) {
+    super('LockReleased', `Lock ${path} released: the @Locked method has returned`);
   }
 }
 

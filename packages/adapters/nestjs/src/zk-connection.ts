@@ -2,27 +2,10 @@
  * The module's hold on ZooKeeper: the client (made here or given), whether the module owns it,
  * and the election settings; opened when the application boots, closed when it shuts down.
  */
-import {
-  createClient,
-  type ZkClient,
-  type ZkClientOptions,
-  ZkError,
-  ZkErrorCode,
-} from '@zkrx/core';
+import { createClient, ZkClient, type ZkClientOptions, ZkError, ZkErrorCode } from '@zkrx/core';
 import type { SuspendedPolicy } from '@zkrx/lock';
 import type { ZkModuleOptions } from './module-definition';
 import { Runs } from './runs';
-
-/** A ZkClient by shape (another copy of @zkrx/core makes clients of another class). */
-function isClient(value: unknown): value is ZkClient {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    'session$' in value &&
-    typeof (value as ZkClient).connected === 'function' &&
-    typeof (value as ZkClient).close === 'function'
-  );
-}
 
 export class ZkConnection {
   private readonly stopping = new AbortController();
@@ -52,7 +35,7 @@ export class ZkConnection {
     const { waitForConnection, candidateId, electionOnSuspended, ...rest } = options;
     let connection: ZkConnection;
     if ('client' in rest) {
-      if (!isClient(rest.client)) {
+      if (!ZkClient.isInstance(rest.client)) {
         throw new ZkError(
           ZkErrorCode.BadArguments,
           "ZkModule: options.client must be a ZkClient from @zkrx/core's createClient",

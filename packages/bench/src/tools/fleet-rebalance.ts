@@ -241,7 +241,7 @@ try {
     }
   }
 } finally {
-  await server?.stop();
+  await server?.close();
 }
 
 for (const impl of impls) {

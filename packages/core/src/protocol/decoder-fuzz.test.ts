@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { recordedFrames } from '../../test/recorded-frames';
 import { Rc } from '../errors';
-import { WatchKind } from '../operations';
+import { WatchRegistration } from '../operations';
 import { FrameReader } from './frames';
 import { JuteReader, ProtocolError } from './jute';
 import { PendingRequest, RequestPipeline } from './pipeline';
@@ -82,7 +82,7 @@ function consume(stream: Buffer, random: () => number, decodeReplies = true): bo
           expect(typeof rc).toBe('number');
           arm(xid);
         },
-        xid % 2 === 0 ? WatchKind.exists : WatchKind.none,
+        xid % 2 === 0 ? WatchRegistration.exists : WatchRegistration.none,
         `/p${xid}`,
       ),
     );

@@ -8,21 +8,19 @@
  * items, -1 for null. Every frame on the socket is prefixed by its int length.
  */
 
-import { errorIdentity } from '../errors';
+import { ZkrxError, type ZkrxErrorOptions } from '../zkrx-error';
 
-const protocolErrorIdentity = errorIdentity('@zkrx/core.ProtocolError');
-
-/** A frame or record that breaks jute's rules: the connection that sent it cannot be trusted. */
-export class ProtocolError extends Error {
+/**
+ * A frame or record that breaks jute's rules: the connection that sent it cannot be trusted.
+ * Internal: it reaches callers as the `cause` of a ZkError `MarshallingError`, hence its code.
+ */
+export class ProtocolError extends ZkrxError<'MarshallingError'> {
+  protected static override readonly marker = '@zkrx/core.ProtocolError';
+  declare static readonly isInstance: (value: unknown) => value is ProtocolError;
   override readonly name = 'ProtocolError';
 
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    protocolErrorIdentity.mark(this);
-  }
-
-  static isInstance(value: unknown): value is ProtocolError {
-    return protocolErrorIdentity.is(value);
+  constructor(message: string, options?: ZkrxErrorOptions) {
+    super('MarshallingError', message, options);
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Rc, type ZkError } from '../errors';
-import { WatchKind } from '../operations';
+import { WatchRegistration } from '../operations';
 import { EventType, OpCode, WatcherType, Xid } from './codes';
 import type { Connection } from './connection';
 import { JuteReader, JuteWriter, ProtocolError, ustringBytes } from './jute';
@@ -122,13 +122,13 @@ describe('RequestPipeline', () => {
       );
       requests.receive(reply(xid, 10, rc));
     };
-    submit(WatchKind.data, '/data', 0);
-    submit(WatchKind.exists, '/absent', Rc.noNode);
-    submit(WatchKind.exists, '/present', 0);
-    submit(WatchKind.child, '/parent', 0);
-    submit(WatchKind.child, '/missing', Rc.noNode);
-    submit(WatchKind.persistentRecursive, '/tree', 0);
-    submit(WatchKind.persistent, '/node', 0);
+    submit(WatchRegistration.data, '/data', 0);
+    submit(WatchRegistration.exists, '/absent', Rc.noNode);
+    submit(WatchRegistration.exists, '/present', 0);
+    submit(WatchRegistration.child, '/parent', 0);
+    submit(WatchRegistration.child, '/missing', Rc.noNode);
+    submit(WatchRegistration.persistentRecursive, '/tree', 0);
+    submit(WatchRegistration.persistent, '/node', 0);
     const watches = requests.watches;
     expect([...watches.data].sort()).toEqual(['/data', '/present']);
     expect([...watches.exist]).toEqual(['/absent']);
@@ -139,7 +139,7 @@ describe('RequestPipeline', () => {
     expect(events).toHaveLength(3);
     expect([...watches.data]).toEqual(['/present']);
     expect(watches.child.size).toBe(0);
-    submit(WatchKind.remove, '/node', 0, WatcherType.persistent);
+    submit(WatchRegistration.remove, '/node', 0, WatcherType.persistent);
     expect(watches.persistent.size).toBe(0);
 
     requests.detach(Rc.connectionLoss);

@@ -4,7 +4,7 @@
  * zxid seen), and the special replies (pings, auth, setWatches, notifications).
  */
 import { Rc, ZkError, ZkErrorCode } from '../errors';
-import { WatchKind } from '../operations';
+import { WatchRegistration } from '../operations';
 import type { Reply } from '../transport';
 import { EventType, WatcherType, Xid } from './codes';
 import type { Connection } from './connection';
@@ -22,7 +22,7 @@ export class PendingRequest {
   constructor(
     readonly decode: Decoder<unknown> | undefined,
     readonly reply: Reply<unknown>,
-    readonly watchKind: number = WatchKind.none,
+    readonly watchRegistration: number = WatchRegistration.none,
     readonly watchPath: string = '',
     /** For removeWatches: ZooKeeper's WatcherType removed. */
     readonly removes: number = 0,
@@ -84,24 +84,24 @@ export class ServerWatches {
   /** Records the watch a request set (or removed) on the server, by its outcome. */
   register(request: PendingRequest, rc: number): void {
     const path = request.watchPath;
-    switch (request.watchKind) {
-      case WatchKind.data:
+    switch (request.watchRegistration) {
+      case WatchRegistration.data:
         if (rc === Rc.ok) this.data.add(path);
         return;
-      case WatchKind.exists:
+      case WatchRegistration.exists:
         if (rc === Rc.ok) this.data.add(path);
         else if (rc === Rc.noNode) this.exist.add(path);
         return;
-      case WatchKind.child:
+      case WatchRegistration.child:
         if (rc === Rc.ok) this.child.add(path);
         return;
-      case WatchKind.persistent:
+      case WatchRegistration.persistent:
         if (rc === Rc.ok) this.persistent.add(path);
         return;
-      case WatchKind.persistentRecursive:
+      case WatchRegistration.persistentRecursive:
         if (rc === Rc.ok) this.persistentRecursive.add(path);
         return;
-      case WatchKind.remove:
+      case WatchRegistration.remove:
         if (rc === Rc.ok || rc === Rc.noWatcher) this.remove(request.removes, path);
         return;
     }

@@ -44,7 +44,12 @@ const MIN_ATTEMPT_MS = 1_000;
 
 const NO_PASSWORD = Buffer.alloc(16);
 
-type State = 'connecting' | 'connected' | 'closing' | 'dead';
+/**
+ * Where this handle is in its own lifecycle — not a `SessionState` (what `session$` reports,
+ * kept by session-keeper.ts): `connecting` covers both a first connection and a reconnection
+ * while the session may live (`suspended` to the client); `dead` covers every end.
+ */
+type HandleState = 'connecting' | 'connected' | 'closing' | 'dead';
 
 const eventTypes: Record<number, WatchEventType | undefined> = {
   [EventType.nodeCreated]: 'created',
@@ -63,7 +68,7 @@ function closedInFlight(): Error {
  * connections come and go underneath while the session lives.
  */
 export class ProtocolSession implements SessionHandle {
-  private state: State = 'connecting';
+  private state: HandleState = 'connecting';
   private sessionIdValue = 0n;
   private sessionHex = '0';
   private password: Buffer = NO_PASSWORD;

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import {
   toDataBuffer,
   validatePath,
-  type ZkClient,
+  ZkClient,
   type ZkData,
   ZkError,
   ZkErrorCode,
@@ -167,16 +167,6 @@ export function validateTimeout(value: unknown, name = 'timeoutMs'): number | un
   return value;
 }
 
-export function isClient(value: unknown): value is ZkClient {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    'promises' in value &&
-    'session$' in value &&
-    typeof (value as ZkClient).watchData === 'function'
-  );
-}
-
 /** Validates the common options; throws ZkError `BadArguments`/`InvalidPath` on bad input. */
 export function resolveLockOptions(
   client: unknown,
@@ -184,7 +174,7 @@ export function resolveLockOptions(
   options: LockOptions | undefined,
   what = 'lock',
 ): ResolvedLockOptions {
-  if (!isClient(client)) {
+  if (!ZkClient.isInstance(client)) {
     throw new ZkError(
       ZkErrorCode.BadArguments,
       `${what}: expected a ZkClient from @zkrx/core's createClient`,

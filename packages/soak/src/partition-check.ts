@@ -1,0 +1,417 @@
+/**
+ * The fleet mode's own rules, judged after the lock rules (checker.ts) have judged every item's
+ * holds as holds of a mutex: balance at the end of each quiet period, and stickiness across each
+ * change made alone. Pure: no server, no clock of its own.
+ *
+ * - Membership is ZooKeeper's: the ephemerals `<path>/members/member-<worker>` in the log say who
+ *   was a live member when.
+ * - A quiet period is a stretch of at least `settleMs` with nothing that may move an item: no
+ *   fault (from its start to its heal), no join or leave asked by the coordinator, no member node
+ *   created or deleted in the log, no item-set change, no lost item (a loss is the worker's own
+ *   evidence of a fault: a busy machine can suspend a connection). At its end (1 ms before the
+ *   next disturbance) the live members' assignments must split the item set ⌊n/m⌋ or ⌈n/m⌉ each,
+ *   cover it, and nothing else may be owned (`balance`).
+ * - Between two judged quiet periods separated by one change and nothing else (one join, with its
+ *   member node's creation; one leave, with its node's deletion by the member; or one item-set
+ *   change; no fault, no loss), the items of both sets that changed owner are counted against the
+ *   fewest any balanced assignment of the new members and items could move (`minimumMoves`), and
+ *   an item that kept its owner must have kept its hold (never interrupted) (`stickiness`).
+ *   Changes that overlap, or come with faults, may move more (members briefly disagree): they are
+ *   not judged.
+ */
+import type { CheckedHold, FaultRecord, Latency, ViolationKind } from './checker';
+import type { ZooKeeperTruth } from './truth';
+
+/** The coordinator's record of the fleet: what it asked, when (its clock). */
+export interface FleetHistory {
+  /** The partition's path. */
+  readonly path: string;
+  /** How long a quiet period must last to be judged (ms). */
+  readonly settleMs: number;
+  /** The item sets given to the members, from the first. */
+  readonly itemSets: readonly { readonly at: number; readonly items: readonly string[] }[];
+  /** Joins (subscribe) and leaves (unsubscribe) asked of the workers. */
+  readonly commands: readonly {
+    readonly at: number;
+    readonly worker: number;
+    readonly kind: 'join' | 'leave';
+  }[];
+  /** When the run began to stop its members: the end of the last quiet period. */
+  readonly endAt: number;
+}
+
+type ChangeKind = 'join' | 'leave' | 'items';
+
+export interface FleetStats {
+  /** Quiet periods judged for balance, and those that failed. */
+  quietPeriods: number;
+  unbalanced: number;
+  /** Changes made alone judged for stickiness; spans between quiet periods not judged. */
+  changesJudged: number;
+  spansNotJudged: number;
+  /** Items that changed owner across the judged changes, the fewest needed, interruptions. */
+  moves: number;
+  minimumMoves: number;
+  interruptions: number;
+  byChange: Record<ChangeKind, { count: number; moves: number; minimum: number }>;
+  /** From a quiet period's start to its last ownership change (ms). */
+  convergence: Latency;
+  /** Members at the judged quiet periods' ends (fewest, most), items (fewest, most). */
+  members: { min: number; max: number };
+  items: { min: number; max: number };
+}
+
+export interface FleetCheckArgs {
+  readonly fleet: FleetHistory;
+  /** The holds the lock rules judged (item holds: resource `<path>/items/<item>`). */
+  readonly holds: readonly CheckedHold[];
+  readonly faults: readonly FaultRecord[];
+  readonly truth: ZooKeeperTruth;
+  /** The log's wall-clock time → the earliest / latest coordinator time it can be. */
+  readonly low: (wall: number) => number;
+  readonly high: (wall: number) => number;
+  readonly violate: (kind: ViolationKind, message: string, holds?: readonly string[]) => void;
+  readonly latency: (values: readonly number[]) => Latency;
+}
+
+/**
+ * The fewest items a change must move: from the owners `before` (item → member) to any balanced
+ * assignment of `items` over `members` (each ⌊n/m⌋ or ⌈n/m⌉). Items of `items` owned before by
+ * a member that is gone must all move. A member `j` that owned `o_j` of the items keeps at most
+ * `min(o_j, quota_j)`; the `n mod m` quotas of ⌈n/m⌉ keep one more item each only where
+ * `o_j > ⌊n/m⌋`, so the most kept is `Σ min(o_j, ⌊n/m⌋) + min(n mod m, #{j : o_j > ⌊n/m⌋})`,
+ * and any assignment that keeps those and places the rest is balanced.
+ *
+ * @param before Each item's owner before the change (items not listed were not owned).
+ * @param members The members after the change.
+ * @param items The items after the change.
+ * @return The fewest owned items that must change owner.
+ */
+export function minimumMoves<M>(
+  before: ReadonlyMap<string, M>,
+  members: readonly M[],
+  items: readonly string[],
+): number {
+  const count = members.length;
+  if (count === 0) return 0;
+  const base = Math.floor(items.length / count);
+  const extra = items.length % count;
+  const owned = new Map<M, number>(members.map((member) => [member, 0]));
+  let total = 0;
+  for (const item of items) {
+    const owner = before.get(item);
+    if (owner === undefined) continue;
+    total += 1;
+    // An item of a member that is gone counts in `total` and is never kept: it must move.
+    const held = owned.get(owner);
+    if (held !== undefined) owned.set(owner, held + 1);
+  }
+  let kept = 0;
+  let over = 0;
+  for (const held of owned.values()) {
+    kept += Math.min(held, base);
+    if (held > base) over += 1;
+  }
+  kept += Math.min(extra, over);
+  return total - kept;
+}
+
+const MEMBER = /^member-(\d+)$/;
+
+interface Disturbance {
+  readonly from: number;
+  readonly to: number;
+  readonly what: 'fault' | 'loss' | 'command' | 'items' | 'member';
+  readonly worker?: number;
+  readonly kind?: 'join' | 'leave' | 'created' | 'deleted';
+  /** A member node's deletion: by its member (`delete`), or its session's end. */
+  readonly byMember?: boolean;
+  readonly label: string;
+}
+
+interface Quiet {
+  readonly from: number;
+  readonly to: number;
+  /** When it is judged: 1 ms before the next disturbance. */
+  readonly at: number;
+  readonly owners: Map<string, CheckedHold>;
+  readonly balanced: boolean;
+  readonly items: readonly string[];
+  readonly members: readonly number[];
+}
+
+/**
+ * Judges balance and stickiness (see the module's comment).
+ *
+ * @param args The fleet's record, the judged holds, the faults, ZooKeeper's record.
+ * @return The figures.
+ */
+export function checkFleet(args: FleetCheckArgs): FleetStats {
+  const { fleet, truth, low, high, violate } = args;
+  const itemsPrefix = `${fleet.path}/items/`;
+  const itemHolds = args.holds.filter((hold) => hold.resource.startsWith(itemsPrefix));
+  const itemOf = (hold: CheckedHold) => hold.resource.slice(itemsPrefix.length);
+  const memberLives = (truth.childrenOf.get(`${fleet.path}/members`) ?? []).filter(
+    (life) => life.ephemeral && MEMBER.test(life.name),
+  );
+  const workerOf = (name: string) => Number(MEMBER.exec(name)?.[1]);
+
+  // ---- what may move an item ----
+  const disturbances: Disturbance[] = [];
+  for (const fault of args.faults) {
+    disturbances.push({
+      from: fault.start,
+      to: Math.max(fault.start, fault.healedAt ?? fault.start),
+      what: 'fault',
+      ...(fault.target === undefined ? {} : { worker: fault.target }),
+      label: `fault #${fault.id} (${fault.kind})`,
+    });
+  }
+  for (const hold of itemHolds) {
+    if (hold.end === 'lost' && hold.endedAt !== undefined) {
+      disturbances.push({
+        from: hold.endedAt,
+        to: hold.endedAt,
+        what: 'loss',
+        worker: hold.worker,
+        label: `${hold.holdId} lost (${hold.reason})`,
+      });
+    }
+  }
+  for (const command of fleet.commands) {
+    disturbances.push({
+      from: command.at,
+      to: command.at,
+      what: 'command',
+      worker: command.worker,
+      kind: command.kind,
+      label: `${command.kind} of worker ${command.worker}`,
+    });
+  }
+  for (const [index, set] of fleet.itemSets.entries()) {
+    disturbances.push({
+      from: set.at,
+      to: set.at,
+      what: 'items',
+      label: index === 0 ? 'the first item set' : `item set ${index}`,
+    });
+  }
+  for (const life of memberLives) {
+    const worker = workerOf(life.name);
+    disturbances.push({
+      from: low(life.created),
+      to: high(life.created),
+      what: 'member',
+      worker,
+      kind: 'created',
+      label: `${life.name} joined`,
+    });
+    if (life.deleted !== undefined) {
+      disturbances.push({
+        from: low(life.deleted),
+        to: high(life.deleted),
+        what: 'member',
+        worker,
+        kind: 'deleted',
+        byMember: life.deletedBy === 'delete',
+        label: `${life.name} gone (${life.deletedBy})`,
+      });
+    }
+  }
+  disturbances.push({
+    from: fleet.endAt,
+    to: Number.POSITIVE_INFINITY,
+    what: 'command',
+    label: 'the end',
+  });
+  disturbances.sort((a, b) => a.from - b.from);
+
+  // ---- the state at a moment ----
+  const itemsAt = (at: number): readonly string[] => {
+    let items: readonly string[] = [];
+    for (const set of fleet.itemSets) if (set.at <= at) items = set.items;
+    return items;
+  };
+  const membersAt = (at: number): number[] =>
+    memberLives
+      .filter(
+        (life) =>
+          high(life.created) <= at && (life.deleted === undefined || low(life.deleted) > at),
+      )
+      .map((life) => workerOf(life.name));
+  const heldAt = (at: number): CheckedHold[] =>
+    itemHolds.filter(
+      (hold) => hold.acquiredAt <= at && (hold.endedAt ?? Number.POSITIVE_INFINITY) > at,
+    );
+
+  // ---- balance at the end of each quiet period ----
+  const stats: FleetStats = {
+    quietPeriods: 0,
+    unbalanced: 0,
+    changesJudged: 0,
+    spansNotJudged: 0,
+    moves: 0,
+    minimumMoves: 0,
+    interruptions: 0,
+    byChange: {
+      join: { count: 0, moves: 0, minimum: 0 },
+      leave: { count: 0, moves: 0, minimum: 0 },
+      items: { count: 0, moves: 0, minimum: 0 },
+    },
+    convergence: args.latency([]),
+    members: { min: Number.POSITIVE_INFINITY, max: 0 },
+    items: { min: Number.POSITIVE_INFINITY, max: 0 },
+  };
+  const convergence: number[] = [];
+  const quiets: Quiet[] = [];
+  let reach = Number.NEGATIVE_INFINITY;
+  for (const next of disturbances) {
+    if (reach > Number.NEGATIVE_INFINITY && next.from - reach >= fleet.settleMs) {
+      quiets.push(judgeQuiet(reach, next.from));
+    }
+    reach = Math.max(reach, next.to);
+  }
+
+  function judgeQuiet(from: number, to: number): Quiet {
+    const at = to - 1;
+    const items = itemsAt(at);
+    const members = membersAt(at);
+    const held = heldAt(at);
+    stats.quietPeriods += 1;
+    stats.members.min = Math.min(stats.members.min, members.length);
+    stats.members.max = Math.max(stats.members.max, members.length);
+    stats.items.min = Math.min(stats.items.min, items.length);
+    stats.items.max = Math.max(stats.items.max, items.length);
+    // Convergence: the last ownership change within the quiet period.
+    let last = from;
+    for (const hold of itemHolds) {
+      for (const time of [hold.acquiredAt, hold.endedAt]) {
+        if (time !== undefined && time > from && time <= at) last = Math.max(last, time);
+      }
+    }
+    convergence.push(last - from);
+
+    const problems: string[] = [];
+    const owners = new Map<string, CheckedHold>();
+    const inSet = new Set(items);
+    const live = new Set(members);
+    const counts = new Map<number, number>(members.map((worker) => [worker, 0]));
+    for (const hold of held) {
+      const item = itemOf(hold);
+      const other = owners.get(item);
+      if (other) problems.push(`${item} owned by workers ${other.worker} and ${hold.worker}`);
+      else owners.set(item, hold);
+      if (!inSet.has(item)) problems.push(`worker ${hold.worker} owns ${item}, not in the set`);
+      if (!live.has(hold.worker)) {
+        problems.push(`worker ${hold.worker} owns ${item} and is not a live member`);
+      } else counts.set(hold.worker, (counts.get(hold.worker) ?? 0) + 1);
+    }
+    if (members.length > 0) {
+      const uncovered = items.filter((item) => !owners.has(item));
+      if (uncovered.length > 0) {
+        problems.push(
+          `${uncovered.length} of ${items.length} items owned by no one (${uncovered.slice(0, 6).join(', ')}${uncovered.length > 6 ? ', …' : ''})`,
+        );
+      }
+      const base = Math.floor(items.length / members.length);
+      const most = base + (items.length % members.length === 0 ? 0 : 1);
+      const off = [...counts].filter(([, count]) => count < base || count > most);
+      if (off.length > 0) {
+        problems.push(
+          `${items.length} items over ${members.length} members should be ${base}${most > base ? ` or ${most}` : ''} each: ${off.map(([worker, count]) => `worker ${worker} owns ${count}`).join(', ')}`,
+        );
+      }
+    }
+    if (problems.length > 0) {
+      stats.unbalanced += 1;
+      violate(
+        'balance',
+        `after ${Math.round(to - from)} ms with no fault and no change (judged ${Math.round(at - from)} ms in), members ${members.join(',') || 'none'}: ${problems.join('; ')}`,
+        held.map((hold) => hold.holdId),
+      );
+    }
+    return { from, to, at, owners, balanced: problems.length === 0, items, members };
+  }
+
+  // ---- stickiness across each change made alone ----
+  for (let index = 1; index < quiets.length; index++) {
+    const before = quiets[index - 1] as Quiet;
+    const after = quiets[index] as Quiet;
+    const between = disturbances.filter(
+      (disturbance) => disturbance.from >= before.to && disturbance.from <= after.from,
+    );
+    const change = aloneChange(between);
+    if (!change || !before.balanced || !after.balanced) {
+      stats.spansNotJudged += 1;
+      continue;
+    }
+    const was = new Map<string, number>();
+    for (const [item, hold] of before.owners) was.set(item, hold.worker);
+    const minimum = minimumMoves(was, after.members, after.items);
+    const moved: string[] = [];
+    const interrupted: string[] = [];
+    for (const item of after.items) {
+      const first = before.owners.get(item);
+      const second = after.owners.get(item);
+      if (!first || !second) continue;
+      if (first.worker !== second.worker) {
+        moved.push(`${item} (${first.worker}→${second.worker})`);
+      } else if (first.holdId !== second.holdId) {
+        interrupted.push(
+          `${item} (worker ${first.worker}: ${first.holdId}, then ${second.holdId})`,
+        );
+      }
+    }
+    stats.changesJudged += 1;
+    stats.moves += moved.length;
+    stats.minimumMoves += minimum;
+    stats.interruptions += interrupted.length;
+    const figures = stats.byChange[change.kind];
+    figures.count += 1;
+    figures.moves += moved.length;
+    figures.minimum += minimum;
+    if (moved.length > minimum || interrupted.length > 0) {
+      violate(
+        'stickiness',
+        `${change.label} (${before.members.length} → ${after.members.length} members, ${before.items.length} → ${after.items.length} items)${moved.length > minimum ? ` moved ${moved.length} items where ${minimum} had to move: ${moved.join(', ')}` : ''}${interrupted.length > 0 ? `${moved.length > minimum ? ';' : ''} interrupted ${interrupted.length} items that kept their owner: ${interrupted.join(', ')}` : ''}`,
+      );
+    }
+  }
+  stats.convergence = args.latency(convergence);
+  if (stats.quietPeriods === 0) {
+    stats.members = { min: 0, max: 0 };
+    stats.items = { min: 0, max: 0 };
+  }
+  return stats;
+}
+
+/**
+ * The one change made between two quiet periods, if it came alone: a join with its member node's
+ * creation, a leave with its node's deletion by the member, or an item-set change with no member
+ * node made or deleted; no fault and no loss.
+ */
+function aloneChange(
+  between: readonly Disturbance[],
+): { kind: ChangeKind; label: string } | undefined {
+  if (between.some((disturbance) => disturbance.what === 'fault' || disturbance.what === 'loss')) {
+    return undefined;
+  }
+  const asked = between.filter(
+    (disturbance) => disturbance.what === 'command' || disturbance.what === 'items',
+  );
+  const nodes = between.filter((disturbance) => disturbance.what === 'member');
+  if (asked.length !== 1) return undefined;
+  const change = asked[0] as Disturbance;
+  if (change.what === 'items') {
+    return nodes.length === 0 ? { kind: 'items', label: `the ${change.label} change` } : undefined;
+  }
+  const node = nodes[0];
+  if (nodes.length !== 1 || !node || node.worker !== change.worker) return undefined;
+  if (change.kind === 'join' && node.kind === 'created') {
+    return { kind: 'join', label: `the join of worker ${change.worker}` };
+  }
+  if (change.kind === 'leave' && node.kind === 'deleted' && node.byMember) {
+    return { kind: 'leave', label: `the leave of worker ${change.worker}` };
+  }
+  return undefined;
+}

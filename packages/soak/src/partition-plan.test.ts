@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { type FleetChange, planFleet } from './partition-plan';
+
+const options = {
+  seed: 42,
+  workers: 8,
+  durationMs: 75_000,
+  quietMs: 4_000,
+  calmChanges: 4,
+  meanChangeGapMs: 2_500,
+};
+
+describe('planFleet', () => {
+  it('gives the same plan for the same seed, another for another', () => {
+    expect(planFleet(options)).toEqual(planFleet(options));
+    expect(planFleet({ ...options, seed: 43 })).not.toEqual(planFleet(options));
+  });
+
+  it('fills the time with rounds of a storm and a calm of changes made alone', () => {
+    const plan = planFleet(options);
+    expect(plan.rounds).toHaveLength(2);
+    for (const round of plan.rounds) {
+      expect(round.calm).toHaveLength(4);
+      expect(round.stormMs).toBe(75_000 / 2 - 5 * 4_000);
+      expect(round.storm.every(({ at }) => at >= 0 && at < round.stormMs)).toBe(true);
+    }
+    // A short run: one round, a storm of 4 s at least.
+    const short = planFleet({ ...options, durationMs: 8_000, quietMs: 3_000, calmChanges: 2 });
+    expect(short.rounds.map((round) => round.stormMs)).toEqual([4_000]);
+  });
+
+  it('joins only workers that are out, leaves only members, and keeps the sets in bounds', () => {
+    for (let seed = 0; seed < 50; seed++) {
+      const plan = planFleet({ ...options, seed });
+      const members = new Set(plan.initialMembers);
+      let items = plan.initialItems;
+      expect(members.size).toBe(6);
+      expect(items).toHaveLength(24);
+      const changes: FleetChange[] = plan.rounds.flatMap((round) => [
+        ...round.storm.map(({ change }) => change),
+        ...round.calm,
+      ]);
+      for (const change of changes) {
+        if (change.kind === 'join') {
+          expect(members.has(change.worker)).toBe(false);
+          members.add(change.worker);
+        } else if (change.kind === 'leave') {
+          expect(members.has(change.worker)).toBe(true);
+          members.delete(change.worker);
+        } else {
+          expect(change.items).not.toEqual(items);
+          expect(new Set(change.items).size).toBe(change.items.length);
+          items = change.items;
+        }
+        expect(members.size).toBeGreaterThanOrEqual(2);
+        expect(items.length).toBeGreaterThanOrEqual(8);
+        expect(items.length).toBeLessThanOrEqual(32);
+      }
+    }
+  });
+});

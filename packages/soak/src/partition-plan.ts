@@ -1,0 +1,132 @@
+/**
+ * The fleet mode's churn plan, drawn from the seed: who is a member at first, the first item set,
+ * and rounds of a storm (faults from the nemesis, and joins, leaves and item-set changes at
+ * random times, all at once) followed by a calm (one change at a time, each followed by a quiet
+ * wait long enough for the fleet to converge). The checker judges balance at the end of every
+ * quiet period and stickiness across each change made alone (partition-check.ts). The same seed
+ * gives the same plan.
+ */
+import { createRandom } from './random';
+
+/** One change the coordinator makes to the fleet. */
+export type FleetChange =
+  | { readonly kind: 'join'; readonly worker: number }
+  | { readonly kind: 'leave'; readonly worker: number }
+  | { readonly kind: 'items'; readonly items: readonly string[] };
+
+/** A storm then a calm. */
+export interface FleetRound {
+  /** How long the storm lasts (ms): faults and changes overlap. */
+  readonly stormMs: number;
+  /** The storm's changes, at ms from its start. */
+  readonly storm: readonly { readonly at: number; readonly change: FleetChange }[];
+  /** The calm's changes: each alone, after a quiet wait and followed by one. */
+  readonly calm: readonly FleetChange[];
+}
+
+export interface FleetPlan {
+  /** Workers that join at the start. */
+  readonly initialMembers: readonly number[];
+  readonly initialItems: readonly string[];
+  /** The calm's wait after each change (and before the first): the checker's settle time plus a margin. */
+  readonly quietMs: number;
+  readonly rounds: readonly FleetRound[];
+}
+
+export interface FleetPlanOptions {
+  readonly seed: number;
+  readonly workers: number;
+  /** The mode's time budget (ms): storms and calms together. */
+  readonly durationMs: number;
+  readonly quietMs: number;
+  /** Changes made alone in each calm. */
+  readonly calmChanges: number;
+  /** Mean time between two changes in a storm (ms). */
+  readonly meanChangeGapMs: number;
+}
+
+/** A round is about this long, so that a long run has several storms. */
+const ROUND_MS = 35_000;
+const MIN_STORM_MS = 4_000;
+
+/** The item names a plan draws from: `item-0` … */
+export const itemName = (index: number) => `item-${index}`;
+
+/**
+ * Plans a fleet run: rounds of a storm then a calm that fill `durationMs` (at least one round,
+ * storms of at least 4 s). Membership never drops below a quarter of the workers (at least 1);
+ * the item set stays between `workers` and `4 × workers` items, drawn from `5 × workers` names
+ * (a removed item may come back: its lock path is made again).
+ *
+ * @param options The seed, the fleet and the timings.
+ * @return The plan.
+ */
+export function planFleet(options: FleetPlanOptions): FleetPlan {
+  const random = createRandom(options.seed, 'fleet');
+  const { workers } = options;
+  const minMembers = Math.max(1, Math.floor(workers / 4));
+  const members = new Set<number>();
+  for (let index = 0; index < workers - minMembers; index++) members.add(index);
+  const initialMembers = [...members];
+  const universe = Array.from({ length: 5 * workers }, (_, index) => itemName(index));
+  let items: string[] = universe.slice(0, 3 * workers);
+  const initialItems = items;
+
+  const nextChange = (): FleetChange => {
+    const outside = Array.from({ length: workers }, (_, index) => index).filter(
+      (index) => !members.has(index),
+    );
+    const weights: Record<string, number> = { items: 1 };
+    if (outside.length > 0) weights.join = 1;
+    if (members.size > minMembers) weights.leave = 1;
+    const kind = random.weighted(weights);
+    if (kind === 'join') {
+      const worker = random.pick(outside);
+      members.add(worker);
+      return { kind, worker };
+    }
+    if (kind === 'leave') {
+      const worker = random.pick([...members]);
+      members.delete(worker);
+      return { kind, worker };
+    }
+    let removed = random.int(0, 3);
+    let added = random.int(removed === 0 ? 1 : 0, 3);
+    removed = Math.min(removed, items.length - workers + added);
+    added = Math.min(added, 4 * workers - items.length + removed);
+    const gone = new Set(random.sample(items, Math.max(0, removed)));
+    const kept = items.filter((item) => !gone.has(item));
+    const fresh = random.sample(
+      universe.filter((item) => !items.includes(item)),
+      Math.max(0, added),
+    );
+    let next = [...kept, ...fresh].sort(byIndex);
+    // At a bound nothing may have changed: then one item goes (there are more than `workers`).
+    if (next.length === items.length && next.every((item, index) => item === items[index])) {
+      const dropped = random.pick(items);
+      next = items.filter((item) => item !== dropped);
+    }
+    items = next;
+    return { kind: 'items', items };
+  };
+
+  const calmMs = (options.calmChanges + 1) * options.quietMs;
+  const roundCount = Math.max(1, Math.floor(options.durationMs / ROUND_MS));
+  const stormMs = Math.max(MIN_STORM_MS, options.durationMs / roundCount - calmMs);
+  const rounds: FleetRound[] = [];
+  for (let round = 0; round < roundCount; round++) {
+    const storm: { at: number; change: FleetChange }[] = [];
+    let at = random.between(0.2, 1) * options.meanChangeGapMs;
+    while (at < stormMs) {
+      storm.push({ at: Math.round(at), change: nextChange() });
+      at += random.between(0.3, 1.7) * options.meanChangeGapMs;
+    }
+    const calm = Array.from({ length: options.calmChanges }, nextChange);
+    rounds.push({ stormMs: Math.round(stormMs), storm, calm });
+  }
+  return { initialMembers, initialItems, quietMs: options.quietMs, rounds };
+}
+
+function byIndex(a: string, b: string): number {
+  return Number(a.slice(5)) - Number(b.slice(5));
+}
