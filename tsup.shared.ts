@@ -4,7 +4,9 @@
  */
 import { defineConfig, type Options } from 'tsup';
 
-export function defineZkrxPackageBuild(options: Options & { entry: string[] }) {
+export function defineZkrxPackageBuild(
+  options: Options & { entry: string[] | Record<string, string> },
+) {
   return defineConfig({
     format: ['esm', 'cjs'],
     dts: true,

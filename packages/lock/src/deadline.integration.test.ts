@@ -48,6 +48,49 @@ describe('the deadline of an acquisition', () => {
     await untilEmpty(other, path);
   });
 
+  it.each([
+    ['the deadline', 'timeout'],
+    ['an abort', 'abort'],
+  ])(
+    'gives up by %s a create not yet written: withdrawn, it never lands (nothing to search for)',
+    async (_, how) => {
+      const { client, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
+      const other = await connectedClient();
+      const path = lockPath();
+      const held = await acquire(other, path);
+      // Disconnected and kept so: the create waits in the client, unwritten, until it is given up.
+      proxy.refuse(true);
+      proxy.cut();
+      await vi.waitUntil(() => client.state === 'suspended');
+      const controller = new AbortController();
+      const reason = new Error('not wanted any more');
+      const pending = acquire(
+        client,
+        path,
+        how === 'timeout' ? { timeoutMs: 300 } : { signal: controller.signal },
+      ).catch((caught: unknown) => caught);
+      if (how === 'abort') controller.abort(reason);
+      const error = await pending;
+      if (how === 'abort') expect(error).toBe(reason);
+      else {
+        expect(error).toBeInstanceOf(LockTimeoutError);
+        // Not connected at any moment of the wait: unreachable, not a busy lock.
+        expect((error as LockTimeoutError).cause).toMatchObject({
+          code: ZkErrorCode.ConnectTimeout,
+        });
+      }
+      expect(client.state).toBe('suspended');
+      proxy.refuse(false);
+      await vi.waitUntil(() => client.state === 'reconnected', { timeout: 10_000 });
+      // Sent after the reconnection on the same session, so answered after anything sent before
+      // it: had the create gone out, its node would be listed here.
+      await client.promises.exists(path);
+      expect(await childrenOf(other, path)).toEqual([held.node.slice(path.length + 1)]);
+      await held.release();
+      await untilEmpty(other, path);
+    },
+  );
+
   it('says when ZooKeeper was never reachable: the cause is ConnectTimeout, not a busy lock', async () => {
     const { connectString } = await testZooKeeper();
     const proxy = await startProxy(connectString);

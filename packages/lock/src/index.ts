@@ -20,9 +20,10 @@ export type {
   NodeLayout,
   ParticipantMode,
 } from './inspect-rules';
-export type { Lease, LeaseState, SuspendedPolicy } from './lease';
-export type { LockOptions } from './lock-recipe';
-export { validateLockPath, validateTimeout } from './lock-recipe';
+export type { Lease } from './kit/lease';
+export type { LeaseState, SuspendedPolicy } from './kit/lease-core';
+export type { LockOptions } from './kit/lock-recipe';
+export { validateLockPath, validateTimeout } from './kit/lock-recipe';
 export type { MultiLease } from './multi-lock';
 export { acquireAll, multiLock } from './multi-lock';
 export type { MergeMapLockedOptions } from './mutex';

@@ -31,8 +31,13 @@ import {
   queueKind,
   splitQueue,
 } from './inspect-rules';
-import { REVOKE_MESSAGE } from './lease';
-import { type LockChild, parseChild, SEMAPHORE_CHILDREN, sortChildren } from './node-names';
+import {
+  type LockChild,
+  parseChild,
+  REVOKE_MESSAGE,
+  SEMAPHORE_CHILDREN,
+  sortChildren,
+} from './kit/node-names';
 
 /** One node queued on a lock: a holder or a waiter. */
 export interface InspectedParticipant {

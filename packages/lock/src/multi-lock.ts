@@ -12,8 +12,8 @@ import {
 import { merge, Observable, type Subscription, take } from 'rxjs';
 import type { LockLostError, LockRevokedError } from './errors';
 import { LockTimeoutError } from './errors';
-import { guardLeases, type Lease, lossHeard$ } from './lease';
-import { type LockOptions, validateLockPath } from './lock-recipe';
+import { guardLeases, type Lease, lossHeard$ } from './kit/lease';
+import { type LockOptions, validateLockPath } from './kit/lock-recipe';
 import { acquire } from './mutex';
 import { timedAcquire } from './telemetry';
 

@@ -11,24 +11,11 @@ import {
   type ObservableInput,
   type OperatorFunction,
 } from 'rxjs';
-import type { Lease } from './lease';
-import { heldInContext } from './lease';
-import type { Decide } from './lock-queue';
-import { defineLockRecipe, type LockOptions } from './lock-recipe';
-import { Marker } from './node-names';
-
-/**
- * Holds when first; otherwise waits for the node just before it (herd-free: a release wakes
- * one waiter), then lists again.
- *
- * Safe because the listing contains our node: a node created after ours, in the parent our node
- * lives in, gets a higher sequence number, and that parent cannot be reaped while our node is in
- * it. So no node can come before ours while it exists: first once, first until it goes.
- */
-export const exclusiveRule: Decide = (children, ourIndex) =>
-  ourIndex === 0
-    ? { holds: true }
-    : { holds: false, waitFor: children[ourIndex - 1] as (typeof children)[number] };
+import type { Lease } from './kit/lease';
+import { heldInContext } from './kit/lease-core';
+import { defineLockRecipe, type LockOptions } from './kit/lock-recipe';
+import { Marker } from './kit/node-names';
+import { exclusiveRule } from './kit/queue-rules';
 
 const exclusive = defineLockRecipe({ name: 'mutex', marker: Marker.lock, decide: exclusiveRule });
 

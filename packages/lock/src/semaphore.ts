@@ -4,17 +4,20 @@
  */
 import { isZkError, joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import type { Observable } from 'rxjs';
-import { LockConflictError, LockTimeoutError } from './errors';
-import { type Lease, LeaseCore } from './lease';
-import { type Decide, joinQueue, removeOwnNode } from './lock-queue';
+import { LockConflictError } from './errors';
+import { removeOwnNode } from './kit/clean-up';
+import { Deadline } from './kit/deadline';
+import { type Lease, retainLease } from './kit/lease';
+import { LeaseCore } from './kit/lease-core';
 import {
   type LockOptions,
   observeLease,
   type ResolvedLockOptions,
   resolveLockOptions,
-} from './lock-recipe';
-import { exclusiveRule } from './mutex';
-import { Marker, parseChild, recipeOfKind } from './node-names';
+} from './kit/lock-recipe';
+import { Marker, parseChild, recipeOfKind } from './kit/node-names';
+import { joinQueue } from './kit/queue';
+import { type Decide, exclusiveRule } from './kit/queue-rules';
 import { timedAcquire } from './telemetry';
 
 export interface SemaphoreOptions extends Omit<LockOptions, 'reentrant'> {
@@ -79,14 +82,25 @@ async function takeLease(
   merged: AbortSignal | undefined,
 ): Promise<LeaseCore> {
   const { client, path } = resolved;
-  const started = performance.now();
-  const remaining = () => {
-    if (resolved.timeoutMs === undefined) return undefined;
-    const left = resolved.timeoutMs - (performance.now() - started);
-    if (left <= 0) throw new LockTimeoutError(path, performance.now() - started);
-    return left;
-  };
+  // One deadline for the whole acquisition (the gate, then the lease): its signal goes to both
+  // queues and every call, and a timeout names the semaphore's path.
+  const deadline = new Deadline(client, path, resolved.timeoutMs, merged);
+  try {
+    return await takeLeaseBy(resolved, observed, deadline);
+  } finally {
+    deadline.stop();
+  }
+}
+
+async function takeLeaseBy(
+  resolved: ResolvedLockOptions & { leases: number },
+  observed: boolean,
+  deadline: Deadline,
+): Promise<LeaseCore> {
+  const { client, path } = resolved;
+  const signal = deadline.signal;
   for (;;) {
+    deadline.check();
     // Takers queue on the `locks` mutex, so leases are counted one taker at a time.
     const gate = await joinQueue({
       client,
@@ -94,8 +108,7 @@ async function takeLease(
       marker: Marker.lock,
       data: resolved.data,
       decide: exclusiveRule,
-      timeoutMs: remaining(),
-      signal: merged,
+      signal,
       wait: true,
     });
     if (!gate) continue;
@@ -104,7 +117,7 @@ async function takeLease(
     // other (a queue lock fails on seeing `locks`/`leases` among its children). Sent with the
     // lease's create (no round trip of its own); a conflict gives up the lease's join.
     const conflict = new AbortController();
-    client.promises.children(path).then(
+    client.promises.children(path, { signal }).then(
       (names) => {
         const other = names.map(parseChild).find((child) => child.kind !== 'other');
         if (other) {
@@ -120,8 +133,7 @@ async function takeLease(
         marker: Marker.lease,
         data: resolved.data,
         decide: leaseRule(resolved.leases),
-        timeoutMs: remaining(),
-        signal: merged ? AbortSignal.any([merged, conflict.signal]) : conflict.signal,
+        signal: signal ? AbortSignal.any([signal, conflict.signal]) : conflict.signal,
         wait: true,
         // Our `locks` node died with the session too: start over from the gate.
         onSessionLoss: 'fail',
@@ -183,7 +195,7 @@ export async function acquireSemaphore(
   options: SemaphoreOptions,
 ): Promise<Lease> {
   const core = await holdLease(resolveSemaphore(client, path, options), false);
-  return core.retain();
+  return retainLease(core);
 }
 
 /**

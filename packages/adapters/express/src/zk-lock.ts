@@ -2,7 +2,7 @@
  * zkLock: Express middleware that holds a ZooKeeper lock per request key for the life of the
  * request, released once when the response finishes or the connection closes.
  */
-import { isConnectedState, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import {
   acquire,
   type Lease,
@@ -12,6 +12,7 @@ import {
   tryAcquire,
   validateLockPath,
 } from '@zkrx/lock';
+import { sessionOf } from '@zkrx/lock/recipe';
 import { acquireRead, acquireWrite, tryAcquireRead, tryAcquireWrite } from '@zkrx/rwlock';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Subscription } from 'rxjs';
@@ -187,7 +188,9 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
       return;
     }
     if (response.destroyed || response.writableFinished) return; // the client left already
-    if (!isConnectedState(client.state)) {
+    // The session the request waits on: any loss of its connection ends it (policy `release`).
+    const session = sessionOf(client, { onSuspended: 'release' });
+    if (!session || session.ended) {
       answerRetryLater(response, 503, retryAfterSeconds, 'zookeeper-unavailable');
       return;
     }
@@ -197,7 +200,7 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
     let decided = false; // the request got its answer, its lease, or is gone
     let ended = false;
     let releasing: Promise<void> | undefined;
-    let sessionWatch: Subscription | undefined;
+    let sessionWatch: (() => void) | undefined;
     let lostWatch: Subscription | undefined;
 
     const release = (): void => {
@@ -209,7 +212,7 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
       ended = true;
       response.off('finish', end);
       response.off('close', end);
-      sessionWatch?.unsubscribe();
+      sessionWatch?.();
       lostWatch?.unsubscribe();
       if (!decided) {
         decided = true;
@@ -228,16 +231,9 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
     response.once('close', end);
     // While waiting: a connection lost means no answer soon (the lock waits for a reconnect):
     // answer 503 now. Once held, the lease watches the session itself.
-    sessionWatch = client.session$.subscribe(({ state }) => {
-      if (!isConnectedState(state)) {
-        unavailable(
-          new ZkError(ZkErrorCode.ConnectionLoss, `${where} ${path}: ZooKeeper is ${state}`, {
-            path,
-          }),
-        );
-      }
-    });
-    if (decided) return;
+    const onSessionEnd = () => unavailable(session.signal.reason);
+    session.signal.addEventListener('abort', onSessionEnd, { once: true });
+    sessionWatch = () => session.signal.removeEventListener('abort', onSessionEnd);
 
     take(path, controller.signal).then(
       (acquired) => {
@@ -249,7 +245,7 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
         }
         if (decided) return;
         decided = true;
-        sessionWatch?.unsubscribe();
+        sessionWatch?.();
         if (!acquired) {
           answerRetryLater(response, statusCode, retryAfterSeconds, 'lock-busy');
           return;
@@ -273,7 +269,7 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
       (error: unknown) => {
         if (decided) return;
         decided = true;
-        sessionWatch?.unsubscribe();
+        sessionWatch?.();
         if (LockTimeoutError.isInstance(error)) {
           answerRetryLater(response, statusCode, retryAfterSeconds, 'lock-timeout');
         } else if (isZooKeeperUnavailable(error)) {

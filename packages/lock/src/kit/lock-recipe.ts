@@ -19,10 +19,12 @@ import {
   type ObservableInput,
   type Subscription,
 } from 'rxjs';
-import { heldInContext, type Lease, LeaseCore, runHolding, type SuspendedPolicy } from './lease';
-import { type Decide, joinQueue, type QueueHold } from './lock-queue';
+import { timedAcquire } from '../telemetry';
+import { type Lease, retainLease } from './lease';
+import { heldInContext, LeaseCore, runHolding, type SuspendedPolicy } from './lease-core';
 import { isRecipeNodeName } from './node-names';
-import { timedAcquire } from './telemetry';
+import { joinQueue, type QueueHold } from './queue';
+import type { Decide } from './queue-rules';
 
 export interface LockOptions {
   /** Give up after this long with LockTimeoutError (nothing is left in ZooKeeper). Default: wait. */
@@ -246,7 +248,7 @@ export function observeLease(
     let watching: Subscription | undefined;
     const deliver = (core: LeaseCore | undefined) => {
       if (!core) return;
-      const own = core.retain();
+      const own = retainLease(core);
       if (subscriber.closed) {
         void own.release();
         return;
@@ -362,10 +364,10 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
   const acquire = async (client: ZkClient, path: string, options?: LockOptions): Promise<Lease> => {
     const resolved = resolveLockOptions(client, path, options, spec.name);
     const existing = reentered(resolved);
-    if (existing) return existing.retain();
+    if (existing) return retainLease(existing);
     const core = await hold(resolved, true, false);
     if (!core) throw new ZkError(ZkErrorCode.SystemError, `${spec.name} ${path}: not acquired`);
-    return core.retain();
+    return retainLease(core);
   };
 
   const tryAcquire = async (
@@ -379,9 +381,9 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
       timeoutMs: undefined,
     };
     const existing = reentered(resolved);
-    if (existing) return existing.retain();
+    if (existing) return retainLease(existing);
     const core = await hold(resolved, false, false);
-    return core ? core.retain() : null;
+    return core ? retainLease(core) : null;
   };
 
   const holding = <T>(

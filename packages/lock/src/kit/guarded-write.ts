@@ -9,7 +9,7 @@
  * - a lock node is EPHEMERAL: it exists exactly while its session lives (the session's close
  *   deletes it in the same txn that ends the session, and a request of a closed or closing session
  *   is refused with SessionExpired, its ops never evaluated), and while it exists its holder holds
- *   (each recipe's rule: nothing can come before a holding node while it exists, lock-queue.ts);
+ *   (each recipe's rule: nothing can come before a holding node while it exists, queue.ts);
  * - its name is unique (a UUID in the protected prefix, `_c_<uuid>-`): no later node, not even
  *   one at the same path after the lock path was reaped and made again, can have that name, so a
  *   `check` that passes found OUR node, not a later holder's.
@@ -20,7 +20,6 @@
  * else fails the check.
  */
 import {
-  isConnectedState,
   isZkError,
   op,
   type TransactionOp,
@@ -28,9 +27,9 @@ import {
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
-import { LeaseReleasedError, LockLostError, type LockLostReason } from './errors';
-import type { LeaseCore } from './lease';
-import { tracedGuard } from './telemetry';
+import { LeaseReleasedError, LockLostError, type LockLostReason } from '../errors';
+import { tracedGuard } from '../telemetry';
+import type { LeaseCore } from './lease-core';
 
 const opTypes: ReadonlySet<unknown> = new Set(['create', 'delete', 'set', 'check']);
 
@@ -140,8 +139,7 @@ function endedReason(core: LeaseCore): Error | undefined {
 }
 
 function connectedOn(core: LeaseCore): boolean {
-  const client = core.client;
-  return isConnectedState(client.state) && client.sessionId === core.sessionId;
+  return core.session.status === 'connected';
 }
 
 /**
@@ -162,7 +160,7 @@ function untilSettled(holds: readonly LeaseCore[]): Promise<void> {
         resolve();
       }
     };
-    subscriptions.push(first.client.session$.subscribe({ next: check, complete: check }));
+    subscriptions.push(first.session.status$.subscribe({ next: check, complete: check }));
     for (const core of holds) {
       subscriptions.push(core.state$.subscribe({ next: check, complete: check }));
     }

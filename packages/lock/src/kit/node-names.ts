@@ -1,6 +1,7 @@
 /**
  * Recipe node names shared with Curator and kazoo: protected names (`_c_<uuid>-<marker>`),
- * the markers of each recipe, and the order key every participant sorts children by.
+ * the markers of each recipe, the order key every participant sorts children by, and the
+ * revocation request a holder's node may carry.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -141,6 +142,9 @@ export function recipeOfKind(kind: ChildKind): string {
       return 'node';
   }
 }
+
+/** What a revocation request writes into the lock node (Curator's `Revoker`). */
+export const REVOKE_MESSAGE = '__REVOKE__';
 
 /** The children a semaphore keeps at its path (Curator InterProcessSemaphoreV2 layout). */
 export const SEMAPHORE_CHILDREN: readonly string[] = ['leases', 'locks'];

@@ -5,10 +5,11 @@
  * (@zkrx/lock, @zkrx/rwlock, @zkrx/leader) are the stable surface.
  */
 
-export { validateGuardOps } from './guard';
-export type { LeaseCore } from './lease';
-export type { Decide, JoinOptions, QueueDecision, QueueHold } from './lock-queue';
-export { joinQueue, removeOwnNode } from './lock-queue';
+export type { LockLabels } from '../telemetry';
+export { lockAttributes, meteredBy } from '../telemetry';
+export { removeOwnNode } from './clean-up';
+export { validateGuardOps } from './guarded-write';
+export type { LeaseCore } from './lease-core';
 export type {
   JoinContext,
   LockRecipe,
@@ -21,7 +22,6 @@ export {
   observeLease,
   resolveLockOptions,
 } from './lock-recipe';
-export { exclusiveRule } from './mutex';
 export type { ChildKind, LockChild } from './node-names';
 export {
   Marker,
@@ -32,5 +32,15 @@ export {
   sequenceOf,
   sortChildren,
 } from './node-names';
-export type { LockLabels } from './telemetry';
-export { lockAttributes, meteredBy } from './telemetry';
+export type { JoinOptions, QueueHold } from './queue';
+export { joinQueue } from './queue';
+export type { Decide, QueueDecision } from './queue-rules';
+export { exclusiveRule } from './queue-rules';
+export type {
+  Session,
+  SessionEnd,
+  SessionOptions,
+  SessionStatus,
+  SuspensionPolicy,
+} from './session';
+export { sessionOf } from './session';

@@ -1,6 +1,6 @@
 import { op, ZkError, ZkErrorCode } from '@zkrx/core';
 import { describe, expect, it } from 'vitest';
-import { classifyGuardFailure, validateGuardOps } from './guard';
+import { classifyGuardFailure, validateGuardOps } from './guarded-write';
 
 const node = '/locks/a/_c_0f8fad5b-d9cb-469f-a165-70867728950e-lock-0000000000';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { exclusiveRule } from './mutex';
 import { sortChildren } from './node-names';
+import { exclusiveRule } from './queue-rules';
 
 const node = (seq: number) =>
   `_c_0f8fad5b-d9cb-469f-a165-${String(seq).padStart(12, '0')}-lock-${String(seq).padStart(10, '0')}`;

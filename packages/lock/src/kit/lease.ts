@@ -1,0 +1,253 @@
+/**
+ * Leases: what a caller holds — one per acquisition, re-entrant ones sharing the hold of one node
+ * (`LeaseCore`) — with its state, loss and revocation streams, signal, release and guarded writes.
+ */
+import type { TransactionOp, TransactionResult } from '@zkrx/core';
+import { BehaviorSubject, filter, map, Observable, type Subscription, take } from 'rxjs';
+import type { LockLostError, LockRevokedError } from '../errors';
+import { guardedWrite } from './guarded-write';
+import {
+  LazySignal,
+  type LeaseCore,
+  type LeaseState,
+  releasedReason,
+  runHolding,
+} from './lease-core';
+
+/**
+ * A held lock. Release it when done (or `await using lease = ...`); watch `lost$` or `signal`
+ * to stop work the moment ownership is lost.
+ *
+ * A session's end is heard in any case. The node's deletion by someone else (an operator, a
+ * tool) is heard once someone listens — `state$` or `lost$` subscribed, `signal` read, the
+ * observable forms, a revocable lease: listening watches the node (two server packets), and its
+ * first read reports a deletion that came before. Nobody listening, the lease learns it at its
+ * next `guard`, and costs the server what Curator's lock does.
+ */
+export interface Lease {
+  /** The lock path. */
+  readonly path: string;
+  /** The lock node this lease holds (shared by re-entrant leases). */
+  readonly node: string;
+  /**
+   * Strictly increases across successive holders of one lock path (the lock node's czxid):
+   * hand it to the store you write to, and have the store refuse writes carrying an older
+   * token than one it has seen.
+   */
+  readonly fencingToken: number;
+  /** The session holding the node (hex). */
+  readonly sessionId: string;
+  /** The current state, as far as the lease has heard (see above: who hears a deletion). */
+  readonly state: LeaseState;
+  /** True while `held` or `suspended`. */
+  readonly isHeld: boolean;
+  /**
+   * Emits the state now and on every change; completes when the lease ends. Subscribing
+   * watches the node for deletion.
+   */
+  readonly state$: Observable<LeaseState>;
+  /**
+   * Emits the LockLostError once if ownership is lost, then completes (also on release).
+   * Subscribing watches the node for deletion.
+   */
+  readonly lost$: Observable<LockLostError>;
+  /**
+   * Aborts when the lease ends (with the LockLostError when lost, LeaseReleasedError on
+   * release) or, for a revocable lease, when its holder is asked to release it
+   * (LockRevokedError): stop the work it guards. Reading it watches the node for deletion.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Revocable leases (`revocable: true`): emits the LockRevokedError once someone asks the
+   * holder to release (`requestRevoke`, or Curator's `Revoker`), even before it subscribed; the
+   * lease stays held until released. Completes when the lease ends.
+   */
+  readonly revoked$: Observable<LockRevokedError>;
+  /**
+   * Releases the lock (or counts down a re-entrant hold). Idempotent. Resolves at once: the
+   * lease is over here, and the node's removal is sent right away (before anything this client
+   * sends next) and finished in the background, retried across disconnections while the session
+   * lives; `client.close()` waits for it. Another client may see the node for one round trip.
+   */
+  release(): Promise<void>;
+  /** Runs `fn` in an async context holding this lease: re-acquiring the lock inside re-enters it. */
+  run<T>(fn: () => T): T;
+  /**
+   * A guarded write: applies `ops` in one ZooKeeper transaction behind a `check` of this lease's
+   * node, so they land only if the lock is still held when ZooKeeper applies them — even if this
+   * client has not heard yet that it lost it. Resolves the ops' results.
+   *
+   * Rejects with LockLostError when the lock was lost (nothing written; at once, without a round
+   * trip, when the lease knows already), LeaseReleasedError after `release()`, the ZkError of the
+   * failing op (`code`, `opIndex` in `ops`; nothing written), or ZkError `BadArguments` for bad
+   * ops (not an array, not `op.*` results, a `set`/`delete` of the lease's own node). While
+   * `suspended` it waits for the connection (or the loss) before sending. A LockLostError whose
+   * `cause` is a ZkError `ConnectionLoss` means the transaction was in flight when the connection
+   * dropped: it may have been applied — while the lock was held, never after.
+   *
+   * ## Example
+   * ```ts
+   * const [written] = await lease.guard([op.set('/orders/42/state', 'shipped')]);
+   * console.log(written.type);
+   * // Output: set
+   * ```
+   *
+   * @param ops The writes (`op.create`, `op.set`, `op.delete`, `op.check` from @zkrx/core).
+   * @return One result per op, as `client.promises.multi` gives them.
+   */
+  guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Adds one lease on `core`'s hold: each acquisition, re-entrant or not, gets its own. */
+export function retainLease(core: LeaseCore): Lease {
+  core.addHolder();
+  return new LeaseHandle(core);
+}
+
+/** The leases made here (a multi-lock guards its leases' holds in one transaction). */
+const handles = new WeakMap<Lease, LeaseHandle>();
+
+/**
+ * A guarded write over several leases of one client (a multi-lock): one transaction with a check
+ * of every lease's node, then `ops`. See {@link Lease.guard}.
+ */
+export function guardLeases(
+  leases: readonly Lease[],
+  ops: readonly TransactionOp[],
+  what: string,
+): Promise<TransactionResult[]> {
+  const found = leases.map((lease) => handles.get(lease) as LeaseHandle);
+  return guardedWrite(
+    found.map((handle) => handle.core),
+    ops,
+    what,
+    found.some((handle) => handle.state === 'released'),
+  );
+}
+
+/**
+ * The lease's loss as far as it hears of it, without starting its node's watch: for a recipe's
+ * own bookkeeping (a multi-lock acquiring its later locks), which must not make the caller pay for
+ * a watch nobody asked for.
+ */
+export function lossHeard$(lease: Lease): Observable<LockLostError> {
+  const core = (handles.get(lease) as LeaseHandle).core;
+  return core.state$.pipe(
+    filter((state) => state === 'lost'),
+    take(1),
+    map(() => core.lostError as LockLostError),
+  );
+}
+
+/**
+ * `source()`, subscribed: listening for the end starts the node's watch (`LeaseCore.watchNode`),
+ * armed once the subscriber is in place, so that a loss the watch's first read reports (a node
+ * deleted before) reaches it too.
+ */
+function watchingNode<T>(core: LeaseCore, source: () => Observable<T>): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const subscription = source().subscribe(subscriber);
+    core.watchNode();
+    return subscription;
+  });
+}
+
+/** One lease on a LeaseCore (re-entrant acquisitions each get their own). */
+class LeaseHandle implements Lease {
+  private released = false;
+  private readonly own: BehaviorSubject<LeaseState>;
+  private readonly mirror: Subscription;
+  private readonly controller = new LazySignal();
+  private readonly revocation: Subscription | undefined;
+  readonly lost$: Observable<LockLostError>;
+  readonly revoked$: Observable<LockRevokedError>;
+
+  constructor(readonly core: LeaseCore) {
+    handles.set(this, this);
+    this.own = new BehaviorSubject<LeaseState>(core.state$.value);
+    this.revoked$ = core.revoked$.pipe(
+      filter((revoked): revoked is LockRevokedError => revoked !== undefined),
+      take(1),
+    );
+    // Only a revocable hold is ever told of a revocation request.
+    if (core.revocable) {
+      this.revocation = this.revoked$.subscribe((revoked) => {
+        if (!this.released) this.controller.abort(revoked);
+      });
+    }
+    this.mirror = core.state$.subscribe({
+      next: (state) => {
+        if (!this.released) this.own.next(state);
+      },
+      complete: () => this.finish(() => core.lostError ?? releasedReason(core.path)),
+    });
+    this.lost$ = watchingNode(core, () =>
+      this.own.pipe(
+        filter((state) => state === 'lost'),
+        take(1),
+        map(() => core.lostError as LockLostError),
+      ),
+    );
+  }
+
+  get path(): string {
+    return this.core.path;
+  }
+  get node(): string {
+    return this.core.node;
+  }
+  get fencingToken(): number {
+    return this.core.fencingToken;
+  }
+  get sessionId(): string {
+    return this.core.sessionId;
+  }
+  get state(): LeaseState {
+    return this.own.value;
+  }
+  get isHeld(): boolean {
+    const state = this.own.value;
+    return state === 'held' || state === 'suspended';
+  }
+  get state$(): Observable<LeaseState> {
+    return watchingNode(this.core, () => this.own);
+  }
+  get signal(): AbortSignal {
+    this.core.watchNode();
+    return this.controller.signal;
+  }
+
+  release(): Promise<void> {
+    if (this.released) return Promise.resolve();
+    const wasHeld = this.isHeld;
+    this.released = true;
+    if (wasHeld) {
+      this.own.next('released');
+      this.finish(() => releasedReason(this.core.path));
+    }
+    this.core.releaseOne();
+    return Promise.resolve();
+  }
+
+  run<T>(fn: () => T): T {
+    return runHolding(this.core, fn);
+  }
+
+  guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]> {
+    // Released while held: over, though its hold may live on for a re-entrant sibling. (Released
+    // after a loss, it stays `lost`: the guard says why.)
+    return guardedWrite([this.core], ops, `guard of ${this.core.path}`, this.state === 'released');
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+
+  private finish(reason: () => Error): void {
+    this.mirror?.unsubscribe();
+    this.revocation?.unsubscribe();
+    this.controller.abortWith(reason);
+    this.own.complete();
+  }
+}
