@@ -5,14 +5,7 @@
  */
 import type { ZkClient } from '@zkrx/core';
 import { type InspectedFleet, type InspectedHold, inspectFleet } from '@zkrx/fleet';
-import {
-  formatData,
-  formatDuration,
-  formatSession,
-  type Paint,
-  padEnd,
-  visibleLength,
-} from './format';
+import { alignedColumns, formatData, formatDuration, formatSession, type Paint } from './format';
 import type { CliIo } from './io';
 
 export type FleetCommand = 'members' | 'partitions';
@@ -24,13 +17,9 @@ export interface FleetRenderOptions {
   readonly paint: Paint;
 }
 
-/** Aligned columns: a header (dimmed) and rows, two spaces apart, the last column unpadded. */
+/** A table: its header (dimmed), then its rows, in aligned columns. */
 function table(header: readonly string[], rows: readonly string[][], paint: Paint): string[] {
-  const widths = header.map((name, column) =>
-    Math.max(name.length, ...rows.map((cells) => visibleLength(cells[column] ?? ''))),
-  );
-  const line = (cells: readonly string[]) =>
-    `  ${cells.map((cell, column) => (column === cells.length - 1 ? cell : padEnd(cell, widths[column] as number))).join('  ')}`;
+  const line = alignedColumns(header, rows);
   return [paint.dim(line(header)), ...rows.map(line)];
 }
 

@@ -102,6 +102,21 @@ export function fitWidth(text: string, width: number): string {
 }
 
 /** Pads `text` to `width` visible characters. */
-export function padEnd(text: string, width: number): string {
+function padEnd(text: string, width: number): string {
   return text + ' '.repeat(Math.max(0, width - visibleLength(text)));
+}
+
+/**
+ * Aligned columns: returns the line of a row of cells, indented two spaces, each cell padded to
+ * its column's widest among `header` and `rows`, two spaces apart, the last cell unpadded.
+ */
+export function alignedColumns(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+): (cells: readonly string[]) => string {
+  const widths = header.map((name, column) =>
+    Math.max(name.length, ...rows.map((cells) => visibleLength(cells[column] ?? ''))),
+  );
+  return (cells) =>
+    `  ${cells.map((cell, column) => (column === cells.length - 1 ? cell : padEnd(cell, widths[column] as number))).join('  ')}`;
 }

@@ -3,14 +3,7 @@
  * holders first, then waiters in line, columns aligned across every block.
  */
 import type { InspectedLock, InspectedParticipant } from '@zkrx/lock';
-import {
-  formatData,
-  formatDuration,
-  formatSession,
-  type Paint,
-  padEnd,
-  visibleLength,
-} from './format';
+import { alignedColumns, formatData, formatDuration, formatSession, type Paint } from './format';
 
 export type ListCommand = 'locks' | 'leaders';
 
@@ -97,14 +90,11 @@ export function renderLocks(locks: readonly InspectedLock[], options: RenderOpti
     return { title, rows };
   });
   if (blocks.length === 0) return [];
-  const widths = HEADER.map((name, column) =>
-    Math.max(
-      name.length,
-      ...blocks.flatMap((block) => block.rows.map((cells) => visibleLength(cells[column] ?? ''))),
-    ),
+  // Columns aligned across every block.
+  const line = alignedColumns(
+    HEADER,
+    blocks.flatMap((block) => block.rows),
   );
-  const line = (cells: readonly string[]) =>
-    `  ${cells.map((cell, column) => (column === cells.length - 1 ? cell : padEnd(cell, widths[column] as number))).join('  ')}`;
   const lines = [paint.dim(line(HEADER))];
   for (const [index, block] of blocks.entries()) {
     if (index > 0) lines.push('');

@@ -56,45 +56,29 @@ async function execute(parsed: ParsedCommandLine, io: CliIo): Promise<number> {
   const paint = parsed.colour && io.stdout.isTTY === true ? colours : noColours;
   switch (command) {
     case 'locks':
-    case 'leaders': {
-      const root = required(parsed, 'a path', '/locks');
-      if (parsed.watch && !parsed.json && io.stdout.isTTY !== true) {
-        throw new CliError(
-          CliErrorCode.BadUsage,
-          `zkrx ${command} --watch draws on a terminal, and this output is not one: add --json for one JSON line per change`,
-        );
-      }
-      return withClient(parsed, (client) =>
-        parsed.watch
-          ? liveView(client, root, {
-              command,
-              connect: parsed.connect,
-              json: parsed.json,
-              colour: paint === colours,
-              io,
-            })
-          : list(client, root, { command, json: parsed.json, paint, io }),
-      );
-    }
+    case 'leaders':
     case 'members':
     case 'partitions': {
-      const path = required(parsed, 'a path', '/fleet/workers');
+      const fleet = command === 'members' || command === 'partitions';
+      const path = required(parsed, 'a path', fleet ? '/fleet/workers' : '/locks');
       if (parsed.watch && !parsed.json && io.stdout.isTTY !== true) {
         throw new CliError(
           CliErrorCode.BadUsage,
           `zkrx ${command} --watch draws on a terminal, and this output is not one: add --json for one JSON line per change`,
         );
       }
+      const options = { connect: parsed.connect, json: parsed.json, paint, io };
+      if (fleet) {
+        const fleetOptions = { ...options, command };
+        return withClient(parsed, (client) =>
+          parsed.watch
+            ? fleetView(client, path, fleetOptions)
+            : listFleet(client, path, fleetOptions),
+        );
+      }
+      const lockOptions = { ...options, command };
       return withClient(parsed, (client) =>
-        parsed.watch
-          ? fleetView(client, path, {
-              command,
-              connect: parsed.connect,
-              json: parsed.json,
-              colour: paint === colours,
-              io,
-            })
-          : listFleet(client, path, { command, json: parsed.json, paint, io }),
+        parsed.watch ? liveView(client, path, lockOptions) : list(client, path, lockOptions),
       );
     }
     case 'release': {

@@ -213,6 +213,21 @@ export class ZkError extends ZkrxError<ZkErrorCode> {
   }
 }
 
+/**
+ * True for a return code that says the connection or the session failed, not the call: what a
+ * watch waits out (it reads again once connected, on the same session or a new one).
+ */
+export function isTransientRc(rc: number): boolean {
+  return (
+    rc === Rc.connectionLoss ||
+    rc === Rc.operationTimeout ||
+    rc === Rc.closing ||
+    rc === Rc.sessionExpired ||
+    rc === Rc.sessionMoved ||
+    rc === Rc.marshallingError
+  );
+}
+
 /** The ZkError for a return code (the server's, or the C client's). */
 export function errorFromRc(rc: number, operation: string, path?: string): ZkError {
   const code = codeOfReturnCode(rc);

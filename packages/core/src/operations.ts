@@ -129,16 +129,49 @@ const yes = () => true;
 const no = () => false;
 const pathOf = (request: { readonly path: string }) => request.path;
 const noPath = () => undefined;
+// A write without a version is idempotent; with one, a retry could report BadVersion wrongly.
+const unversioned = (request: { readonly version: number }) => request.version === -1;
 
 function checkedPath(path: string): { path: string } {
   return { path: validatePath(path) };
 }
 
-function readWatch(kind: number) {
-  return (request: { readonly path: string; readonly watch: boolean }, paths: PathMap) => ({
-    kind: request.watch ? kind : WatchRegistration.none,
-    path: paths.toServer(request.path),
-  });
+/** A read of one path that leaves a watch when asked: `get`, `exists`, `children`. */
+function watchableRead<N extends 'get' | 'exists' | 'children'>(
+  wireName: string,
+  opCode: number,
+  decode: (reader: JuteReader) => OperationResult<N>,
+  registration: number,
+): Operation<N> {
+  return {
+    wireName,
+    prepare: ({ path }) => ({ ...checkedPath(path), watch: false }),
+    idempotent: yes,
+    path: pathOf,
+    encode: (xid, request, paths) =>
+      encodePathWatch(xid, opCode, paths.toServer(request.path), request.watch),
+    decode,
+    watch: (request, paths) => ({
+      kind: request.watch ? registration : WatchRegistration.none,
+      path: paths.toServer(request.path),
+    }),
+  };
+}
+
+/** An operation that sends one path and nothing else: `sync`, `getAcl`, ... */
+function pathOnly<N extends 'sync' | 'getAcl' | 'getAllChildrenNumber' | 'getEphemerals'>(
+  wireName: string,
+  opCode: number,
+  decode?: (reader: JuteReader, paths: PathMap) => OperationResult<N>,
+): Operation<N> {
+  return {
+    wireName,
+    prepare: ({ path }) => checkedPath(path),
+    idempotent: yes,
+    path: pathOf,
+    encode: (xid, request, paths) => encodePath(xid, opCode, paths.toServer(request.path)),
+    decode,
+  };
 }
 
 function serverOps(ops: OperationRequest<'multi'>['ops'], paths: PathMap): MultiOp[] {
@@ -192,36 +225,14 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
       ),
     decode: readCreated,
   },
-  get: {
-    wireName: 'getData',
-    prepare: ({ path }) => ({ ...checkedPath(path), watch: false }),
-    idempotent: yes,
-    path: pathOf,
-    encode: (xid, request, paths) =>
-      encodePathWatch(xid, OpCode.getData, paths.toServer(request.path), request.watch),
-    decode: readNodeData,
-    watch: readWatch(WatchRegistration.data),
-  },
-  exists: {
-    wireName: 'exists',
-    prepare: ({ path }) => ({ ...checkedPath(path), watch: false }),
-    idempotent: yes,
-    path: pathOf,
-    encode: (xid, request, paths) =>
-      encodePathWatch(xid, OpCode.exists, paths.toServer(request.path), request.watch),
-    decode: readStat,
-    watch: readWatch(WatchRegistration.exists),
-  },
-  children: {
-    wireName: 'getChildren',
-    prepare: ({ path }) => ({ ...checkedPath(path), watch: false }),
-    idempotent: yes,
-    path: pathOf,
-    encode: (xid, request, paths) =>
-      encodePathWatch(xid, OpCode.getChildren2, paths.toServer(request.path), request.watch),
-    decode: readChildrenAndStat,
-    watch: readWatch(WatchRegistration.child),
-  },
+  get: watchableRead('getData', OpCode.getData, readNodeData, WatchRegistration.data),
+  exists: watchableRead('exists', OpCode.exists, readStat, WatchRegistration.exists),
+  children: watchableRead(
+    'getChildren',
+    OpCode.getChildren2,
+    readChildrenAndStat,
+    WatchRegistration.child,
+  ),
   set: {
     wireName: 'setData',
     prepare({ path, data, version }, context) {
@@ -231,8 +242,7 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
       checkRequestSize('set', path, context.chroot + path, bytes, 8 + 4); // xid+type, version
       return { path, data: bytes, version: expected };
     },
-    // Writing without a version is idempotent; with one, a retry could report BadVersion wrongly.
-    idempotent: (request) => request.version === -1,
+    idempotent: unversioned,
     path: pathOf,
     encode: (xid, request, paths) =>
       encodeSetData(xid, paths.toServer(request.path), request.data, request.version),
@@ -255,21 +265,8 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
     encode: (xid, request, paths) =>
       encodePathInt(xid, OpCode.delete, paths.toServer(request.path), request.version),
   },
-  sync: {
-    wireName: 'sync',
-    prepare: ({ path }) => checkedPath(path),
-    idempotent: yes,
-    path: pathOf,
-    encode: (xid, request, paths) => encodePath(xid, OpCode.sync, paths.toServer(request.path)),
-  },
-  getAcl: {
-    wireName: 'getACL',
-    prepare: ({ path }) => checkedPath(path),
-    idempotent: yes,
-    path: pathOf,
-    encode: (xid, request, paths) => encodePath(xid, OpCode.getACL, paths.toServer(request.path)),
-    decode: readAclAndStat,
-  },
+  sync: pathOnly('sync', OpCode.sync),
+  getAcl: pathOnly('getACL', OpCode.getACL, readAclAndStat),
   setAcl: {
     wireName: 'setACL',
     prepare({ path, acl, version }) {
@@ -277,7 +274,7 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
       const checked = validateAcl(acl, path);
       return { path, acl: checked, version: validateVersion(version, path) };
     },
-    idempotent: (request) => request.version === -1,
+    idempotent: unversioned,
     path: pathOf,
     encode: (xid, request, paths) =>
       encodeSetAcl(xid, paths.toServer(request.path), request.acl, request.version),
@@ -299,31 +296,15 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
           : result,
       ),
   },
-  getAllChildrenNumber: {
-    wireName: 'getAllChildrenNumber',
-    prepare: ({ path }) => checkedPath(path),
-    idempotent: yes,
-    path: pathOf,
-    encode: (xid, request, paths) =>
-      encodePath(xid, OpCode.getAllChildrenNumber, paths.toServer(request.path)),
-    decode: readInt,
-  },
-  getEphemerals: {
-    wireName: 'getEphemerals',
-    prepare: ({ path }) => checkedPath(path),
-    idempotent: yes,
-    path: pathOf,
-    encode: (xid, request, paths) =>
-      encodePath(xid, OpCode.getEphemerals, paths.toServer(request.path)),
-    decode: (reader, paths) => {
-      const own: string[] = [];
-      for (const path of readStrings(reader)) {
-        const client = paths.fromServer(path);
-        if (client !== undefined) own.push(client);
-      }
-      return own;
-    },
-  },
+  getAllChildrenNumber: pathOnly('getAllChildrenNumber', OpCode.getAllChildrenNumber, readInt),
+  getEphemerals: pathOnly('getEphemerals', OpCode.getEphemerals, (reader, paths) => {
+    const own: string[] = [];
+    for (const path of readStrings(reader)) {
+      const client = paths.fromServer(path);
+      if (client !== undefined) own.push(client);
+    }
+    return own;
+  }),
   whoAmI: {
     wireName: 'whoAmI',
     prepare: () => ({}),

@@ -3,7 +3,7 @@
  * the read that observes each change, kept across reconnects and re-read after session expiry.
  */
 import { Observable, type Subscriber } from 'rxjs';
-import { errorFromRc, Rc, ZkError, ZkErrorCode } from './errors';
+import { errorFromRc, isTransientRc, Rc, ZkError, ZkErrorCode } from './errors';
 import type { Stat } from './stat';
 import type { NodeData, SessionHandle, WatchEventType } from './transport';
 
@@ -46,6 +46,11 @@ const kindsOfEvent: Record<WatchEventType, readonly WatchKind[]> = {
   notwatching: ['data', 'exists', 'children'],
 };
 
+/** What a stream of `kind` tells of a node that does not exist. */
+function absentValue(kind: WatchKind): ValueOf<WatchKind> {
+  return kind === 'children' ? [] : null;
+}
+
 function sameStat(a: Stat | null, b: Stat | null): boolean {
   if (a === null || b === null) return a === b;
   return a.czxid === b.czxid && a.mzxid === b.mzxid && a.pzxid === b.pzxid;
@@ -63,17 +68,6 @@ function sameValue(kind: WatchKind, a: unknown, b: unknown): boolean {
     return sameStat(x?.stat ?? null, y?.stat ?? null);
   }
   return sameStat(a as Stat | null, b as Stat | null);
-}
-
-function isTransient(rc: number): boolean {
-  return (
-    rc === Rc.connectionLoss ||
-    rc === Rc.operationTimeout ||
-    rc === Rc.closing ||
-    rc === Rc.sessionExpired ||
-    rc === Rc.sessionMoved ||
-    rc === Rc.marshallingError
-  );
 }
 
 /**
@@ -141,7 +135,7 @@ export class WatchRegistry {
       if (!entry) continue;
       const absent = event === 'deleted';
       // A deletion is final news: tell subscribers now, re-arm only if someone still listens.
-      if (absent) this.emit(entry, kind === 'children' ? [] : null);
+      if (absent) this.emit(entry, absentValue(kind));
       if (!entry.dead && !entry.reading) this.read(entry, absent);
     }
   }
@@ -187,7 +181,7 @@ export class WatchRegistry {
       for (const subscriber of [...entry.subscribers]) subscriber.complete();
       return;
     }
-    if (isTransient(rc)) {
+    if (isTransientRc(rc)) {
       entry.cancelWait = this.host.whenConnected(() => {
         entry.cancelWait = undefined;
         this.read(entry, false);
@@ -217,49 +211,29 @@ export class WatchRegistry {
     entry.reading = true;
     const { path } = entry;
     if (knownAbsent) return this.armExistence(entry, handle);
+    const reply = inWireOrder((rc: number, value: unknown, cause?: Error) => {
+      entry.reading = false;
+      if (rc === Rc.ok && value) return this.emit(entry, value);
+      if (rc === Rc.noNode) {
+        return entry.kind === 'exists' ? this.emit(entry, null) : this.absent(entry, handle);
+      }
+      this.fail(entry, rc, cause);
+    });
     switch (entry.kind) {
       case 'data':
-        handle.call(
-          'get',
-          { path, watch: true },
-          inWireOrder((rc, node, cause) => {
-            entry.reading = false;
-            if (rc === Rc.ok && node) return this.emit(entry, node);
-            if (rc === Rc.noNode) return this.absent(entry, handle, null);
-            this.fail(entry, rc, cause);
-          }),
-        );
-        return;
+        return handle.call('get', { path, watch: true }, reply);
       case 'exists':
-        handle.call(
-          'exists',
-          { path, watch: true },
-          inWireOrder((rc, stat) => {
-            entry.reading = false;
-            if (rc === Rc.ok && stat) return this.emit(entry, stat);
-            if (rc === Rc.noNode) return this.emit(entry, null);
-            this.fail(entry, rc);
-          }),
-        );
-        return;
+        return handle.call('exists', { path, watch: true }, reply);
       case 'children':
-        handle.call(
-          'children',
-          { path, watch: true },
-          inWireOrder((rc, listing, cause) => {
-            entry.reading = false;
-            if (rc === Rc.ok && listing) return this.emit(entry, listing.children.sort());
-            if (rc === Rc.noNode) return this.absent(entry, handle, []);
-            this.fail(entry, rc, cause);
-          }),
+        return handle.call('children', { path, watch: true }, (rc, listing, cause) =>
+          reply(rc, listing?.children.sort(), cause),
         );
-        return;
     }
   }
 
   // The node is absent: report it, then (if anyone still listens) watch for its creation.
-  private absent(entry: Entry, handle: SessionHandle, value: unknown): void {
-    this.emit(entry, value);
+  private absent(entry: Entry, handle: SessionHandle): void {
+    this.emit(entry, absentValue(entry.kind));
     if (entry.dead || entry.subscribers.size === 0) return;
     entry.reading = true;
     this.armExistence(entry, handle);
@@ -276,9 +250,7 @@ export class WatchRegistry {
           if (entry.kind === 'exists') return this.emit(entry, stat);
           return this.read(entry, false);
         }
-        if (rc === Rc.noNode) {
-          return this.emit(entry, entry.kind === 'children' ? [] : null);
-        }
+        if (rc === Rc.noNode) return this.emit(entry, absentValue(entry.kind));
         this.fail(entry, rc);
       }),
     );

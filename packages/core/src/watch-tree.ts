@@ -5,7 +5,7 @@
  * change made meanwhile is reported, as Curator's CuratorCache and kazoo's TreeCache do.
  */
 import { Observable, type Subscriber } from 'rxjs';
-import { errorFromRc, Rc, ZkError, ZkErrorCode } from './errors';
+import { errorFromRc, isTransientRc, Rc, ZkError, ZkErrorCode } from './errors';
 import { joinPath } from './paths';
 import { WatcherType } from './protocol/codes';
 import type { Stat } from './stat';
@@ -86,17 +86,6 @@ interface TreeEntry {
 const WALK_CONCURRENCY = 32;
 /** Extra passes over the nodes a live event left uncertain during a walk. */
 const SETTLE_PASSES = 3;
-
-function isTransient(rc: number): boolean {
-  return (
-    rc === Rc.connectionLoss ||
-    rc === Rc.operationTimeout ||
-    rc === Rc.closing ||
-    rc === Rc.sessionExpired ||
-    rc === Rc.sessionMoved ||
-    rc === Rc.marshallingError
-  );
-}
 
 /** A read failed because the connection or the session did, not because of the node. */
 function isInterruption(error: unknown): boolean {
@@ -290,7 +279,7 @@ export class TreeWatches {
         for (const subscriber of [...entry.subscribers]) subscriber.complete();
         return;
       }
-      if (isTransient(rc)) return this.retry(entry, reason);
+      if (isTransientRc(rc)) return this.retry(entry, reason);
       this.drop(entry);
       const error =
         rc === Rc.unimplemented && this.host.transportName() !== 'typescript'

@@ -3,14 +3,7 @@
  * each of a partition's items, with fencing tokens — what `zkrx members` and `zkrx partitions`
  * print.
  */
-import {
-  isZkError,
-  joinPath,
-  type NodeData,
-  type ZkClient,
-  ZkError,
-  ZkErrorCode,
-} from '@zkrx/core';
+import { isZkError, joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type InspectedParticipant, inspect } from '@zkrx/lock';
 import type { Member } from './members';
 import { checkClient, checkFleetPath, compareNames, itemsPath, membersPath } from './options';
@@ -78,18 +71,10 @@ export interface InspectedFleet {
 /** How many item locks an inspection reads at once. */
 const CONCURRENCY = 16;
 
-async function childrenOf(client: ZkClient, path: string): Promise<string[] | undefined> {
+/** What `read` resolves; undefined when the node it reads is gone (NoNode). */
+async function unlessGone<T>(read: Promise<T>): Promise<T | undefined> {
   try {
-    return await client.promises.children(path);
-  } catch (error) {
-    if (isZkError(error, ZkErrorCode.NoNode)) return undefined;
-    throw error;
-  }
-}
-
-async function read(client: ZkClient, path: string): Promise<NodeData | undefined> {
-  try {
-    return await client.promises.get(path);
+    return await read;
   } catch (error) {
     if (isZkError(error, ZkErrorCode.NoNode)) return undefined;
     throw error;
@@ -97,10 +82,10 @@ async function read(client: ZkClient, path: string): Promise<NodeData | undefine
 }
 
 async function readMembers(client: ZkClient, path: string): Promise<Member[]> {
-  const names = (await childrenOf(client, path)) ?? [];
+  const names = (await unlessGone(client.promises.children(path))) ?? [];
   const found = await Promise.all(
     names.map(async (name): Promise<Member | undefined> => {
-      const node = await read(client, joinPath(path, name));
+      const node = await unlessGone(client.promises.get(joinPath(path, name)));
       if (!node || node.stat.ephemeralOwner === '0') return undefined;
       return {
         id: name,
@@ -160,7 +145,7 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
   }
   const valid = checkFleetPath(path, 'inspectFleet');
   const readAt = Date.now();
-  const children = await childrenOf(client, valid);
+  const children = await unlessGone(client.promises.children(valid));
   if (children === undefined) return null;
   const structure = await Promise.all(
     ['members', 'items']
@@ -171,21 +156,33 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
   const where = isPartition ? membersPath(valid) : valid;
   const members = await readMembers(client, where);
   const ownSession = client.sessionId;
-  if (!isPartition) {
-    return {
-      path: valid,
-      kind: 'members',
-      membersPath: where,
-      members: members.map((member) => ({
-        ...member,
-        ownSession: member.sessionId === ownSession,
-        items: [],
-      })),
-      items: [],
-      balanced: undefined,
-      readAt,
-    };
+  const items = isPartition ? await readItems(client, valid, members) : [];
+  const owned = new Map<string, string[]>();
+  for (const item of items) {
+    const member = item.owner?.member;
+    if (member !== undefined) owned.set(member, [...(owned.get(member) ?? []), item.item]);
   }
+  return {
+    path: valid,
+    kind: isPartition ? 'partition' : 'members',
+    membersPath: where,
+    members: members.map((member) => ({
+      ...member,
+      ownSession: member.sessionId === ownSession,
+      items: owned.get(member.id) ?? [],
+    })),
+    items,
+    balanced: isPartition ? isBalanced(members, items, owned) : undefined,
+    readAt,
+  };
+}
+
+/** A partition's items, each with its lock's owner and waiters (members named by session). */
+async function readItems(
+  client: ZkClient,
+  path: string,
+  members: readonly Member[],
+): Promise<InspectedItem[]> {
   const bySession = new Map(members.map((member) => [member.sessionId, member.id]));
   const hold = (participant: InspectedParticipant): InspectedHold => ({
     member: bySession.get(participant.sessionId),
@@ -195,13 +192,12 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
     fencingToken: participant.czxid,
     createdAt: participant.createdAt,
   });
-  const names = ((await childrenOf(client, itemsPath(valid))) ?? []).sort(compareNames);
-  const items = await mapLimited(names, async (item): Promise<InspectedItem> => {
-    const lockPath = joinPath(itemsPath(valid), item);
-    const lock = await inspect(client, lockPath).catch((error: unknown) => {
-      if (isZkError(error, ZkErrorCode.NoNode)) return null;
-      throw error;
-    });
+  const names = ((await unlessGone(client.promises.children(itemsPath(path)))) ?? []).sort(
+    compareNames,
+  );
+  return mapLimited(names, async (item): Promise<InspectedItem> => {
+    const lockPath = joinPath(itemsPath(path), item);
+    const lock = await unlessGone(inspect(client, lockPath));
     const holder = lock?.holders[0];
     return {
       item,
@@ -210,34 +206,26 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
       waiting: (lock?.waiters ?? []).map(hold),
     };
   });
-  const owned = new Map<string, string[]>();
-  for (const item of items) {
-    const member = item.owner?.member;
-    if (member !== undefined) owned.set(member, [...(owned.get(member) ?? []), item.item]);
-  }
-  let balanced: boolean | undefined;
-  if (members.length > 0) {
-    const held = items.filter((item) => item.owner !== undefined);
-    const low = Math.floor(held.length / members.length);
-    const high = Math.ceil(held.length / members.length);
-    balanced =
-      held.every((item) => item.owner?.member !== undefined) &&
-      members.every((member) => {
-        const count = owned.get(member.id)?.length ?? 0;
-        return count >= low && count <= high;
-      });
-  }
-  return {
-    path: valid,
-    kind: 'partition',
-    membersPath: where,
-    members: members.map((member) => ({
-      ...member,
-      ownSession: member.sessionId === ownSession,
-      items: owned.get(member.id) ?? [],
-    })),
-    items,
-    balanced,
-    readAt,
-  };
+}
+
+/**
+ * Every member owns ⌊k/m⌋ or ⌈k/m⌉ of the k owned items, and each owned item's owner is a
+ * member; undefined without members.
+ */
+function isBalanced(
+  members: readonly Member[],
+  items: readonly InspectedItem[],
+  owned: ReadonlyMap<string, readonly string[]>,
+): boolean | undefined {
+  if (members.length === 0) return undefined;
+  const held = items.filter((item) => item.owner !== undefined);
+  const low = Math.floor(held.length / members.length);
+  const high = Math.ceil(held.length / members.length);
+  return (
+    held.every((item) => item.owner?.member !== undefined) &&
+    members.every((member) => {
+      const count = owned.get(member.id)?.length ?? 0;
+      return count >= low && count <= high;
+    })
+  );
 }

@@ -32,97 +32,12 @@
  *   judges balance and stickiness.
  */
 import { type ChildKind, parseChild } from '@zkrx/lock/recipe';
+import type { CheckedHold, FaultKind, FaultRecord } from './history';
 import { checkFleet, type FleetHistory, type FleetStats } from './partition-check';
 import type { HoldKind } from './protocol';
 import type { RegisterWrite } from './register';
 import type { ZnodeLife, ZooKeeperTruth } from './truth';
-
-/** One hold, on the coordinator's clock. */
-export interface CheckedHold {
-  readonly holdId: string;
-  readonly group: string;
-  readonly worker: number;
-  readonly resource: string;
-  readonly kind: HoldKind;
-  readonly node: string | undefined;
-  readonly token: number | undefined;
-  readonly sessionId: string | undefined;
-  readonly attemptAt: number;
-  readonly acquiredAt: number;
-  /** Undefined when the worker never said (it crashed). */
-  readonly endedAt: number | undefined;
-  readonly end: 'released' | 'lost' | undefined;
-  readonly reason: string | undefined;
-  /**
-   * The API handed the lease over already lost (its signal aborted): the worker never believed
-   * it held. Counted, not judged.
-   */
-  readonly lostOnArrival?: boolean;
-  /** Uncertainty of the worker's times on the coordinator's clock (ms). */
-  readonly uncertainty: number;
-}
-
-/** What the nemesis did, on the coordinator's clock. */
-export interface FaultRecord {
-  readonly id: number;
-  readonly kind: FaultKind;
-  /** The worker it was aimed at; undefined: the whole fleet (server faults). */
-  readonly target: number | undefined;
-  readonly start: number;
-  /** When it was healed (the proxy resumed, the server back); undefined if never applied. */
-  readonly healedAt: number | undefined;
-  /** The time losses are measured from: the start, or the end of a stall. */
-  readonly lossReference: number;
-  readonly detail: string;
-}
-
-export type FaultKind =
-  | 'expire'
-  | 'cut'
-  | 'reply-lost'
-  | 'blackhole'
-  | 'server-restart'
-  | 'leader-stop'
-  | 'quorum-loss'
-  | 'idle-gap'
-  | 'stall';
-
-export const FAULT_KINDS: readonly FaultKind[] = [
-  'expire',
-  'cut',
-  'reply-lost',
-  'blackhole',
-  'server-restart',
-  'leader-stop',
-  'quorum-loss',
-  'idle-gap',
-  'stall',
-];
-
-export type ViolationKind =
-  | 'admission'
-  | 'overlap'
-  | 'stale-belief'
-  | 'late-loss'
-  | 'unknown-node'
-  | 'node-after-belief'
-  | 'token-mismatch'
-  | 'token-order'
-  | 'register'
-  | 'fence'
-  | 'leftover'
-  | 'no-progress'
-  | 'crash'
-  | 'truth'
-  /** Fleet mode (partition-check.ts). */
-  | 'balance'
-  | 'stickiness';
-
-export interface Violation {
-  readonly kind: ViolationKind;
-  readonly message: string;
-  readonly holds?: readonly string[];
-}
+import { type Latency, latencyOf, type Violation, type ViolationKind } from './verdict';
 
 export interface CheckInput {
   readonly sessionTimeoutMs: number;
@@ -140,13 +55,6 @@ export interface CheckInput {
   readonly noProgress: readonly string[];
   /** Fleet mode: the partition, its item sets and the joins and leaves asked. */
   readonly fleet?: FleetHistory;
-}
-
-/** Latency figures of one group (ms). */
-export interface Latency {
-  count: number;
-  p50: number;
-  max: number;
 }
 
 export interface CheckStats {
@@ -198,22 +106,6 @@ function conflictsWith(kind: HoldKind, sibling: ChildKind): boolean {
 function holdsConflict(a: HoldKind, b: HoldKind): boolean {
   if (a === 'lease' || b === 'lease') return false;
   return !(a === 'read' && b === 'read');
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1));
-  return sorted[index] as number;
-}
-
-/** Latency figures of a list of values. */
-export function latencyOf(values: readonly number[]): Latency {
-  const sorted = [...values].sort((a, b) => a - b);
-  return {
-    count: sorted.length,
-    p50: Math.round(percentile(sorted, 0.5)),
-    max: Math.round(sorted.at(-1) ?? 0),
-  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FaultKind } from './checker';
+import type { FaultKind } from './history';
 import {
   isWorkerFault,
   Nemesis,

@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Ensemble, expireSession, type TcpProxy } from '@zkrx/testing';
-import type { FaultKind, FaultRecord } from './checker';
+import type { FaultKind, FaultRecord } from './history';
 import type { CoordinatorMessage } from './protocol';
 import { createRandom } from './random';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type TxnSpec, txn, txnLogFile } from '../test/txn-builder';
-import { type CheckedHold, type CheckInput, check, type FaultRecord } from './checker';
+import { type CheckInput, check } from './checker';
+import type { CheckedHold, FaultRecord } from './history';
 import { type FleetHistory, minimumMoves } from './partition-check';
 import { buildTruth } from './truth';
 import { parseTxnLog } from './txn-log';

@@ -19,8 +19,9 @@
  *   Changes that overlap, or come with faults, may move more (members briefly disagree): they are
  *   not judged.
  */
-import type { CheckedHold, FaultRecord, Latency, ViolationKind } from './checker';
+import type { CheckedHold, FaultRecord } from './history';
 import type { ZooKeeperTruth } from './truth';
+import type { Latency, ViolationKind } from './verdict';
 
 /** The coordinator's record of the fleet: what it asked, when (its clock). */
 export interface FleetHistory {

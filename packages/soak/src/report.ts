@@ -1,8 +1,10 @@
 /**
  * How a mode's report is printed: one summary line, and the violations.
  */
-import { type CheckInput, FAULT_KINDS, type Latency } from './checker';
+import type { CheckInput } from './checker';
+import { FAULT_KINDS } from './history';
 import type { ModeReport } from './run';
+import type { Latency } from './verdict';
 
 const latency = (figures: Latency | undefined) =>
   figures && figures.count > 0 ? `${figures.p50}/${figures.max}` : '-';

@@ -7,19 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient, type ZkClient } from '@zkrx/core';
 import { type Ensemble, startEnsemble, startProxy, type TcpProxy } from '@zkrx/testing';
-import {
-  type CheckedHold,
-  type CheckInput,
-  type CheckReport,
-  check,
-  FAULT_KINDS,
-  type FaultKind,
-  type FaultRecord,
-  type Latency,
-  latencyOf,
-} from './checker';
+import { type CheckInput, type CheckReport, check } from './checker';
 import { mono, WorkerClock, wallClockOffset } from './clock';
 import { forkWorker, type WorkerProcess } from './fleet';
+import { type CheckedHold, FAULT_KINDS, type FaultKind, type FaultRecord } from './history';
 import { Nemesis, type PlannedFault, planFaults } from './nemesis';
 import type { FleetHistory } from './partition-check';
 import { type FleetChange, planFleet } from './partition-plan';
@@ -36,6 +27,7 @@ import { hash32 } from './random';
 import { FencedRegister } from './register';
 import { buildTruth } from './truth';
 import { readQuorumLog } from './txn-log';
+import { type Latency, latencyOf } from './verdict';
 
 /** What `pnpm soak` can run; `broken` and `continue` are the positive controls. */
 export type SoakMode =

@@ -226,8 +226,8 @@ export async function startZooKeeper(
       const port = options.port ?? free!;
       const securePort = options.tls ? freeSecure : undefined;
       try {
-        const jvm = await launchAndWait(installation, options, dir, dataDir, port, securePort);
-        return serverHandle(installation, options, dir, dataDir, port, securePort, jvm);
+        const setup: ServerSetup = { installation, options, dir, dataDir, port, securePort };
+        return serverHandle(setup, await launchAndWait(setup));
       } catch (error) {
         const retry =
           ZooKeeperStartError.isInstance(error) &&
@@ -243,14 +243,19 @@ export async function startZooKeeper(
   }
 }
 
-async function launchAndWait(
-  installation: ZooKeeperInstallation,
-  options: StartZooKeeperOptions,
-  dir: string,
-  dataDir: string,
-  port: number,
-  securePort: number | undefined,
-): Promise<ServerProcess> {
+/** Where one server lives: what {@link launchAndWait} starts, again on each restart. */
+interface ServerSetup {
+  readonly installation: ZooKeeperInstallation;
+  readonly options: StartZooKeeperOptions;
+  /** The server's directory (zoo.cfg, logs, keys), removed on close. */
+  readonly dir: string;
+  readonly dataDir: string;
+  readonly port: number;
+  readonly securePort: number | undefined;
+}
+
+async function launchAndWait(setup: ServerSetup): Promise<ServerProcess> {
+  const { installation, options, dir, dataDir, port, securePort } = setup;
   writeFileSync(
     join(dir, 'zoo.cfg'),
     renderZooCfg({
@@ -321,15 +326,8 @@ export function serverSystemProperties(
   return properties;
 }
 
-function serverHandle(
-  installation: ZooKeeperInstallation,
-  options: StartZooKeeperOptions,
-  dir: string,
-  dataDir: string,
-  port: number,
-  securePort: number | undefined,
-  firstJvm: ServerProcess,
-): ZooKeeperServer {
+function serverHandle(setup: ServerSetup, firstJvm: ServerProcess): ZooKeeperServer {
+  const { dir, dataDir, port, securePort } = setup;
   const connectString = `${HOST}:${port}`;
   let jvm = firstJvm;
   let closed: Promise<void> | undefined;
@@ -368,7 +366,7 @@ function serverHandle(
       return serially(async () => {
         if (closed) throw new Error(`ZooKeeper ${connectString} was closed`);
         await jvm.stop();
-        jvm = await launchAndWait(installation, options, dir, dataDir, port, securePort);
+        jvm = await launchAndWait(setup);
       });
     },
     fourLetterWord(word) {

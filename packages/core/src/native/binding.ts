@@ -133,33 +133,25 @@ export class NativeHandle {
     acl: NativeAcl[] | null,
     cb: (rc: Code, path: string, stat: NativeStat | null) => void,
   ): void {
-    const done = once3(cb);
     const native = this.native;
-    if (this.dead) return done(Rc.closing, '', null);
-    if (native.a_create2) {
-      this.check(
-        native.a_create2(path, data, flags, ttlMs, acl, (rc, _e, p, stat) => done(rc, p, stat)),
-        done,
-      );
-      return;
-    }
-    // Stock binding: no Stat from create, no ACL (always OPEN_ACL_UNSAFE).
-    const bytes = data ?? Buffer.alloc(0);
-    const onCreated = (rc: Code, _e: string, p: string) => done(rc, p, null);
-    this.check(
-      ttlMs > 0
+    this.send(cb, ['', null], (done) => {
+      if (native.a_create2) {
+        return native.a_create2(path, data, flags, ttlMs, acl, (rc, _e, p, stat) =>
+          done(rc, p, stat),
+        );
+      }
+      // Stock binding: no Stat from create, no ACL (always OPEN_ACL_UNSAFE).
+      const bytes = data ?? Buffer.alloc(0);
+      const onCreated = (rc: Code, _e: string, p: string) => done(rc, p, null);
+      return ttlMs > 0
         ? native.a_create_ttl(path, bytes, flags, ttlMs, onCreated)
-        : native.a_create(path, bytes, flags, onCreated),
-      done,
-    );
+        : native.a_create(path, bytes, flags, onCreated);
+    });
   }
 
   exists(path: string, watch: boolean, cb: (rc: Code, stat: NativeStat | null) => void): void {
-    const done = once2(cb);
-    if (this.dead) return done(Rc.closing, null);
-    this.check(
+    this.send(cb, [null], (done) =>
       this.native.a_exists(path, watch, (rc, _e, stat) => done(rc, stat)),
-      done,
     );
   }
 
@@ -168,11 +160,8 @@ export class NativeHandle {
     watch: boolean,
     cb: (rc: Code, stat: NativeStat | null, data: Buffer | null) => void,
   ): void {
-    const done = once3(cb);
-    if (this.dead) return done(Rc.closing, null, null);
-    this.check(
+    this.send(cb, [null, null], (done) =>
       this.native.a_get(path, watch, (rc, _e, stat, data) => done(rc, stat, data)),
-      done,
     );
   }
 
@@ -181,13 +170,10 @@ export class NativeHandle {
     watch: boolean,
     cb: (rc: Code, children: string[], stat: NativeStat | null) => void,
   ): void {
-    const done = once3(cb);
-    if (this.dead) return done(Rc.closing, [], null);
-    this.check(
+    this.send(cb, [[], null], (done) =>
       this.native.a_get_children2(path, watch, (rc, _e, children, stat) =>
         done(rc, children ?? [], stat),
       ),
-      done,
     );
   }
 
@@ -197,30 +183,17 @@ export class NativeHandle {
     version: number,
     cb: (rc: Code, stat: NativeStat | null) => void,
   ): void {
-    const done = once2(cb);
-    if (this.dead) return done(Rc.closing, null);
-    this.check(
+    this.send(cb, [null], (done) =>
       this.native.a_set(path, data, version, (rc, _e, stat) => done(rc, stat)),
-      done,
     );
   }
 
   delete(path: string, version: number, cb: (rc: Code) => void): void {
-    const done = once1(cb);
-    if (this.dead) return done(Rc.closing);
-    this.check(
-      this.native.a_delete_(path, version, (rc) => done(rc)),
-      done,
-    );
+    this.send(cb, [], (done) => this.native.a_delete_(path, version, (rc) => done(rc)));
   }
 
   sync(path: string, cb: (rc: Code) => void): void {
-    const done = once1(cb);
-    if (this.dead) return done(Rc.closing);
-    this.check(
-      this.native.a_sync(path, (rc) => done(rc)),
-      done,
-    );
+    this.send(cb, [], (done) => this.native.a_sync(path, (rc) => done(rc)));
   }
 
   /**
@@ -233,7 +206,7 @@ export class NativeHandle {
    * ADMIN but not READ on the node.
    */
   getAcl(path: string, cb: (rc: Code, acl: NativeAcl[], stat: NativeStat | null) => void): void {
-    const done = once3(cb);
+    const done = once(cb);
     if (this.dead) return done(Rc.closing, [], null);
     const read = () =>
       this.check(
@@ -268,17 +241,12 @@ export class NativeHandle {
   }
 
   setAcl(path: string, version: number, acl: NativeAcl[], cb: (rc: Code) => void): void {
-    const done = once1(cb);
-    if (this.dead) return done(Rc.closing);
-    this.check(
-      this.native.a_set_acl(path, version, acl, (rc) => done(rc)),
-      done,
-    );
+    this.send(cb, [], (done) => this.native.a_set_acl(path, version, acl, (rc) => done(rc)));
   }
 
   /** Reads the ensemble's configuration node; `Rc.unimplemented` without `a_getconfig`. */
   getConfig(watch: boolean, cb: (rc: Code, stat: NativeStat | null, data: Buffer | null) => void) {
-    const done = once3(cb);
+    const done = once(cb);
     if (this.dead) return done(Rc.closing, null, null);
     const getconfig = this.native.a_getconfig;
     if (typeof getconfig !== 'function') {
@@ -292,12 +260,23 @@ export class NativeHandle {
   }
 
   addAuth(scheme: string, credentials: string, cb: (rc: Code) => void): void {
-    const done = once1(cb);
-    if (this.dead) return done(Rc.closing);
-    this.check(
-      this.native.add_auth(scheme, credentials, (rc) => done(rc)),
-      done,
-    );
+    this.send(cb, [], (done) => this.native.add_auth(scheme, credentials, (rc) => done(rc)));
+  }
+
+  /**
+   * One call to the binding: its completion reported to `cb` at most once; at once with
+   * `Rc.closing` (and `closed`) when the handle is dead, without reaching the binding.
+   *
+   * @param call Makes the call, completing through `done`; returns the binding's synchronous code.
+   */
+  private send<A extends unknown[]>(
+    cb: (rc: Code, ...values: A) => void,
+    closed: A,
+    call: (done: (rc: Code, ...values: A | []) => void) => Code,
+  ): void {
+    const done = once(cb);
+    if (this.dead) return done(Rc.closing, ...closed);
+    this.check(call(done), done);
   }
 
   /** True while the C client holds an established connection (zookeeper.h `ZOO_CONNECTED_STATE`). */
@@ -306,10 +285,10 @@ export class NativeHandle {
   }
 
   /** A call the C client refused synchronously never runs its completion: report it now. */
-  private check(rc: Code, done: (rc: Code, ...rest: never[]) => void): void {
+  private check(rc: Code, done: (rc: Code) => void): void {
     if (rc !== Rc.ok) {
       const code = this.dead ? Rc.closing : rc;
-      queueMicrotask(() => (done as (rc: Code) => void)(code));
+      queueMicrotask(() => done(code));
     }
     this.noticeSilentDisconnect();
   }
@@ -374,30 +353,17 @@ export class NativeHandle {
   }
 }
 
-// A completion runs at most once: the C client may both refuse a call and, rarely, complete it.
-function once1(cb: (rc: Code) => void): (rc: Code) => void {
+/**
+ * A completion that runs at most once: the C client may both refuse a call and, rarely, complete
+ * it. Called with the code alone (a call refused), `cb` gets its values undefined.
+ */
+function once<A extends unknown[]>(
+  cb: (rc: Code, ...values: A) => void,
+): (rc: Code, ...values: A | []) => void {
   let called = false;
-  return (rc) => {
+  return (rc, ...values) => {
     if (called) return;
     called = true;
-    cb(rc);
-  };
-}
-
-function once2<A>(cb: (rc: Code, a: A) => void): (rc: Code, a?: A) => void {
-  let called = false;
-  return (rc, a) => {
-    if (called) return;
-    called = true;
-    cb(rc, a as A);
-  };
-}
-
-function once3<A, B>(cb: (rc: Code, a: A, b: B) => void): (rc: Code, a?: A, b?: B) => void {
-  let called = false;
-  return (rc, a, b) => {
-    if (called) return;
-    called = true;
-    cb(rc, a as A, b as B);
+    cb(rc, ...(values as A));
   };
 }

@@ -130,42 +130,32 @@ export class JuteReader {
   }
 
   int(): number {
-    this.need(4, 'int');
-    const value = this.bytes.readInt32BE(this.offset);
-    this.offset += 4;
-    return value;
+    return this.bytes.readInt32BE(this.take(4, 'int'));
   }
 
   /** A 64-bit value as a number: exact while below 2^53 (zxids, times, counters). */
   long(): number {
-    this.need(8, 'long');
-    const high = this.bytes.readInt32BE(this.offset);
-    const low = this.bytes.readUInt32BE(this.offset + 4);
-    this.offset += 8;
-    return high * TWO_POW_32 + low;
+    const at = this.take(8, 'long');
+    return this.bytes.readInt32BE(at) * TWO_POW_32 + this.bytes.readUInt32BE(at + 4);
   }
 
   /** A 64-bit value as hex text of its unsigned form, as ZooKeeper prints session ids. */
   longHex(): string {
-    this.need(8, 'long');
-    const high = this.bytes.readUInt32BE(this.offset);
-    const low = this.bytes.readUInt32BE(this.offset + 4);
-    this.offset += 8;
+    const at = this.take(8, 'long');
+    const high = this.bytes.readUInt32BE(at);
+    const low = this.bytes.readUInt32BE(at + 4);
     if (high === 0) return low.toString(16);
     return high.toString(16) + low.toString(16).padStart(8, '0');
   }
 
   bigLong(): bigint {
-    this.need(8, 'long');
-    const value = this.bytes.readBigInt64BE(this.offset);
-    this.offset += 8;
-    return value;
+    return this.bytes.readBigInt64BE(this.take(8, 'long'));
   }
 
   boolean(): boolean {
-    this.need(1, 'boolean');
-    const value = this.bytes[this.offset++]!;
-    if (value > 1) throw new ProtocolError(`jute: boolean byte ${value} at ${this.offset - 1}`);
+    const at = this.take(1, 'boolean');
+    const value = this.bytes[at]!;
+    if (value > 1) throw new ProtocolError(`jute: boolean byte ${value} at ${at}`);
     return value === 1;
   }
 
@@ -202,17 +192,21 @@ export class JuteReader {
     return count;
   }
 
+  /** A `vector` whose items `readItem` reads, each at least `minItemBytes` long (see `count`). */
+  vector<T>(minItemBytes: number, readItem: (reader: this) => T): T[] {
+    const count = this.count(minItemBytes);
+    const items = new Array<T>(count);
+    for (let index = 0; index < count; index++) items[index] = readItem(this);
+    return items;
+  }
+
   /** A `vector<ustring>`. */
   strings(): string[] {
-    const count = this.count(4);
-    const values = new Array<string>(count);
-    for (let index = 0; index < count; index++) values[index] = this.ustring();
-    return values;
+    return this.vector(4, (reader) => reader.ustring());
   }
 
   skip(bytes: number): void {
-    this.need(bytes, 'skip');
-    this.offset += bytes;
+    this.take(bytes, 'skip');
   }
 
   private checkLength(length: number, what: string): void {
@@ -223,11 +217,15 @@ export class JuteReader {
     }
   }
 
-  private need(bytes: number, what: string): void {
-    if (this.end - this.offset < bytes) {
+  /** Moves past the next `bytes` (checked against those left); returns where they start. */
+  private take(bytes: number, what: string): number {
+    const at = this.offset;
+    if (this.end - at < bytes) {
       throw new ProtocolError(
-        `jute: truncated record: ${what} needs ${bytes} bytes at ${this.offset}, ${this.end - this.offset} left`,
+        `jute: truncated record: ${what} needs ${bytes} bytes at ${at}, ${this.end - at} left`,
       );
     }
+    this.offset = at + bytes;
+    return at;
   }
 }

@@ -10,6 +10,7 @@
  */
 import type { Acl } from '../acl';
 import type { Stat } from '../stat';
+import type { ClientInfo, TransportOpResult } from '../transport';
 import { createOpCode, OpCode, Xid } from './codes';
 import { type JuteReader, JuteWriter, ProtocolError, ustringBytes } from './jute';
 
@@ -310,15 +311,12 @@ export function readStat(reader: JuteReader): Stat {
 
 /** `vector<ACL>`. */
 export function readAcl(reader: JuteReader): Acl[] {
-  const count = reader.count(12);
-  const acl = new Array<Acl>(count);
-  for (let index = 0; index < count; index++) {
+  return reader.vector(12, () => {
     const permissions = reader.int();
     const scheme = reader.ustring();
     const id = reader.ustring();
-    acl[index] = { permissions, scheme, id };
-  }
-  return acl;
+    return { permissions, scheme, id };
+  });
 }
 
 /** `GetDataResponse`: the data and the Stat. */
@@ -372,34 +370,18 @@ export function readWatcherEvent(reader: JuteReader): WatcherEvent {
   return { type, state, path };
 }
 
-/** One `ClientInfo` of `whoAmI`. */
-export interface ClientInfo {
-  readonly authScheme: string;
-  readonly user: string;
-}
-
+/** `WhoAmIResponse`: one `ClientInfo` per authentication. */
 export function readClientInfos(reader: JuteReader): ClientInfo[] {
-  const count = reader.count(8);
-  const infos = new Array<ClientInfo>(count);
-  for (let index = 0; index < count; index++) {
+  return reader.vector(8, () => {
     const authScheme = reader.ustring();
     const user = reader.ustring();
-    infos[index] = { authScheme, user };
-  }
-  return infos;
+    return { authScheme, user };
+  });
 }
 
-/** One result of a transaction, server paths as the server sent them. */
-export type MultiResult =
-  | { readonly type: 'create'; readonly path: string; readonly stat: Stat | undefined }
-  | { readonly type: 'delete' }
-  | { readonly type: 'set'; readonly stat: Stat }
-  | { readonly type: 'check' }
-  | { readonly type: 'error'; readonly rc: number };
-
-/** `MultiResponse`: results behind MultiHeaders until the one marked done. */
-export function readMultiResults(reader: JuteReader): MultiResult[] {
-  const results: MultiResult[] = [];
+/** `MultiResponse`: results behind MultiHeaders until the one marked done (server paths). */
+export function readMultiResults(reader: JuteReader): TransportOpResult[] {
+  const results: TransportOpResult[] = [];
   for (;;) {
     const type = reader.int();
     const done = reader.boolean();
