@@ -1,11 +1,11 @@
 /**
- * What every candidate is given: its id and suspended policy, checked like any lock's options,
- * and the two recipes elections stand in (latch and selector layouts).
+ * What every candidate is given — its id, suspended policy and telemetry name, checked like any
+ * lock's options — and, for `joinElection`, how it rides out a failure.
  */
 import { hostname } from 'node:os';
 import { ZkError, ZkErrorCode } from '@zkrx/core';
-import type { SuspendedPolicy } from '@zkrx/lock';
-import { defineLockRecipe, exclusiveRule, Marker, resolveLockOptions } from '@zkrx/lock/recipe';
+import { type SuspendedPolicy, validateTimeout } from '@zkrx/lock';
+import { resolveLockOptions } from '@zkrx/lock/recipe';
 
 export interface CandidateOptions {
   /** This participant's id, stored as its node's data (default `hostname:pid`). */
@@ -24,27 +24,37 @@ export interface CandidateOptions {
   name?: string;
 }
 
-/** Curator LeaderLatch layout: `_c_<uuid>-latch-<seq>`. */
-export const latch = defineLockRecipe({
-  name: 'leader-latch',
-  marker: Marker.latch,
-  decide: exclusiveRule,
-});
-/** Curator LeaderSelector layout: a mutex on the path (`_c_<uuid>-lock-<seq>`). */
-export const selector = defineLockRecipe({
-  name: 'leader-selector',
-  marker: Marker.lock,
-  decide: exclusiveRule,
-});
+/** The options of `joinElection`. */
+export interface ElectionOptions extends CandidateOptions {
+  /**
+   * After a failure the candidacy cannot ride out by itself — its first node could not be queued
+   * (ZooKeeper unreachable, NoAuth), or the election errored (a LockConflictError) — stand again
+   * after this many milliseconds, and so on until `leave()` or the client closes. Default: no
+   * second attempt: the election is left, `joined` rejects if it was not joined yet. (A lost
+   * leadership is not a failure: the candidate always stands again after one, at once.)
+   */
+  retryDelayMs?: number;
+}
+
+/** A candidate's options once checked. */
+export interface ResolvedCandidate {
+  readonly id: string;
+  readonly onSuspended: SuspendedPolicy;
+  readonly name: string | undefined;
+  readonly retryDelayMs: number | undefined;
+}
 
 const defaultId = `${hostname()}:${process.pid}`;
 
-/** Checks a candidate's options like any lock's (path, policy, client); the id is the node data. */
+/**
+ * Checks a candidate's options like any lock's (path, policy, client); the id is the node data.
+ * Throws ZkError `BadArguments` / `InvalidPath` on bad input.
+ */
 export function resolveCandidate(
   client: unknown,
   path: unknown,
-  options: CandidateOptions | undefined,
-) {
+  options: ElectionOptions | undefined,
+): ResolvedCandidate {
   const id = options?.id ?? defaultId;
   if (typeof id !== 'string' || id.length === 0) {
     throw new ZkError(
@@ -59,5 +69,10 @@ export function resolveCandidate(
     { onSuspended: options?.onSuspended, data: id, name: options?.name },
     'leader election',
   );
-  return { id, onSuspended: options?.onSuspended ?? 'release', name: options?.name };
+  return {
+    id,
+    onSuspended: options?.onSuspended ?? 'release',
+    name: options?.name,
+    retryDelayMs: validateTimeout(options?.retryDelayMs, 'retryDelayMs'),
+  };
 }
