@@ -5,19 +5,23 @@
 import type { ZkClient } from '@zkrx/core';
 import { ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
 import {
-  acquire,
   type Lease,
   LockLostError,
   type LockOptions,
   type SuspendedPolicy,
-  tryAcquire,
   validateLockPath,
   validateTimeout,
 } from '@zkrx/lock';
-import { acquireRead, acquireWrite, tryAcquireRead, tryAcquireWrite } from '@zkrx/rwlock';
+import { type LockKind, lockKinds } from '@zkrx/rwlock';
 import { from, isObservable, Observable, type Subscription } from 'rxjs';
 import { type CurrentLock, currentLock, runWithLock } from './lock-context';
-import { type AnyMethod, describeMethod, injectInto, replaceMethod } from './method-decoration';
+import {
+  injectedInto,
+  injectInto,
+  instanceMethod,
+  NEEDS_ZK_MODULE,
+  replaceMethod,
+} from './method-decoration';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
@@ -39,7 +43,7 @@ export interface LockedOptions {
    * @zkrx/express's `zkLock` takes by default), or the `read` / `write` lock of the path's
    * read-write lock. Only readers share; any two of the three otherwise exclude each other.
    */
-  lock?: 'mutex' | 'read' | 'write';
+  lock?: LockKind;
   /** While the connection is suspended: `release` (default) treats the lock as lost at once. */
   onSuspended?: SuspendedPolicy;
   /**
@@ -59,30 +63,9 @@ export type LockableMethod = (
 /** Where Nest puts the module's connection on a decorated instance. */
 const CONNECTION = Symbol.for('@zkrx/nestjs: @Locked needs ZkModule');
 
-interface LockFunctions {
-  acquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease>;
-  tryAcquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease | null>;
-}
-
-const locks: Record<NonNullable<LockedOptions['lock']>, LockFunctions> = {
-  mutex: { acquire, tryAcquire },
-  read: { acquire: acquireRead, tryAcquire: tryAcquireRead },
-  write: { acquire: acquireWrite, tryAcquire: tryAcquireWrite },
-};
-
 /** The connection Nest injected into `instance`, or a ZkError saying what is missing. */
 function connectionOf(instance: unknown, where: string): ZkConnection {
-  const connection =
-    typeof instance === 'object' && instance !== null
-      ? (instance as { [CONNECTION]?: ZkConnection })[CONNECTION]
-      : undefined;
-  if (!connection) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${where} is @Locked, but this instance was not made by a Nest application that imports ZkModule: import ZkModule.forRoot({ ..., isGlobal: true }) and let Nest create the class`,
-    );
-  }
-  return connection;
+  return injectedInto<ZkConnection>(instance, CONNECTION, `${where} is @Locked`, NEEDS_ZK_MODULE);
 }
 
 /** Observable when the declared return type is an Observable class; promise for any other type. */
@@ -265,13 +248,13 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
     );
   }
   const choice = options.lock ?? 'mutex';
-  if (!(choice in locks)) {
+  if (!Object.hasOwn(lockKinds, choice)) {
     throw new ZkError(
       ZkErrorCode.BadArguments,
       `@Locked: lock must be 'mutex', 'read' or 'write', got ${String(choice)}`,
     );
   }
-  const kind = locks[choice];
+  const kind = lockKinds[choice];
   const lockOptions: LockOptions = { timeoutMs, onSuspended: options.onSuspended };
 
   return <M extends LockableMethod>(
@@ -279,14 +262,7 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
     key: string | symbol,
     descriptor: TypedPropertyDescriptor<M>,
   ): void => {
-    const where = describeMethod(target, key);
-    if (typeof descriptor.value !== 'function' || typeof target === 'function') {
-      throw new ZkError(
-        ZkErrorCode.BadArguments,
-        `@Locked goes on an instance method (${where} is not one)`,
-      );
-    }
-    const original: AnyMethod = descriptor.value;
+    const { where, original } = instanceMethod('@Locked', target, key, descriptor);
     const returns =
       options.returns ?? returnKindOf(Reflect.getMetadata('design:returntype', target, key));
     injectInto(target, CONNECTION, ZK_CONNECTION);

@@ -3,6 +3,7 @@
  * decorators put on it, and having Nest hand the module's services to the decorated instances.
  */
 import { Inject } from '@nestjs/common';
+import { ZkError, ZkErrorCode } from '@zkrx/core';
 
 // biome-ignore lint/suspicious/noExplicitAny: a method of any signature
 export type AnyMethod = (this: any, ...args: any[]) => any;
@@ -62,4 +63,52 @@ export function injectInto<T>(
 export function describeMethod(target: object, key: string | symbol): string {
   const owner = typeof target === 'function' ? target.name : target.constructor.name;
   return `${owner}.${String(key)}`;
+}
+
+/**
+ * The method `decorator` is written on, checked to be an instance method (ZkError
+ * `BadArguments` naming it otherwise), with its `Class.method` name for messages.
+ */
+export function instanceMethod(
+  decorator: string,
+  target: object,
+  key: string | symbol,
+  descriptor: PropertyDescriptor,
+): { readonly where: string; readonly original: AnyMethod } {
+  const where = describeMethod(target, key);
+  if (typeof descriptor.value !== 'function' || typeof target === 'function') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${decorator} goes on an instance method (${where} is not one)`,
+    );
+  }
+  return { where, original: descriptor.value };
+}
+
+/** What an instance of a class with @Locked or @LeaderOnly methods needs, for messages. */
+export const NEEDS_ZK_MODULE =
+  'that imports ZkModule: import ZkModule.forRoot({ ..., isGlobal: true }) and let Nest create the class';
+
+/**
+ * What Nest injected into `instance` at `key` (see {@link injectInto}), or a ZkError
+ * `BadArguments` saying what is missing (`decorated`: `Class.method is @Decorator`): the instance
+ * was not made by a Nest application `needs` says (made with `new`, or the module missing).
+ */
+export function injectedInto<T>(
+  instance: unknown,
+  key: symbol,
+  decorated: string,
+  needs: string,
+): T {
+  const value =
+    typeof instance === 'object' && instance !== null
+      ? (instance as Record<symbol, T | undefined>)[key]
+      : undefined;
+  if (value === undefined) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${decorated}, but this instance was not made by a Nest application ${needs}`,
+    );
+  }
+  return value;
 }
