@@ -5,10 +5,17 @@
 import { validatePartition } from '@zkrx/fleet';
 import { validateLockPath } from '@zkrx/lock';
 import { declareFleetItems, FleetService } from './fleet-service';
-import { injectedInto, injectInto, instanceMethod, replaceMethod } from './method-decoration';
+import { decorateMethod, type MethodDecoration } from './method-decoration';
 
-/** Where Nest puts the application's FleetService on a decorated instance. */
-const FLEET = Symbol.for('@zkrx/nestjs: @ForEachOwnedItem needs FleetService in the providers');
+/** The application's FleetService, on each decorated instance; told of each instance. */
+const forEachOwnedItem: MethodDecoration<FleetService> = {
+  decorator: '@ForEachOwnedItem',
+  key: Symbol.for('@zkrx/nestjs: @ForEachOwnedItem needs FleetService in the providers'),
+  token: FleetService,
+  onInjected: (instance, fleet) => fleet.adopt(instance.constructor),
+  needs:
+    'with FleetService in its providers: add FleetService (from @zkrx/nestjs/fleet) and let Nest create the class',
+};
 
 /** Options of `@ForEachOwnedItem`. */
 export interface ForEachOwnedItemOptions {
@@ -52,21 +59,14 @@ export function ForEachOwnedItem(path: string, options: ForEachOwnedItemOptions 
   validateLockPath(path, 'partition');
   const items = options.items;
   if (items !== undefined) validatePartition(path, items, { id: 'any' });
-  return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
-    const { where, original } = instanceMethod('@ForEachOwnedItem', target, key, descriptor);
-    if (items !== undefined) declareFleetItems(target.constructor, path, items);
-    injectInto<FleetService>(target, FLEET, FleetService, (instance, fleet) =>
-      fleet.adopt(instance.constructor),
-    );
-    // Async: a missing FleetService rejects, as the runs do.
-    replaceMethod(descriptor, async function forEachOwnedItem(this: unknown, ...args: unknown[]) {
-      const fleet = injectedInto<FleetService>(
-        this,
-        FLEET,
-        `${where} is @ForEachOwnedItem`,
-        'with FleetService in its providers: add FleetService (from @zkrx/nestjs/fleet) and let Nest create the class',
-      );
-      return fleet.forEachOwned(path, (item, owned) => original.call(this, item, owned, ...args));
+  return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void =>
+    decorateMethod(forEachOwnedItem, target, key, descriptor, ({ original, serviceOf }) => {
+      if (items !== undefined) declareFleetItems(target.constructor, path, items);
+      // Async: a missing FleetService rejects, as the runs do.
+      return async function forEachOwnedItemMethod(this: unknown, ...args: unknown[]) {
+        return serviceOf(this).forEachOwned(path, (item, owned) =>
+          original.call(this, item, owned, ...args),
+        );
+      };
     });
-  };
 }

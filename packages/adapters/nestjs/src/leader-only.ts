@@ -5,16 +5,16 @@
 import { validateLockPath } from '@zkrx/lock';
 import { addLeaderOnlyPath } from './leader-only-paths';
 import { LeaderService } from './leader-service';
-import {
-  injectedInto,
-  injectInto,
-  instanceMethod,
-  NEEDS_ZK_MODULE,
-  replaceMethod,
-} from './method-decoration';
+import { decorateMethod, type MethodDecoration, NEEDS_ZK_MODULE } from './method-decoration';
 
-/** Where Nest puts the application's LeaderService on a decorated instance. */
-const LEADER = Symbol.for('@zkrx/nestjs: @LeaderOnly needs ZkModule');
+/** The application's LeaderService, on each decorated instance; told of each instance. */
+const leaderOnly: MethodDecoration<LeaderService> = {
+  decorator: '@LeaderOnly',
+  key: Symbol.for('@zkrx/nestjs: @LeaderOnly needs ZkModule'),
+  token: LeaderService,
+  onInjected: (instance, leader) => leader.adopt(instance.constructor),
+  needs: NEEDS_ZK_MODULE,
+};
 
 /**
  * Runs the decorated method only in the application that leads the election at `path`: made for
@@ -46,20 +46,11 @@ const LEADER = Symbol.for('@zkrx/nestjs: @LeaderOnly needs ZkModule');
  */
 export function LeaderOnly(path: string) {
   validateLockPath(path, 'election');
-  return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
-    const { where, original } = instanceMethod('@LeaderOnly', target, key, descriptor);
-    addLeaderOnlyPath(target.constructor, path);
-    injectInto<LeaderService>(target, LEADER, LeaderService, (instance, leader) =>
-      leader.adopt(instance.constructor),
-    );
-    replaceMethod(descriptor, function leaderOnly(this: unknown, ...args: unknown[]): unknown {
-      const leader = injectedInto<LeaderService>(
-        this,
-        LEADER,
-        `${where} is @LeaderOnly`,
-        NEEDS_ZK_MODULE,
-      );
-      return leader.runIfLeader(path, () => original.apply(this, args));
+  return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void =>
+    decorateMethod(leaderOnly, target, key, descriptor, ({ original, serviceOf }) => {
+      addLeaderOnlyPath(target.constructor, path);
+      return function leaderOnlyMethod(this: unknown, ...args: unknown[]): unknown {
+        return serviceOf(this).runIfLeader(path, () => original.apply(this, args));
+      };
     });
-  };
 }
