@@ -24,7 +24,7 @@ import {
   checkSeconds,
   checkStatusCode,
 } from './options';
-import { localOf } from './response-locals';
+import { localOf, responseEnded } from './response-state';
 import { withStatus } from './retry-later';
 
 /** Options of `itemOwnerOnly`, checked when the middleware is created. */
@@ -171,11 +171,7 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
     const owned = closed || typeof item !== 'string' ? undefined : latest?.owned.get(item);
     if (owned?.isOwned) {
       // Kept in view by the item: a move (or close) releases its lock once the response ended.
-      const ended = new Promise<void>((resolve) => {
-        response.once('finish', resolve);
-        response.once('close', resolve);
-      });
-      inFlight.track(owned.track(ended));
+      inFlight.track(owned.track(responseEnded(response)));
       (response.locals as Record<symbol, unknown>)[OWNED] = owned;
       response.locals.ownedItem = owned;
       next();

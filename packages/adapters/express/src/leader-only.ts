@@ -14,6 +14,7 @@ import {
   checkPath,
   checkSeconds,
 } from './options';
+import { responseEnded } from './response-state';
 import { answerRetryLater } from './retry-later';
 
 export interface LeaderOnlyOptions {
@@ -103,12 +104,7 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
   ): void {
     if (election.isLeader) {
       // Kept in view by the candidacy: close() hands over only once the response has ended.
-      election.track(
-        new Promise<void>((resolve) => {
-          response.once('finish', resolve);
-          response.once('close', resolve);
-        }),
-      );
+      election.track(responseEnded(response));
       next();
       return;
     }

@@ -18,7 +18,7 @@ import {
   checkSeconds,
   checkStatusCode,
 } from './options';
-import { localOf } from './response-locals';
+import { localOf } from './response-state';
 import { answerRetryLater, isZooKeeperUnavailable, withStatus } from './retry-later';
 
 export interface ZkLockOptions {

@@ -1,6 +1,6 @@
 /**
- * What a middleware hands the handlers after it through `res.locals` (a request's lease, its
- * owned item), read back typed, with an error naming the middleware that did not run.
+ * What the middleware knows of a response: what an earlier middleware put in `res.locals` (a
+ * request's lease, its owned item), and when the response has ended.
  */
 import { ZkError, ZkErrorCode } from '@zkrx/core';
 import type { Response } from 'express';
@@ -17,4 +17,18 @@ export function localOf<T>(response: Response, key: string | symbol, missing: st
   const value = (response.locals as Record<string | symbol, unknown>)[key];
   if (!value) throw new ZkError(ZkErrorCode.BadArguments, missing);
   return value as T;
+}
+
+/**
+ * Resolves once the response has ended: sent (`finish`) or its connection closed (`close`),
+ * whichever comes first — how long a request the middleware let through is kept in view.
+ *
+ * @param response The response.
+ * @return Resolves at its end.
+ */
+export function responseEnded(response: Response): Promise<void> {
+  return new Promise<void>((resolve) => {
+    response.once('finish', resolve);
+    response.once('close', resolve);
+  });
 }
