@@ -7,6 +7,7 @@ import { firstValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
   connectedClient,
+  openClient,
   proxyTo,
   rejectionOf,
   testRoot,
@@ -138,5 +139,21 @@ describe('a call given up by its signal', () => {
     expect(error).toBeInstanceOf(ZkError);
     expect(error.code).toBe('BadArguments');
     expect(await client.promises.exists(`${root}/x`)).toBeNull();
+  });
+});
+
+describe('connected() given up by its signal', () => {
+  it('rejects with a ZkAbortError while the server is unreachable; a number is still the timeout', async () => {
+    const proxy = await proxyTo();
+    proxy.refuse(true);
+    const client = await openClient({ connect: proxy.connectString, connectTimeoutMs: 60_000 });
+    const controller = new AbortController();
+    const waiting = rejectionOf(client.connected({ signal: controller.signal }));
+    controller.abort(new Error('shutting down'));
+    const error = await waiting;
+    expect(ZkAbortError.isInstance(error)).toBe(true);
+    expect((error.cause as Error).message).toBe('shutting down');
+    expect((await rejectionOf(client.connected(50))).code).toBe('ConnectTimeout');
+    expect((await rejectionOf(client.connected({ timeoutMs: 50 }))).code).toBe('ConnectTimeout');
   });
 });

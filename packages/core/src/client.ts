@@ -16,8 +16,9 @@ import {
   versioned,
   type ZkPromises,
 } from './client-promises';
+import { cold, withSignal } from './cold-call';
 import type { CreateOptions, MkdirpOptions } from './create-options';
-import { ZkError, ZkErrorCode } from './errors';
+import { ZkAbortError } from './errors';
 import { leveledLogger } from './logger';
 import type { ZkData } from './paths';
 import { validatePath } from './paths';
@@ -32,40 +33,6 @@ import { type TreeEvent, TreeWatches } from './watch-tree';
 
 export type { CallOptions } from './call-runner';
 export type { ChildrenWithStat, VersionOptions, ZkPromises } from './client-promises';
-
-/** `options` with `signal` added (the observable's own, aborted on unsubscribe). */
-function withSignal<O extends CallOptions>(options: O | undefined, signal: AbortSignal): O {
-  // Not options at all: passed on as they are, for the call's checks to refuse.
-  if (options !== undefined && (typeof options !== 'object' || options === null)) return options;
-  const given = options?.signal;
-  return { ...options, signal: given ? AbortSignal.any([given, signal]) : signal } as O;
-}
-
-/**
- * A cold observable of one call: runs it on subscribe; unsubscribing aborts it (a request not
- * sent yet is withdrawn) and ignores its result.
- */
-function cold<T>(start: (signal: AbortSignal) => Promise<T>): Observable<T> {
-  return new Observable<T>((subscriber) => {
-    const controller = new AbortController();
-    let active = true;
-    start(controller.signal).then(
-      (value) => {
-        if (!active) return;
-        subscriber.next(value);
-        subscriber.complete();
-      },
-      (error: unknown) => {
-        if (active) subscriber.error(error);
-      },
-    );
-    return () => {
-      if (!active) return;
-      active = false;
-      controller.abort(new ZkError(ZkErrorCode.Aborted, 'unsubscribed'));
-    };
-  });
-}
 
 /**
  * A ZooKeeper client whose session, operations and watches are observables. Create it with
@@ -220,7 +187,8 @@ export class ZkClient {
 
   /**
    * Resolves once the client is connected; rejects with ZkError `ConnectTimeout` after
-   * `connectTimeoutMs`, or `ClientClosed`/`AuthFailed` when it never can be.
+   * `connectTimeoutMs` (or the `timeoutMs` given), `ClientClosed`/`AuthFailed` when it never
+   * can be, or a `ZkAbortError` when `signal` aborts first. A number is the timeout.
    *
    * ## Example
    * ```ts
@@ -230,11 +198,28 @@ export class ZkClient {
    * // Output: connected
    * ```
    */
-  connected(timeoutMs: number = this.connectTimeoutMs): Promise<void> {
+  connected(options?: number | { timeoutMs?: number; signal?: AbortSignal }): Promise<void> {
+    const given =
+      typeof options === 'object' && options !== null ? options : { timeoutMs: options };
+    const timeoutMs = given.timeoutMs ?? this.connectTimeoutMs;
+    const signal = given.signal;
     return new Promise<void>((resolve, reject) => {
-      this.keeper.untilConnected(timeoutMs, 'connected', this.connectString, (error) =>
-        error ? reject(error) : resolve(),
+      if (signal?.aborted)
+        return reject(new ZkAbortError('connected', undefined, false, signal.reason));
+      const onAbort = () => {
+        cancel();
+        reject(new ZkAbortError('connected', undefined, false, signal?.reason));
+      };
+      const cancel = this.keeper.untilConnected(
+        timeoutMs,
+        'connected',
+        this.connectString,
+        (error) => {
+          signal?.removeEventListener('abort', onAbort);
+          error ? reject(error) : resolve();
+        },
       );
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
