@@ -3,8 +3,9 @@
  * each of a partition's items, with fencing tokens — what `zkrx members` and `zkrx partitions`
  * print.
  */
-import { isZkError, joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type InspectedParticipant, inspect } from '@zkrx/lock';
+import { unlessGone } from '@zkrx/lock/recipe';
 import type { Member } from './members';
 import { checkClient, checkFleetPath, compareNames, itemsPath, membersPath } from './options';
 
@@ -70,16 +71,6 @@ export interface InspectedFleet {
 
 /** How many item locks an inspection reads at once. */
 const CONCURRENCY = 16;
-
-/** What `read` resolves; undefined when the node it reads is gone (NoNode). */
-async function unlessGone<T>(read: Promise<T>): Promise<T | undefined> {
-  try {
-    return await read;
-  } catch (error) {
-    if (isZkError(error, ZkErrorCode.NoNode)) return undefined;
-    throw error;
-  }
-}
 
 async function readMembers(client: ZkClient, path: string): Promise<Member[]> {
   const names = (await unlessGone(client.promises.children(path))) ?? [];

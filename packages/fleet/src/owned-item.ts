@@ -4,6 +4,7 @@
  */
 import type { TransactionOp, TransactionResult } from '@zkrx/core';
 import type { Lease } from '@zkrx/lock';
+import { LeaseRuns } from '@zkrx/lock/recipe';
 import type { OwnershipEndedError } from './errors';
 
 /** An item this member owns: its lock is held. */
@@ -45,20 +46,10 @@ export interface OwnedItem {
   guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]>;
 }
 
-const ignore = () => {};
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
-}
-
 /** An owned item: the lease of its lock, a signal of its own, and the runs to wait for. */
 export class OwnedItemHandle implements OwnedItem {
   private readonly controller = new AbortController();
-  private readonly runs = new Set<PromiseLike<unknown>>();
+  private readonly runs = new LeaseRuns();
 
   constructor(
     readonly item: string,
@@ -84,17 +75,11 @@ export class OwnedItemHandle implements OwnedItem {
   }
 
   track<T extends PromiseLike<unknown>>(run: T): T {
-    const settled = Promise.resolve(run).then(ignore, ignore);
-    this.runs.add(settled);
-    void settled.then(() => this.runs.delete(settled));
-    return run;
+    return this.runs.track(run);
   }
 
   runIfOwned<T>(work: (signal: AbortSignal) => T): T | undefined {
-    if (!this.isOwned) return undefined;
-    const result = this.lease.run(() => work(this.signal));
-    if (isThenable(result)) this.track(result);
-    return result;
+    return this.isOwned ? this.runs.runUnder(this.lease, this.signal, work) : undefined;
   }
 
   guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]> {
@@ -104,11 +89,11 @@ export class OwnedItemHandle implements OwnedItem {
 
   /** True while a tracked run has not settled. */
   get running(): boolean {
-    return this.runs.size > 0;
+    return this.runs.busy;
   }
 
   /** Resolves once every tracked run settled, runs tracked meanwhile included. */
-  async settled(): Promise<void> {
-    while (this.runs.size > 0) await Promise.all([...this.runs]);
+  settled(): Promise<void> {
+    return this.runs.settled();
   }
 }

@@ -1,7 +1,6 @@
 /**
- * A candidacy in a latch-style election (Curator LeaderLatch layout): the one mechanism behind
- * `elect` and `leadership`, and what the adapters build on — a term signal, runs kept in view,
- * and a graceful close that never lets two leaders work at once.
+ * A candidacy: one candidate standing in one election until it leaves — the one mechanism behind
+ * `joinElection`, `leadership` and `whileLeader`, and what the adapters are wired to.
  */
 import {
   isZkError,
@@ -12,126 +11,67 @@ import {
   ZkErrorCode,
 } from '@zkrx/core';
 import { type Lease, LeaseReleasedError, LockLostError } from '@zkrx/lock';
-import { validateGuardOps } from '@zkrx/lock/recipe';
+import { LeaseRuns, validateGuardOps } from '@zkrx/lock/recipe';
 import { BehaviorSubject, distinctUntilChanged, Observable, type Subscription } from 'rxjs';
-import { type CandidateOptions, latch, resolveCandidate } from './options';
+import {
+  type CandidateOptions,
+  type ElectionOptions,
+  type ResolvedCandidate,
+  resolveCandidate,
+} from './candidate-options';
+import type { Election } from './election';
+import { type ElectionLayout, latch } from './election-recipes';
 import { termStarted } from './telemetry';
 
-/** A candidacy joined with `elect`: live state, a signal per term, runs, and `close()` to leave. */
-export interface Election {
-  /** True while this candidate leads (false from the moment `close()` is called). */
-  readonly isLeader: boolean;
-  /**
-   * The current term's fencing token (its node's czxid, strictly increasing from one leader to
-   * the next), or undefined while not leading: hand it to the stores a leader writes to.
-   */
-  readonly fencingToken: number | undefined;
-  /** Replays whether this candidate leads, then every change; completes on close. */
-  readonly leadership$: Observable<boolean>;
-  /**
-   * The current term's signal: aborts when this leadership ends — with the LockLostError of
-   * the loss (`reason`: `session-expired`, `suspended`, `node-deleted`) — or when `close()`
-   * begins (LeaseReleasedError). Already aborted (ZkError `Aborted`) while not leading.
-   */
-  readonly signal: AbortSignal;
-  /** Resolves the term's signal once this candidate leads; rejects ClientClosed on close. */
-  whenLeader(): Promise<AbortSignal>;
-  /**
-   * Keeps `run` in view: `close()` waits for it to settle before leaving the election, so the
-   * next leader never starts while it still runs. Returns `run`.
-   */
-  track<T extends PromiseLike<unknown>>(run: T): T;
-  /**
-   * Runs `work` with the term's signal if this candidate leads now, else returns `undefined`
-   * without running it. A result that is a promise (or any thenable) is tracked.
-   *
-   * ## Example
-   * ```ts
-   * await election.runIfLeader((signal) => sendDailyReport({ signal }));
-   * ```
-   */
-  runIfLeader<T>(work: (signal: AbortSignal) => T): T | undefined;
-  /**
-   * A leader-only write: applies `ops` in one ZooKeeper transaction behind a `check` of the
-   * current term's node, so they land only while this candidate leads — even if it has not heard
-   * yet that it lost. Rejects at once, writing nothing, while not leading (with the reason
-   * `signal` carries: the LockLostError of the loss, LeaseReleasedError once `close()` began,
-   * ZkError `Aborted` before the first term), and otherwise as a lock lease's `guard` does
-   * (LockLostError, the failing op's ZkError, `BadArguments`). It guards whichever term is current
-   * when called: work that must not outlive its own term checks that term's signal.
-   *
-   * ## Example
-   * ```ts
-   * await election.guard([op.set('/config/scheduler', JSON.stringify(plan))]);
-   * ```
-   */
-  guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]>;
-  /**
-   * Leaves the election gracefully: stops leading at once (`isLeader` false, `signal` aborts),
-   * waits for the tracked runs to settle, then removes the candidate's node — the next
-   * candidate leads within a round trip of that. Idempotent.
-   */
-  close(): Promise<void>;
-  [Symbol.asyncDispose](): Promise<void>;
+/**
+ * Whether an error ends a term but not the candidacy: the lease was lost (session expired,
+ * suspended under the policy, node deleted) or the session expired while queued. The candidate
+ * then stands again at once, with a new node.
+ */
+export function isLostLeadership(error: unknown): boolean {
+  return LockLostError.isInstance(error) || isZkError(error, ZkErrorCode.SessionExpired);
 }
 
-/** Runs kept in view until they settle, including those added meanwhile. */
-class Runs {
-  private readonly running = new Set<Promise<void>>();
-
-  add(run: PromiseLike<unknown>): void {
-    const settled = Promise.resolve(run).then(
-      () => {},
-      () => {},
-    );
-    this.running.add(settled);
-    void settled.then(() => this.running.delete(settled));
-  }
-
-  async settled(): Promise<void> {
-    while (this.running.size > 0) await Promise.all(this.running);
-  }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
-}
-
-/** One candidate standing in one election until closed; stands again after each loss. */
-class Candidacy implements Election {
+/**
+ * One candidate standing in one election until it leaves: a term signal (and one already aborted
+ * while not leading), runs kept in view, standing again after a loss (at once) or a failure
+ * (after `retryDelayMs`, when given), and a leave that never lets two leaders work at once.
+ */
+export class Candidacy implements Election {
   private readonly state = new BehaviorSubject(false);
   /** Ends the current term's telemetry (a no-op between terms). */
   private endTerm: () => void = () => {};
   readonly leadership$: Observable<boolean> = this.state.pipe(distinctUntilChanged());
+  /** The current term, or the last one; aborted while not leading. */
   private term: AbortController;
   private readonly closing = new AbortController();
   /** The current term's signal joined with `closing`'s, made once per term. */
   private termSignal: { readonly term: AbortSignal; readonly signal: AbortSignal } | undefined;
-  private readonly runs = new Runs();
+  private readonly runs = new LeaseRuns();
   private current: Subscription | undefined;
   private lease: Lease | undefined;
   private closed = false;
-  /** Whether the first node was queued (`elect` resolved). */
-  private joined = false;
+  private retry: ReturnType<typeof setTimeout> | undefined;
   private closeDone: Promise<void> | undefined;
-  /** Why the candidacy ended, when it failed rather than closed. */
+  /** Settles `joined`, until the first node is queued or the first attempt failed. */
+  private settleJoined: { resolve(): void; reject(error: unknown): void } | undefined;
+  readonly joined: Promise<void>;
+  /** Why the candidacy ended, when it failed rather than was left. */
   failure: unknown;
 
   constructor(
     private readonly client: ZkClient,
     private readonly path: string,
-    private readonly candidate: ReturnType<typeof resolveCandidate>,
-    /** Called once, when the candidate's first node is queued. */
-    private readonly onJoined: () => void,
-    /** Called when the candidacy fails before it ever joined. */
-    private readonly onFailedToJoin: (error: unknown) => void,
+    private readonly candidate: ResolvedCandidate,
+    private readonly layout: ElectionLayout,
   ) {
     this.term = new AbortController();
     this.term.abort(new ZkError(ZkErrorCode.Aborted, `election ${path}: not the leader`));
+    this.joined = new Promise<void>((resolve, reject) => {
+      this.settleJoined = { resolve, reject };
+    });
+    // Awaiting it is the caller's choice: a failure is never an unhandled rejection.
+    this.joined.catch(() => {});
     this.stand();
   }
 
@@ -152,6 +92,11 @@ class Candidacy implements Election {
     return this.termSignal.signal;
   }
 
+  /** The current term's lease, while leading. */
+  get currentLease(): Lease | undefined {
+    return this.state.value ? this.lease : undefined;
+  }
+
   whenLeader(): Promise<AbortSignal> {
     if (this.state.value) return Promise.resolve(this.signal);
     return new Promise<AbortSignal>((resolve, reject) => {
@@ -168,19 +113,16 @@ class Candidacy implements Election {
   }
 
   track<T extends PromiseLike<unknown>>(run: T): T {
-    this.runs.add(run);
-    return run;
+    return this.runs.track(run);
   }
 
   runIfLeader<T>(work: (signal: AbortSignal) => T): T | undefined {
-    if (!this.state.value) return undefined;
-    const result = work(this.signal);
-    if (isThenable(result)) this.track(result);
-    return result;
+    const lease = this.currentLease;
+    return lease ? this.runs.runUnder(lease, this.signal, work) : undefined;
   }
 
   guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]> {
-    const lease = this.state.value ? this.lease : undefined;
+    const lease = this.currentLease;
     if (lease) return lease.guard(ops);
     try {
       validateGuardOps(ops, [], `guard of election ${this.path}`);
@@ -191,17 +133,39 @@ class Candidacy implements Election {
     return Promise.reject(this.term.signal.reason);
   }
 
-  close(): Promise<void> {
+  leave(): Promise<void> {
     this.closeDone ??= this.shutdown();
     return this.closeDone;
   }
 
+  close(): Promise<void> {
+    return this.leave();
+  }
+
   [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
+    return this.leave();
+  }
+
+  /**
+   * Ends the term of `lease` and stands again at the back of the queue (Curator
+   * LeaderSelector's requeue): the term's signal aborts (LeaseReleasedError), its node is
+   * released, a new one queued. Nothing if that term is over already.
+   */
+  resign(lease: Lease): void {
+    if (this.closed || this.lease !== lease) return;
+    this.lease = undefined;
+    this.setLeading(false, new LeaseReleasedError(this.path));
+    // Unsubscribing the lease's observable releases it: its delete goes out first.
+    this.current?.unsubscribe();
+    this.stand();
   }
 
   private async shutdown(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.retry);
+    this.settleJoined?.reject(
+      new ZkError(ZkErrorCode.ClientClosed, `election ${this.path}: left before it was joined`),
+    );
     // Stop leading at once: the runs in flight are asked to finish...
     this.closing.abort(new LeaseReleasedError(this.path));
     this.setLeading(false, new LeaseReleasedError(this.path));
@@ -217,13 +181,13 @@ class Candidacy implements Election {
     await handover;
   }
 
-  /** `ended`: why a term ends — the LockLostError of a loss, or LeaseReleasedError on close. */
+  /** `ended`: why a term ends — the LockLostError of a loss, or LeaseReleasedError. */
   private setLeading(leading: boolean, ended?: Error): void {
     if (leading === this.state.value || this.state.closed) return;
     if (leading) {
       this.term = new AbortController();
       this.endTerm = termStarted({
-        kind: 'leader-latch',
+        kind: this.layout.kind,
         path: this.path,
         name: this.candidate.name,
       });
@@ -235,17 +199,17 @@ class Candidacy implements Election {
   }
 
   private stand(): void {
+    this.retry = undefined;
     if (this.closed) return;
-    this.current = latch
-      .lease$(this.client, this.path, {
+    this.current = this.layout.recipe
+      .lease(this.client, this.path, {
         data: this.candidate.id,
         onSuspended: this.candidate.onSuspended,
         reentrant: false,
         name: this.candidate.name,
         onQueued: () => {
-          if (this.joined) return;
-          this.joined = true;
-          this.onJoined();
+          this.settleJoined?.resolve();
+          this.settleJoined = undefined;
         },
       })
       .subscribe({
@@ -261,54 +225,84 @@ class Candidacy implements Election {
           this.lease = undefined;
           this.setLeading(false, error instanceof Error ? error : undefined);
           // Lost leadership (or the session went while queued): stand again.
-          if (LockLostError.isInstance(error) || isZkError(error, ZkErrorCode.SessionExpired)) {
-            return this.stand();
-          }
-          if (!this.joined) this.onFailedToJoin(error);
-          if (!isZkError(error, ZkErrorCode.ClientClosed)) this.failure = error;
-          void this.close();
+          if (isLostLeadership(error)) return this.stand();
+          this.failed(error);
         },
         complete: () => {
           // The lease ended without loss: the client closed.
           this.lease = undefined;
-          void this.close();
+          void this.leave();
         },
       });
+  }
+
+  /** A failure the candidacy cannot ride out by itself: stand again later, or leave. */
+  private failed(error: unknown): void {
+    this.settleJoined?.reject(error);
+    this.settleJoined = undefined;
+    if (isZkError(error, ZkErrorCode.ClientClosed)) {
+      void this.leave();
+      return;
+    }
+    const delay = this.candidate.retryDelayMs;
+    if (delay !== undefined && !this.client.isClosed) {
+      this.retry = setTimeout(() => this.stand(), delay);
+      this.retry.unref?.();
+      return;
+    }
+    this.failure = error;
+    void this.leave();
   }
 }
 
 /**
- * Stands in the election at `path` (latch style) and resolves once this candidate's node is in
- * the queue. The candidacy lasts until `close()`; after a loss (session expired, suspended
- * under the default policy, node deleted) the candidate stands again by itself.
+ * Stands in the election at `path` (latch style) and returns the candidacy at once: it leads as
+ * soon as its node is first (`whenLeader()`, `leadership$`), and lasts until `leave()`. After a
+ * lost leadership (session expired, suspended under the default policy, node deleted) the
+ * candidate stands again by itself; after a failure it cannot ride out, again after
+ * `retryDelayMs` if given. `joined` resolves once its first node is queued.
  *
  * ## Example
  * ```ts
- * await using election = await elect(client, '/election/migrations', { id: 'worker-7' });
+ * await using election = joinElection(client, '/election/migrations', { id: 'worker-7' });
  * const signal = await election.whenLeader();
  * await election.track(runMigrations({ signal }));
  * ```
  *
  * @param client The client whose session stands.
  * @param path The election path (Curator LeaderLatch layout, `_c_<uuid>-latch-<seq>` nodes).
+ * @param options The participant id, the suspended policy, the telemetry name, `retryDelayMs`.
+ * @return The candidacy. Throws ZkError `BadArguments` / `InvalidPath` on bad input, before
+ *   anything is sent.
+ */
+export function joinElection(client: ZkClient, path: string, options?: ElectionOptions): Election {
+  return new Candidacy(client, path, resolveCandidate(client, path, options), latch);
+}
+
+/**
+ * Stands in the election at `path` (latch style) and resolves once this candidate's node is in
+ * the queue; rejects if it could not be (the candidacy is then over).
+ *
+ * @deprecated Use {@link joinElection} (join / leave, as everywhere in zkrx): it returns the
+ * election at once, `await election.joined` to wait for the queue.
+ * @param client The client whose session stands.
+ * @param path The election path (Curator LeaderLatch layout, `_c_<uuid>-latch-<seq>` nodes).
  * @param options The participant id and the suspended policy.
  * @return The candidacy, once queued.
  */
-export function elect(
+export async function elect(
   client: ZkClient,
   path: string,
   options?: CandidateOptions,
 ): Promise<Election> {
-  return new Promise<Election>((resolve, reject) => {
-    const candidate = resolveCandidate(client, path, options);
-    const candidacy: Candidacy = new Candidacy(
-      client,
-      path,
-      candidate,
-      () => resolve(candidacy),
-      reject,
-    );
-  });
+  const election = new Candidacy(
+    client,
+    path,
+    resolveCandidate(client, path, { ...options, retryDelayMs: undefined }),
+    latch,
+  );
+  await election.joined;
+  return election;
 }
 
 /**
@@ -339,14 +333,8 @@ export function leadership(
   options?: CandidateOptions,
 ): Observable<boolean> {
   return new Observable<boolean>((subscriber) => {
-    const candidate = resolveCandidate(client, path, options);
-    const candidacy = new Candidacy(
-      client,
-      path,
-      candidate,
-      () => {},
-      () => {},
-    );
+    const candidate = resolveCandidate(client, path, { ...options, retryDelayMs: undefined });
+    const candidacy = new Candidacy(client, path, candidate, latch);
     const forward = candidacy.leadership$.subscribe({
       next: (leading) => subscriber.next(leading),
       complete: () => {
@@ -356,7 +344,7 @@ export function leadership(
     });
     return () => {
       forward.unsubscribe();
-      void candidacy.close();
+      void candidacy.leave();
     };
   });
 }

@@ -1,9 +1,9 @@
 /**
- * `leader$`: who leads an election and who stands in it, for anyone (candidate or not), from a
+ * `watchLeader`: who leads an election and who stands in it, for anyone (candidate or not), from a
  * watch on the election's children.
  */
-import { isZkError, joinPath, type ZkClient, ZkErrorCode } from '@zkrx/core';
-import { resolveLockOptions, sortChildren } from '@zkrx/lock/recipe';
+import { joinPath, type ZkClient } from '@zkrx/core';
+import { resolveLockOptions, sortChildren, unlessGone } from '@zkrx/lock/recipe';
 import { defer, distinctUntilChanged, type Observable, switchMap } from 'rxjs';
 
 /** Who leads an election, and who stands in it. */
@@ -20,10 +20,19 @@ export interface LeaderInfo {
  *
  * ## Example
  * ```ts
- * leader$(client, '/election/scheduler').subscribe(({ leaderId }) => console.log('leader:', leaderId));
+ * watchLeader(client, '/election/scheduler').subscribe({
+ *   next: ({ leaderId }) => console.log('leader:', leaderId),
+ *   error: (error) => console.error('cannot watch the election:', error),
+ * });
+ * // Output: leader: worker-7
  * ```
+ *
+ * @param client The client that reads the election.
+ * @param path The election path.
+ * @return The leader's id and the candidates, now and on every change; errors only on a
+ *   permanent failure (such as NoAuth).
  */
-export function leader$(client: ZkClient, path: string): Observable<LeaderInfo> {
+export function watchLeader(client: ZkClient, path: string): Observable<LeaderInfo> {
   return defer(() => {
     resolveLockOptions(client, path, {}, 'leader election');
     const ids = new Map<string, string>();
@@ -37,12 +46,9 @@ export function leader$(client: ZkClient, path: string): Observable<LeaderInfo> 
         for (const child of children) {
           let id = ids.get(child.name);
           if (id === undefined) {
-            try {
-              id = (await client.promises.get(joinPath(path, child.name))).data.toString('utf8');
-            } catch (error) {
-              if (isZkError(error, ZkErrorCode.NoNode)) continue;
-              throw error;
-            }
+            const node = await unlessGone(client.promises.get(joinPath(path, child.name)));
+            if (!node) continue;
+            id = node.data.toString('utf8');
             ids.set(child.name, id);
           }
           participants.push({ id, isLeader: participants.length === 0 });
@@ -59,4 +65,14 @@ export function leader$(client: ZkClient, path: string): Observable<LeaderInfo> 
       ),
     );
   });
+}
+
+/**
+ * Who leads the election at `path`, for anyone.
+ *
+ * @deprecated The old name of {@link watchLeader}: a function returning an Observable is named
+ * for what it gives, without `$`.
+ */
+export function leader$(client: ZkClient, path: string): Observable<LeaderInfo> {
+  return watchLeader(client, path);
 }

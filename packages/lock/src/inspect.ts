@@ -3,7 +3,6 @@
  * and elections at a path or under a subtree — nodes written by zkrx, Curator and kazoo alike.
  */
 import {
-  isZkError,
   joinPath,
   nameOf,
   parentOf,
@@ -38,6 +37,7 @@ import {
   SEMAPHORE_CHILDREN,
   sortChildren,
 } from './kit/node-names';
+import { unlessGone } from './kit/unless-gone';
 
 /** One node queued on a lock: a holder or a waiter. */
 export interface InspectedParticipant {
@@ -128,13 +128,8 @@ function checkInput(client: unknown, path: unknown, what: string): string {
   return validatePath(path);
 }
 
-async function listing(client: ZkClient, path: string): Promise<Listing | undefined> {
-  try {
-    return await client.promises.childrenWithStat(path);
-  } catch (error) {
-    if (isZkError(error, ZkErrorCode.NoNode)) return undefined;
-    throw error;
-  }
+function listing(client: ZkClient, path: string): Promise<Listing | undefined> {
+  return unlessGone(client.promises.childrenWithStat(path));
 }
 
 /** Reads each child's data and Stat, in the order given; drops those already gone. */
@@ -146,13 +141,8 @@ async function readNodes(
   const read = await Promise.all(
     children.map(async (child): Promise<ReadNode | undefined> => {
       const node = joinPath(parent, child.name);
-      try {
-        const { data, stat } = await client.promises.get(node);
-        return { child, node, data, stat };
-      } catch (error) {
-        if (isZkError(error, ZkErrorCode.NoNode)) return undefined;
-        throw error;
-      }
+      const found = await unlessGone(client.promises.get(node));
+      return found && { child, node, data: found.data, stat: found.stat };
     }),
   );
   return read.filter((entry): entry is ReadNode => entry !== undefined);
@@ -251,15 +241,9 @@ class Reader {
    */
   async kazooSemaphore(path: string, list: Listing): Promise<InspectedLock | undefined> {
     if (!list.children.every(isKazooLeaseName)) return undefined;
-    let capacity: number;
-    try {
-      const text = (await this.client.promises.get(path)).data.toString('utf8');
-      if (!/^\d+$/.test(text)) return undefined;
-      capacity = Number(text);
-    } catch (error) {
-      if (isZkError(error, ZkErrorCode.NoNode)) return undefined;
-      throw error;
-    }
+    const text = (await unlessGone(this.client.promises.get(path)))?.data.toString('utf8');
+    if (text === undefined || !/^\d+$/.test(text)) return undefined;
+    const capacity = Number(text);
     const lockPath = `${path === '/' ? '' : path}${KAZOO_SEMAPHORE_LOCK_SUFFIX}`;
     const [leases, takers] = await Promise.all([
       readNodes(this.client, path, list.children.map(parseChild)),

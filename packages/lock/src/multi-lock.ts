@@ -12,7 +12,7 @@ import {
 import { merge, Observable, type Subscription, take } from 'rxjs';
 import type { LockLostError, LockRevokedError } from './errors';
 import { LockTimeoutError } from './errors';
-import { guardLeases, type Lease, lossHeard$ } from './kit/lease';
+import { guardLeases, type Lease, lossHeard } from './kit/lease';
 import { type LockOptions, validateLockPath } from './kit/lock-recipe';
 import { acquire } from './mutex';
 import { timedAcquire } from './telemetry';
@@ -131,7 +131,7 @@ async function acquireSorted(
         const lease = await acquire(client, path, { ...options, timeoutMs, signal });
         taken.push(lease);
         // What the lease hears anyway (its session): its node's watch is the caller's to ask for.
-        watching.push(lossHeard$(lease).subscribe((lost) => lostEarlier.abort(lost)));
+        watching.push(lossHeard(lease).subscribe((lost) => lostEarlier.abort(lost)));
       }
       if (taken.every((lease) => lease.isHeld)) return makeMultiLease(sorted, taken);
     } catch (error) {

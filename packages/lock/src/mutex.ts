@@ -13,11 +13,8 @@ import {
 } from 'rxjs';
 import type { Lease } from './kit/lease';
 import { heldInContext } from './kit/lease-core';
-import { defineLockRecipe, type LockOptions } from './kit/lock-recipe';
-import { Marker } from './kit/node-names';
-import { exclusiveRule } from './kit/queue-rules';
-
-const exclusive = defineLockRecipe({ name: 'mutex', marker: Marker.lock, decide: exclusiveRule });
+import type { LockOptions } from './kit/lock-recipe';
+import { mutexRecipe } from './kit/mutex-recipe';
 
 /**
  * An exclusive lock as an observable: emits the {@link Lease} once held, releases it on
@@ -42,7 +39,7 @@ const exclusive = defineLockRecipe({ name: 'mutex', marker: Marker.lock, decide:
  * @return An observable of the lease.
  */
 export function mutex(client: ZkClient, path: string, options?: LockOptions) {
-  return exclusive.lease$(client, path, options);
+  return mutexRecipe.lease(client, path, options);
 }
 
 /**
@@ -55,7 +52,7 @@ export function mutex(client: ZkClient, path: string, options?: LockOptions) {
  * ```
  */
 export function acquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease> {
-  return exclusive.acquire(client, path, options);
+  return mutexRecipe.acquire(client, path, options);
 }
 
 /** Acquires the lock if it is free right now: the lease, or null. Never waits. */
@@ -64,7 +61,7 @@ export function tryAcquire(
   path: string,
   options?: Omit<LockOptions, 'timeoutMs'>,
 ): Promise<Lease | null> {
-  return exclusive.tryAcquire(client, path, options);
+  return mutexRecipe.tryAcquire(client, path, options);
 }
 
 /**
@@ -82,7 +79,7 @@ export function withLock<T>(
   path: string,
   options?: LockOptions,
 ): MonoTypeOperatorFunction<T> {
-  return exclusive.guard<T>(client, path, options);
+  return mutexRecipe.withLock<T>(client, path, options);
 }
 
 /**

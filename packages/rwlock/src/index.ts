@@ -5,10 +5,12 @@
 
 export type { Lease, LeaseState, LockOptions } from '@zkrx/lock';
 export { LockLostError, LockTimeoutError } from '@zkrx/lock';
+export type { LockKind } from './rwlock';
 export {
   acquireRead,
   acquireWrite,
   LockUpgradeError,
+  lockKinds,
   readLock,
   tryAcquireRead,
   tryAcquireWrite,

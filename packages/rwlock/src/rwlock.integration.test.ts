@@ -1,3 +1,4 @@
+import { acquire } from '@zkrx/lock';
 import {
   childrenOf,
   connectedClient,
@@ -16,6 +17,7 @@ import {
   LockLostError,
   LockTimeoutError,
   LockUpgradeError,
+  lockKinds,
   readLock,
   tryAcquireRead,
   tryAcquireWrite,
@@ -271,5 +273,28 @@ describe('read-write lock', () => {
     });
     expect(await childrenOf(client, path)).toHaveLength(1);
     await read.release();
+  });
+
+  it('lockKinds are the locks of a path by kind: the same locks as their functions, re-entrant across forms', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath('rw');
+    const reader = await lockKinds.read.acquire(a!, path);
+    // Readers share; the write lock and the mutex of the path wait for a reader.
+    const other = await tryAcquireRead(b!, path);
+    expect(other?.isHeld).toBe(true);
+    expect(await lockKinds.write.tryAcquire(b!, path)).toBeNull();
+    expect(await lockKinds.mutex.tryAcquire(b!, path)).toBeNull();
+    await other!.release();
+    await reader.release();
+    // The mutex by kind is the mutex: taken again in a context holding it, it re-enters.
+    const held = await acquire(a!, path);
+    await held.run(async () => {
+      const again = await lockKinds.mutex.acquire(a!, path);
+      expect(again.node).toBe(held.node);
+      await again.release();
+    });
+    await held.release();
+    expect(Object.keys(lockKinds)).toEqual(['mutex', 'read', 'write']);
+    await untilEmpty(a!, path);
   });
 });

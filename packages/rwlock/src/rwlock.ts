@@ -10,7 +10,9 @@ import {
   defineLockRecipe,
   joinQueue,
   type LeaseCore,
+  type LockRecipe,
   Marker,
+  mutexRecipe,
   parseChild,
   type QueueHold,
   type ResolvedLockOptions,
@@ -125,6 +127,28 @@ const readRecipe = defineLockRecipe({
   },
 });
 
+/** The locks of one path: its mutex, and the read and write locks of its read-write lock. */
+export type LockKind = 'mutex' | 'read' | 'write';
+
+/**
+ * The locks of one path by kind, each as its recipe (observable, promise, try-once and operator
+ * forms), for code that is told the kind as data — the adapters' `lock: 'read'` option. Any two
+ * of them on one path exclude each other, except two readers: a reader waits for a mutex holder
+ * as for a writer.
+ *
+ * ## Example
+ * ```ts
+ * const lease = await lockKinds[settings.lock].acquire(client, '/locks/catalog');
+ * console.log(lease.isHeld);
+ * // Output: true
+ * ```
+ */
+export const lockKinds: Readonly<Record<LockKind, LockRecipe>> = Object.freeze({
+  mutex: mutexRecipe,
+  read: readRecipe,
+  write: writeRecipe,
+});
+
 /**
  * The read lock as an observable: emits the {@link Lease} once held (no writer before us),
  * releases on unsubscribe, errors LockLostError on loss. Taken while holding the write lock of
@@ -137,7 +161,7 @@ const readRecipe = defineLockRecipe({
  * ```
  */
 export function readLock(client: ZkClient, path: string, options?: LockOptions): Observable<Lease> {
-  return readRecipe.lease$(client, path, options);
+  return readRecipe.lease(client, path, options);
 }
 
 /**
@@ -150,7 +174,7 @@ export function writeLock(
   path: string,
   options?: LockOptions,
 ): Observable<Lease> {
-  return writeRecipe.lease$(client, path, options);
+  return writeRecipe.lease(client, path, options);
 }
 
 /** Resolves the read lease once held. */
@@ -198,7 +222,7 @@ export function withReadLock<T>(
   path: string,
   options?: LockOptions,
 ): MonoTypeOperatorFunction<T> {
-  return readRecipe.guard<T>(client, path, options);
+  return readRecipe.withLock<T>(client, path, options);
 }
 
 /** Runs the source only while holding the write lock; unsubscribes it when the lock is lost. */
@@ -207,5 +231,5 @@ export function withWriteLock<T>(
   path: string,
   options?: LockOptions,
 ): MonoTypeOperatorFunction<T> {
-  return writeRecipe.guard<T>(client, path, options);
+  return writeRecipe.withLock<T>(client, path, options);
 }

@@ -4,7 +4,7 @@
  * Retry-After (or a handler of yours, e.g. a redirect to the owner).
  */
 import { hostname } from 'node:os';
-import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import type { ZkClient } from '@zkrx/core';
 import {
   type Assignment,
   type OwnedItem,
@@ -12,6 +12,7 @@ import {
   partition,
   validatePartition,
 } from '@zkrx/fleet';
+import { LeaseRuns } from '@zkrx/lock/recipe';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
 import {
@@ -23,6 +24,7 @@ import {
   checkSeconds,
   checkStatusCode,
 } from './options';
+import { localOf, responseEnded } from './response-state';
 import { withStatus } from './retry-later';
 
 /** Options of `itemOwnerOnly`, checked when the middleware is created. */
@@ -126,7 +128,8 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
   let subscription: Subscription | undefined;
   let rejoin: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
-  const inFlight = new Set<Promise<void>>();
+  /** The requests let through, until their response ends: `close()` waits for them. */
+  const inFlight = new LeaseRuns();
 
   const join = (): void => {
     rejoin = undefined;
@@ -168,13 +171,7 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
     const owned = closed || typeof item !== 'string' ? undefined : latest?.owned.get(item);
     if (owned?.isOwned) {
       // Kept in view by the item: a move (or close) releases its lock once the response ended.
-      const ended = new Promise<void>((resolve) => {
-        response.once('finish', resolve);
-        response.once('close', resolve);
-      });
-      owned.track(ended);
-      inFlight.add(ended);
-      void ended.then(() => inFlight.delete(ended));
+      inFlight.track(owned.track(responseEnded(response)));
       (response.locals as Record<symbol, unknown>)[OWNED] = owned;
       response.locals.ownedItem = owned;
       next();
@@ -210,7 +207,7 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
           latest = undefined;
           assignment$.complete();
         }
-        while (inFlight.size > 0) await Promise.all([...inFlight]);
+        await inFlight.settled();
       },
       enumerable: true,
     },
@@ -225,12 +222,9 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
  * @return The owned item. Throws ZkError `BadArguments` when no `itemOwnerOnly` ran before.
  */
 export function ownedItemOf(response: Response): OwnedItem {
-  const owned = (response.locals as Record<symbol, unknown>)[OWNED];
-  if (!owned) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      'ownedItemOf: this request owns no item (no itemOwnerOnly middleware before this handler)',
-    );
-  }
-  return owned as OwnedItem;
+  return localOf<OwnedItem>(
+    response,
+    OWNED,
+    'ownedItemOf: this request owns no item (no itemOwnerOnly middleware before this handler)',
+  );
 }

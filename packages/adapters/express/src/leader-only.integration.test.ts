@@ -2,6 +2,8 @@
  * leaderOnly on real Express apps (5 and 4): two instances, each with its own session, one
  * election; exactly one lets requests through, and leadership moves when its client closes.
  */
+
+import { acquireSemaphore } from '@zkrx/lock';
 import { childrenOf, connectedClient, connectedClients, lockPath, sleep } from '@zkrx/test-support';
 import type { RequestHandler } from 'express';
 import request from 'supertest';
@@ -119,6 +121,29 @@ describe.each(flavours)('leaderOnly on $name', (flavour) => {
     const response = await request(guardedApp(flavour, gateB, 'b')).post('/rebuild');
     expect(response.status).toBe(307);
     expect(response.headers.location).toBe('http://leader.internal/rebuild');
+  });
+});
+
+describe('leaderOnly when the election fails', () => {
+  it('stands again a second later, and leads once it can', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath('election');
+    // A semaphore on the path: the election there fails (LockConflictError) while it holds.
+    const semaphore = await acquireSemaphore(a!, path, { leases: 1 });
+    // Nothing else changes the path's children meanwhile: the semaphore holds, idle.
+    const childChanges = async () => (await a!.promises.exists(path))!.cversion;
+    const before = await childChanges();
+    const gate = leaderOnly({ client: b!, path, id: 'b' });
+    // The first attempt queued its node, saw the semaphore and took its node back: it failed.
+    await vi.waitUntil(async () => (await childChanges()) >= before + 2);
+    expect(gate.isLeader).toBe(false);
+    await semaphore.release();
+    for (const name of await childrenOf(a!, path)) {
+      await a!.promises.delete(`${path}/${name}`).catch(() => {});
+    }
+    await vi.waitUntil(() => gate.isLeader, { timeout: 10_000 });
+    await gate.close();
+    expect(gate.isLeader).toBe(false);
   });
 });
 

@@ -2,10 +2,10 @@
  * leaderOnly: Express middleware that lets requests through only on the instance that leads
  * a ZooKeeper election; the others answer 503 with Retry-After (or a handler of yours).
  */
-import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { type Election, elect } from '@zkrx/leader';
+import type { ZkClient } from '@zkrx/core';
+import { joinElection } from '@zkrx/leader';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import {
   checkClient,
   checkFunction,
@@ -14,6 +14,7 @@ import {
   checkPath,
   checkSeconds,
 } from './options';
+import { responseEnded } from './response-state';
 import { answerRetryLater } from './retry-later';
 
 export interface LeaderOnlyOptions {
@@ -89,64 +90,21 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
     false,
   );
 
-  const leading = new BehaviorSubject(false);
-  const notLeading = new AbortController();
-  notLeading.abort(new ZkError(ZkErrorCode.Aborted, `${where} ${path}: not the leader`));
-  /** The candidacy (@zkrx/leader): term signal, requests kept in view, graceful close. */
-  let election: Election | undefined;
-  let closed = false;
-  let rejoin: ReturnType<typeof setTimeout> | undefined;
-  let joining: Promise<void> | undefined;
-
-  const stop = (): void => {
-    closed = true;
-    clearTimeout(rejoin);
-    if (leading.value) leading.next(false);
-    leading.complete();
-  };
-  const standAgainLater = (): void => {
-    if (closed) return;
-    if (client.isClosed) return stop();
-    rejoin = setTimeout(join, rejoinDelayMs);
-    rejoin.unref?.();
-  };
-  function join(): void {
-    rejoin = undefined;
-    if (closed) return;
-    joining = elect(client, path, id === undefined ? {} : { id }).then(
-      (joined) => {
-        if (closed) return joined.close();
-        election = joined;
-        joined.leadership$.subscribe({
-          next: (isLeader) => {
-            if (!closed && isLeader !== leading.value) leading.next(isLeader);
-          },
-          complete: () => {
-            // The candidacy ended: the client closed, or an error we cannot ride out.
-            if (election === joined) election = undefined;
-            if (!closed && leading.value) leading.next(false);
-            standAgainLater();
-          },
-        });
-      },
-      () => standAgainLater(),
-    );
-  }
-  join();
+  // The candidacy (@zkrx/leader) is the state: it stands again after a loss (at once) or a
+  // failure (a second later), signals each term, keeps the requests in view, and leaves.
+  const election = joinElection(client, path, {
+    ...(id === undefined ? {} : { id }),
+    retryDelayMs: rejoinDelayMs,
+  });
 
   const middleware = function leaderOnlyMiddleware(
     request: Request,
     response: Response,
     next: NextFunction,
   ): void {
-    if (leading.value && election) {
+    if (election.isLeader) {
       // Kept in view by the candidacy: close() hands over only once the response has ended.
-      election.track(
-        new Promise<void>((resolve) => {
-          response.once('finish', resolve);
-          response.once('close', resolve);
-        }),
-      );
+      election.track(responseEnded(response));
       next();
       return;
     }
@@ -158,23 +116,11 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
   };
 
   return Object.defineProperties(middleware, {
-    isLeader: { get: () => leading.value, enumerable: true },
-    leadership$: { value: leading.pipe(distinctUntilChanged()), enumerable: true },
-    signal: {
-      get: (): AbortSignal => (leading.value && election ? election.signal : notLeading.signal),
-      enumerable: true,
-    },
-    close: {
-      value: async (): Promise<void> => {
-        if (closed) return;
-        const current = election;
-        stop();
-        // Steps down at once (503 from now on, signal aborted), waits for the requests it let
-        // through, then hands leadership over.
-        await Promise.all([current?.close(), joining]);
-        if (election === current) election = undefined;
-      },
-      enumerable: true,
-    },
+    isLeader: { get: () => election.isLeader, enumerable: true },
+    leadership$: { value: election.leadership$, enumerable: true },
+    signal: { get: (): AbortSignal => election.signal, enumerable: true },
+    // Steps down at once (503 from now on, signal aborted), waits for the requests it let
+    // through, then hands leadership over.
+    close: { value: () => election.leave(), enumerable: true },
   }) as LeaderOnlyHandler;
 }

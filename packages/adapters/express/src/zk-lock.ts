@@ -3,17 +3,9 @@
  * request, released once when the response finishes or the connection closes.
  */
 import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import {
-  acquire,
-  type Lease,
-  type LockLostError,
-  type LockOptions,
-  LockTimeoutError,
-  tryAcquire,
-  validateLockPath,
-} from '@zkrx/lock';
+import { type Lease, type LockLostError, LockTimeoutError, validateLockPath } from '@zkrx/lock';
 import { sessionOf } from '@zkrx/lock/recipe';
-import { acquireRead, acquireWrite, tryAcquireRead, tryAcquireWrite } from '@zkrx/rwlock';
+import { type LockKind, lockKinds } from '@zkrx/rwlock';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Subscription } from 'rxjs';
 import {
@@ -26,6 +18,7 @@ import {
   checkSeconds,
   checkStatusCode,
 } from './options';
+import { localOf } from './response-state';
 import { answerRetryLater, isZooKeeperUnavailable, withStatus } from './retry-later';
 
 export interface ZkLockOptions {
@@ -59,20 +52,8 @@ export interface ZkLockOptions {
 
 const where = 'zkLock';
 
-/** The lock a request takes on its key. */
-export type LockChoice = 'mutex' | 'read' | 'write';
-
-const locks: Record<
-  LockChoice,
-  {
-    acquire: (client: ZkClient, path: string, options: LockOptions) => Promise<Lease>;
-    tryAcquire: (client: ZkClient, path: string, options: LockOptions) => Promise<Lease | null>;
-  }
-> = {
-  mutex: { acquire, tryAcquire },
-  read: { acquire: acquireRead, tryAcquire: tryAcquireRead },
-  write: { acquire: acquireWrite, tryAcquire: tryAcquireWrite },
-};
+/** The lock a request takes on its key (`@zkrx/rwlock`'s `LockKind`). */
+export type LockChoice = LockKind;
 
 /** What the `res.locals` key holds: the request's lease. */
 const LEASE = 'lease';
@@ -94,14 +75,11 @@ const LEASE = 'lease';
  * @return The lease; throws when the request holds none.
  */
 export function leaseOf(response: Response): Lease {
-  const lease = (response.locals as Record<string, unknown>)[LEASE];
-  if (!lease) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      'leaseOf: this request holds no lock (no zkLock middleware before this handler)',
-    );
-  }
-  return lease as Lease;
+  return localOf<Lease>(
+    response,
+    LEASE,
+    'leaseOf: this request holds no lock (no zkLock middleware before this handler)',
+  );
 }
 
 /**
@@ -154,13 +132,10 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
       `${where}: the read option is gone: say lock: 'read' (or 'write'; the default is 'mutex')`,
     );
   }
-  const lock = checkChoice<LockChoice>(
-    where,
-    'lock',
-    given.lock,
-    ['mutex', 'read', 'write'],
-    'mutex',
-  );
+  const lock =
+    lockKinds[
+      checkChoice(where, 'lock', given.lock, Object.keys(lockKinds) as LockKind[], 'mutex')
+    ];
   const onLost = checkFunction<NonNullable<ZkLockOptions['onLost']>>(
     where,
     'onLost',
@@ -175,8 +150,8 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
   }
 
   const take = (path: string, signal: AbortSignal): Promise<Lease | null> => {
-    if (wait) return locks[lock].acquire(client, path, { timeoutMs, signal, reentrant: false });
-    return locks[lock].tryAcquire(client, path, { signal, reentrant: false });
+    if (wait) return lock.acquire(client, path, { timeoutMs, signal, reentrant: false });
+    return lock.tryAcquire(client, path, { signal, reentrant: false });
   };
 
   return function zkLockMiddleware(request: Request, response: Response, next: NextFunction) {

@@ -12,7 +12,8 @@ import {
   partition,
   validatePartition,
 } from '@zkrx/fleet';
-import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
+import { LeaseRuns } from '@zkrx/lock/recipe';
+import { NEVER, type Observable, ReplaySubject, type Subscription } from 'rxjs';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
@@ -26,8 +27,12 @@ interface Membership {
   latest: Assignment | undefined;
   subscription: Subscription | undefined;
   rejoin: ReturnType<typeof setTimeout> | undefined;
-  /** Resolves at the first assignment; rejects if the first attempt fails. */
+  /** Resolves at the first assignment; rejects if the first attempt fails (or on leaving first). */
   readonly joined: Promise<void>;
+  /** Settles `joined`, until it is. */
+  settle: { resolve(): void; reject(error: unknown): void } | undefined;
+  /** The per-item runs of `forEachOwned` in flight: leaving waits for them. */
+  readonly runs: LeaseRuns;
 }
 
 /** The @ForEachOwnedItem partitions of each class: path and items. */
@@ -80,7 +85,8 @@ function sameItems(
 export class FleetService implements OnModuleInit, OnModuleDestroy {
   private readonly memberships = new Map<string, Membership>();
   private readonly pending = new Map<string, readonly string[]>();
-  private readonly runs = new Set<Promise<unknown>>();
+  /** Paths left with `leave(path)`: not joined again for a new instance, only by `join`. */
+  private readonly left = new Set<string>();
   private initialised = false;
   private closed = false;
 
@@ -108,6 +114,7 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
     items: readonly string[] | Observable<readonly string[]>,
     options: FleetJoinOptions = {},
   ): Promise<void> {
+    this.left.delete(path);
     const existing = this.memberships.get(path);
     if (existing) {
       if (!sameItems(existing.items, items)) {
@@ -129,7 +136,7 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
         new ZkError(ZkErrorCode.ClientClosed, `fleet ${path}: the application is shut down`),
       );
     }
-    let settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+    let settle: Membership['settle'];
     const joined = new Promise<void>((resolve, reject) => {
       settle = { resolve, reject };
     });
@@ -141,11 +148,15 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
       subscription: undefined,
       rejoin: undefined,
       joined,
+      settle,
+      runs: new LeaseRuns(),
     };
     this.memberships.set(path, membership);
+    /** False once shut down or left (`leave(path)`). */
+    const member = () => !this.closed && this.memberships.get(path) === membership;
     const start = (): void => {
       membership.rejoin = undefined;
-      if (this.closed) return;
+      if (!member()) return;
       membership.subscription = partition(
         this.connection.client,
         path,
@@ -155,14 +166,15 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
         next: (assignment) => {
           membership.latest = assignment;
           membership.assignment$.next(assignment);
-          settle?.resolve();
+          membership.settle?.resolve();
+          membership.settle = undefined;
         },
         error: (error: unknown) => {
           // Could not join, or lost for good: owns nothing; stands again a second later.
           membership.latest = undefined;
-          settle?.reject(error);
-          settle = undefined;
-          if (this.closed || this.connection.client.isClosed) return;
+          membership.settle?.reject(error);
+          membership.settle = undefined;
+          if (!member() || this.connection.client.isClosed) return;
           membership.rejoin = setTimeout(start, rejoinDelayMs);
           membership.rejoin.unref?.();
         },
@@ -189,17 +201,55 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * This application's assignments in the partition at `path`: the latest, then every new one;
-   * completes when the application shuts down. Empty when the path is not joined.
+   * completes when the application shuts down or leaves the path. Emits nothing when the path is
+   * not joined.
+   *
+   * ## Example
+   * ```ts
+   * fleetService.watchAssignment('/fleet/tenants').subscribe(({ items }) => console.log(items));
+   * // Output: [ 'acme', 'initech' ]
+   * ```
    *
    * @param path The partition's path.
    * @return The assignments.
    */
-  assignment$(path: string): Observable<Assignment> {
+  watchAssignment(path: string): Observable<Assignment> {
     const membership = this.memberships.get(path);
-    if (!membership) {
-      return new ReplaySubject<Assignment>(0).asObservable();
-    }
-    return membership.assignment$.asObservable();
+    return membership ? membership.assignment$.asObservable() : NEVER;
+  }
+
+  /**
+   * This application's assignments in the partition at `path`.
+   *
+   * @deprecated The old name of {@link FleetService.watchAssignment}: a method returning an
+   * Observable is named for what it gives, without `$`.
+   * @param path The partition's path.
+   * @return The assignments.
+   */
+  assignment$(path: string): Observable<Assignment> {
+    return this.watchAssignment(path);
+  }
+
+  /**
+   * Leaves the partition at `path`: gives every item up at once (their signals abort), and
+   * resolves once the per-item runs in flight there settled, each item's lock released as its
+   * runs end. A later `join(path, items)` joins again.
+   *
+   * ## Example
+   * ```ts
+   * await fleetService.leave('/fleet/tenants');
+   * ```
+   *
+   * @param path The partition's path.
+   * @return Resolves once left (nothing to do when not joined).
+   */
+  async leave(path: string): Promise<void> {
+    const membership = this.memberships.get(path);
+    if (!membership) return;
+    this.left.add(path);
+    if (!this.closed) this.memberships.delete(path);
+    this.stop(membership, path);
+    await membership.runs.settled();
   }
 
   /**
@@ -239,10 +289,7 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
       const run = owned?.runIfOwned(() => Promise.resolve().then(() => work(item, owned)));
       return run ? [run] : [];
     });
-    const all = Promise.allSettled(runs);
-    this.runs.add(all);
-    void all.then(() => this.runs.delete(all));
-    const settled = await all;
+    const settled = (await this.memberships.get(path)?.runs.track(Promise.allSettled(runs))) ?? [];
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     return settled.map((result) => (result as PromiseFulfilledResult<Awaited<T>>).value);
@@ -255,8 +302,8 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
    */
   adopt(type: Function): void {
     for (const [path, items] of declaredOf(type)) {
-      if (this.initialised) void this.join(path, items).catch(() => {});
-      else this.pending.set(path, items);
+      if (!this.initialised) this.pending.set(path, items);
+      else if (!this.left.has(path)) void this.join(path, items).catch(() => {});
     }
   }
 
@@ -274,12 +321,20 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
    */
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
-    for (const membership of this.memberships.values()) {
-      clearTimeout(membership.rejoin);
-      membership.subscription?.unsubscribe();
-      membership.latest = undefined;
-      membership.assignment$.complete();
-    }
-    while (this.runs.size > 0) await Promise.all([...this.runs]);
+    for (const [path, membership] of this.memberships) this.stop(membership, path);
+    await Promise.all([...this.memberships.values()].map(({ runs }) => runs.settled()));
+  }
+
+  /** Leaves: no more rejoining, every item given up (each released once its runs settle). */
+  private stop(membership: Membership, path: string): void {
+    membership.settle?.reject(
+      new ZkError(ZkErrorCode.ClientClosed, `fleet ${path}: left before the first assignment`),
+    );
+    membership.settle = undefined;
+    clearTimeout(membership.rejoin);
+    membership.rejoin = undefined;
+    membership.subscription?.unsubscribe();
+    membership.latest = undefined;
+    membership.assignment$.complete();
   }
 }

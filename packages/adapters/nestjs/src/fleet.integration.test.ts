@@ -102,7 +102,7 @@ describe('@zkrx/nestjs/fleet', () => {
     const fleet = app.get(FleetService);
     const seen: number[] = [];
     await fleet.join(path, ['x', 'y'], { id: 'solo', data: 'here' });
-    fleet.assignment$(path).subscribe((assignment) => seen.push(assignment.items.length));
+    fleet.watchAssignment(path).subscribe((assignment) => seen.push(assignment.items.length));
     await vi.waitUntil(() => fleet.assignment(path)?.items.length === 2);
     expect(fleet.assignment(path)?.members).toMatchObject([{ id: 'solo', data: 'here' }]);
     await vi.waitUntil(() => seen.at(-1) === 2);
@@ -120,5 +120,40 @@ describe('@zkrx/nestjs/fleet', () => {
       expect.objectContaining({ code: 'BadArguments' }),
     );
     expect(await fleet.forEachOwned(`${path}-none`, () => 1)).toEqual([]);
+  });
+
+  it('FleetService.leave(path) gives every item up, waits for the runs in flight, and can join again', async () => {
+    const path = uniqueRoot('fleet');
+    let finish: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const TenantJob = tenantJob(path, gate);
+    const app = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'a' } });
+    const fleet = app.get(FleetService);
+    await vi.waitUntil(() => fleet.assignment(path)?.items.length === 4);
+    const owned = fleet.assignment(path)?.owned as ReadonlyMap<string, OwnedItem>;
+    let completed = false;
+    // The old name still answers (deprecated alias of watchAssignment).
+    fleet.assignment$(path).subscribe({ complete: () => (completed = true) });
+    const job = app.get(TenantJob);
+    const running = callJob(job);
+    await vi.waitUntil(() => job.running === 4);
+
+    let left = false;
+    const leaving = fleet.leave(path).then(() => (left = true));
+    expect([...owned.values()].every((item) => item.signal.aborted)).toBe(true);
+    expect(fleet.assignment(path)).toBeUndefined();
+    expect(completed).toBe(true);
+    // Left only once the runs settled (each item released as its run ends).
+    await Promise.resolve();
+    expect(left).toBe(false);
+    finish();
+    expect((await running).sort()).toEqual(tenants.map((tenant) => `${tenant}:aborted`).sort());
+    await leaving;
+    const observer = await connectedClient();
+    await vi.waitUntil(async () => (await childrenOf(observer, `${path}/members`)).length === 0);
+    await fleet.join(path, tenants);
+    await vi.waitUntil(() => fleet.assignment(path)?.items.length === 4);
   });
 });

@@ -2,14 +2,20 @@
  * The @ForEachOwnedItem method decorator: the method runs once for each item of a @zkrx/fleet
  * partition this application owns, with the item and its ownership (signal, fencing token).
  */
-import { ZkError, ZkErrorCode } from '@zkrx/core';
 import { validatePartition } from '@zkrx/fleet';
 import { validateLockPath } from '@zkrx/lock';
 import { declareFleetItems, FleetService } from './fleet-service';
-import { type AnyMethod, describeMethod, injectInto, replaceMethod } from './method-decoration';
+import { decorateMethod, type MethodDecoration } from './method-decoration';
 
-/** Where Nest puts the application's FleetService on a decorated instance. */
-const FLEET = Symbol.for('@zkrx/nestjs: @ForEachOwnedItem needs FleetService in the providers');
+/** The application's FleetService, on each decorated instance; told of each instance. */
+const forEachOwnedItem: MethodDecoration<FleetService> = {
+  decorator: '@ForEachOwnedItem',
+  key: Symbol.for('@zkrx/nestjs: @ForEachOwnedItem needs FleetService in the providers'),
+  token: FleetService,
+  onInjected: (instance, fleet) => fleet.adopt(instance.constructor),
+  needs:
+    'with FleetService in its providers: add FleetService (from @zkrx/nestjs/fleet) and let Nest create the class',
+};
 
 /** Options of `@ForEachOwnedItem`. */
 export interface ForEachOwnedItemOptions {
@@ -53,33 +59,14 @@ export function ForEachOwnedItem(path: string, options: ForEachOwnedItemOptions 
   validateLockPath(path, 'partition');
   const items = options.items;
   if (items !== undefined) validatePartition(path, items, { id: 'any' });
-  return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
-    const where = describeMethod(target, key);
-    if (typeof descriptor.value !== 'function' || typeof target === 'function') {
-      throw new ZkError(
-        ZkErrorCode.BadArguments,
-        `@ForEachOwnedItem goes on an instance method (${where} is not one)`,
-      );
-    }
-    const original: AnyMethod = descriptor.value;
-    if (items !== undefined) declareFleetItems(target.constructor, path, items);
-    injectInto<FleetService>(target, FLEET, FleetService, (instance, fleet) =>
-      fleet.adopt(instance.constructor),
-    );
-    replaceMethod(descriptor, function forEachOwnedItem(this: unknown, ...args: unknown[]) {
-      const fleet =
-        typeof this === 'object' && this !== null
-          ? (this as { [FLEET]?: FleetService })[FLEET]
-          : undefined;
-      if (!fleet) {
-        return Promise.reject(
-          new ZkError(
-            ZkErrorCode.BadArguments,
-            `${where} is @ForEachOwnedItem, but this instance was not made by a Nest application with FleetService in its providers: add FleetService (from @zkrx/nestjs/fleet) and let Nest create the class`,
-          ),
+  return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void =>
+    decorateMethod(forEachOwnedItem, target, key, descriptor, ({ original, serviceOf }) => {
+      if (items !== undefined) declareFleetItems(target.constructor, path, items);
+      // Async: a missing FleetService rejects, as the runs do.
+      return async function forEachOwnedItemMethod(this: unknown, ...args: unknown[]) {
+        return serviceOf(this).forEachOwned(path, (item, owned) =>
+          original.call(this, item, owned, ...args),
         );
-      }
-      return fleet.forEachOwned(path, (item, owned) => original.call(this, item, owned, ...args));
+      };
     });
-  };
 }

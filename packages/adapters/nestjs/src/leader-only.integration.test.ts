@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Interval, ScheduleModule } from '@nestjs/schedule';
 import { isZkError, ZkErrorCode } from '@zkrx/core';
-import { leader$ } from '@zkrx/leader';
+import { watchLeader } from '@zkrx/leader';
 import { acquire } from '@zkrx/lock';
 import { childrenOf, connectedClient, IntervalLog, lockPath, sleep } from '@zkrx/test-support';
 import { expireSession } from '@zkrx/testing';
@@ -182,7 +182,7 @@ describe('@LeaderOnly', () => {
     await vi.waitUntil(() => service.isLeader(path));
     const term = service.signal(path);
     const states: boolean[] = [];
-    service.isLeader$(path).subscribe((leading) => states.push(leading));
+    service.watchLeadership(path).subscribe((leading) => states.push(leading));
     await expireSession(clientOf(app));
     expect(term.aborted).toBe(true);
     await vi.waitUntil(() => service.isLeader(path), { timeout: 5_000 });
@@ -192,7 +192,7 @@ describe('@LeaderOnly', () => {
 });
 
 describe('LeaderService', () => {
-  it('isLeader$ and whenLeader follow the election; the id is candidateId', async () => {
+  it('watchLeadership and whenLeader follow the election; the id is candidateId', async () => {
     const path = lockPath('election');
     const watcher = await connectedClient();
     const [a, b] = await Promise.all([
@@ -202,13 +202,13 @@ describe('LeaderService', () => {
     const first = a!.get(LeaderService);
     const second = b!.get(LeaderService);
     const states: boolean[] = [];
-    first.isLeader$(path).subscribe((leading) => states.push(leading));
+    first.watchLeadership(path).subscribe((leading) => states.push(leading));
     const signal = await first.whenLeader(path);
     expect(first.isLeader(path)).toBe(true);
     await second.join(path);
     expect(second.isLeader(path)).toBe(false);
     const info = await firstValueFrom(
-      leader$(watcher, path).pipe(filter((current) => current.participants.length === 2)),
+      watchLeader(watcher, path).pipe(filter((current) => current.participants.length === 2)),
     );
     expect(info.leaderId).toBe('app-a');
 
@@ -218,6 +218,43 @@ describe('LeaderService', () => {
     expect(states).toEqual([false, true, false]);
     await expect(secondLeads).resolves.toBeInstanceOf(AbortSignal);
     expect(second.isLeader(path)).toBe(true);
+  });
+
+  it('leave(path) steps down, waits for the run in flight, then hands over; join(path) stands again', async () => {
+    const path = lockPath('election');
+    const GatedJob = gatedJob(path);
+    const watcher = await connectedClient();
+    const apps = await startApps(2, { providers: [GatedJob] });
+    await vi.waitUntil(() => leaders(apps, path) === 1);
+    const leader = apps.find((app) => app.get(LeaderService).isLeader(path))!;
+    const other = apps.find((app) => app !== leader)!;
+    const service = leader.get(LeaderService);
+    const states: boolean[] = [];
+    // The old name still answers (deprecated alias of watchLeadership).
+    service.isLeader$(path).subscribe({
+      next: (leading) => states.push(leading),
+      complete: () => states.push(false),
+    });
+    const running = leader.get(GatedJob).run();
+    const signal = service.signal(path);
+
+    const leaving = service.leave(path);
+    expect(signal.aborted).toBe(true);
+    expect(leader.get(GatedJob).run()).toBeUndefined();
+    // The node stays while the run goes on: the other application cannot lead yet.
+    expect(await childrenOf(watcher, path)).toHaveLength(2);
+    leader.get(GatedJob).finish();
+    await expect(running).resolves.toBe('done');
+    await leaving;
+    expect(states).toEqual([true, false, false]);
+    await vi.waitUntil(() => other.get(LeaderService).isLeader(path));
+    expect(await childrenOf(watcher, path)).toHaveLength(1);
+    // Left until joined again: the job skips, and join(path) queues behind the new leader.
+    expect(leader.get(GatedJob).run()).toBeUndefined();
+    expect(await childrenOf(watcher, path)).toHaveLength(1);
+    await service.join(path);
+    expect(await childrenOf(watcher, path)).toHaveLength(2);
+    expect(service.isLeader(path)).toBe(false);
   });
 
   it('after shutdown a new election cannot be joined', async () => {

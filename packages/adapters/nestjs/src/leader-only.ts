@@ -2,14 +2,19 @@
  * The @LeaderOnly method decorator: the method body runs only in the application that leads
  * the election at a path; in the others the call returns without running.
  */
-import { ZkError, ZkErrorCode } from '@zkrx/core';
 import { validateLockPath } from '@zkrx/lock';
 import { addLeaderOnlyPath } from './leader-only-paths';
 import { LeaderService } from './leader-service';
-import { type AnyMethod, describeMethod, injectInto, replaceMethod } from './method-decoration';
+import { decorateMethod, type MethodDecoration, NEEDS_ZK_MODULE } from './method-decoration';
 
-/** Where Nest puts the application's LeaderService on a decorated instance. */
-const LEADER = Symbol.for('@zkrx/nestjs: @LeaderOnly needs ZkModule');
+/** The application's LeaderService, on each decorated instance; told of each instance. */
+const leaderOnly: MethodDecoration<LeaderService> = {
+  decorator: '@LeaderOnly',
+  key: Symbol.for('@zkrx/nestjs: @LeaderOnly needs ZkModule'),
+  token: LeaderService,
+  onInjected: (instance, leader) => leader.adopt(instance.constructor),
+  needs: NEEDS_ZK_MODULE,
+};
 
 /**
  * Runs the decorated method only in the application that leads the election at `path`: made for
@@ -41,31 +46,11 @@ const LEADER = Symbol.for('@zkrx/nestjs: @LeaderOnly needs ZkModule');
  */
 export function LeaderOnly(path: string) {
   validateLockPath(path, 'election');
-  return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void => {
-    const where = describeMethod(target, key);
-    if (typeof descriptor.value !== 'function' || typeof target === 'function') {
-      throw new ZkError(
-        ZkErrorCode.BadArguments,
-        `@LeaderOnly goes on an instance method (${where} is not one)`,
-      );
-    }
-    const original: AnyMethod = descriptor.value;
-    addLeaderOnlyPath(target.constructor, path);
-    injectInto<LeaderService>(target, LEADER, LeaderService, (instance, leader) =>
-      leader.adopt(instance.constructor),
-    );
-    replaceMethod(descriptor, function leaderOnly(this: unknown, ...args: unknown[]): unknown {
-      const leader =
-        typeof this === 'object' && this !== null
-          ? (this as { [LEADER]?: LeaderService })[LEADER]
-          : undefined;
-      if (!leader) {
-        throw new ZkError(
-          ZkErrorCode.BadArguments,
-          `${where} is @LeaderOnly, but this instance was not made by a Nest application that imports ZkModule: import ZkModule.forRoot({ ..., isGlobal: true }) and let Nest create the class`,
-        );
-      }
-      return leader.runIfLeader(path, () => original.apply(this, args));
+  return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void =>
+    decorateMethod(leaderOnly, target, key, descriptor, ({ original, serviceOf }) => {
+      addLeaderOnlyPath(target.constructor, path);
+      return function leaderOnlyMethod(this: unknown, ...args: unknown[]): unknown {
+        return serviceOf(this).runIfLeader(path, () => original.apply(this, args));
+      };
     });
-  };
 }

@@ -4,26 +4,15 @@
  */
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ZkError, ZkErrorCode } from '@zkrx/core';
-import { type Election, elect } from '@zkrx/leader';
+import { type Election, joinElection } from '@zkrx/leader';
 import { validateLockPath } from '@zkrx/lock';
-import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
+import { type Observable, throwError } from 'rxjs';
 import { leaderOnlyPathsOf } from './leader-only-paths';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
-/**
- * One election this application stands in: @zkrx/leader's candidacy (term signal, runs kept in
- * view, graceful close), and its leadership as a subject that errors if it could not be joined.
- */
-interface Candidacy {
-  readonly leading: BehaviorSubject<boolean>;
-  /** Resolves once queued; rejects if the candidacy could not be made. */
-  readonly joined: Promise<Election>;
-  election: Election | undefined;
-}
-
-const notLeading = (path: string) =>
-  AbortSignal.abort(new ZkError(ZkErrorCode.Aborted, `election ${path}: not the leader`));
+/** After a failure the election cannot ride out (ZooKeeper unreachable, NoAuth), it stands again. */
+const retryDelayMs = 1_000;
 
 /**
  * This application's leadership, per election path. Inject it anywhere; `@LeaderOnly(path)`
@@ -31,9 +20,9 @@ const notLeading = (path: string) =>
  *
  * Each path's election is joined once per application (latch style: Curator LeaderLatch layout,
  * `_c_<uuid>-latch-<n>` nodes holding the candidate id), on first use or at boot for @LeaderOnly
- * paths, and left when the application shuts down. While the session is suspended the candidate
- * steps down (unless `electionOnSuspended: 'continue'`); after an expiry it stands again by
- * itself.
+ * paths, and left when the application shuts down (or by `leave(path)`). While the session is
+ * suspended the candidate steps down (unless `electionOnSuspended: 'continue'`); after an expiry
+ * it stands again by itself, and after a failure it cannot ride out, again a second later.
  *
  * Shutdown never lets two applications run leader-only work at once: this application stops
  * leading at once (`isLeader` false, @LeaderOnly calls skip), aborts `signal(path)` so the runs
@@ -43,7 +32,10 @@ const notLeading = (path: string) =>
  */
 @Injectable()
 export class LeaderService implements OnModuleInit, OnModuleDestroy {
-  private readonly candidacies = new Map<string, Candidacy>();
+  /** One election per path: @zkrx/leader's, which stands, signals and leaves for us. */
+  private readonly elections = new Map<string, Election>();
+  /** Paths left with `leave(path)`: their election stays, over, until `join(path)`. */
+  private readonly left = new Set<string>();
   /** @LeaderOnly paths of the instances made before the application initialised. */
   private readonly pending = new Set<string>();
   private initialised = false;
@@ -52,8 +44,10 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
   constructor(@Inject(ZK_CONNECTION) private readonly connection: ZkConnection) {}
 
   /**
-   * Joins the election at `path` (once; later calls share the candidacy) and resolves when this
-   * application's candidate is queued. Leadership follows within a round trip if nobody leads.
+   * Joins the election at `path` (once; later calls share the candidacy, and a path left with
+   * `leave(path)` is joined again) and resolves when this application's candidate is queued.
+   * Leadership follows within a round trip if nobody leads. Rejects if that first attempt fails
+   * (the candidate stands again a second later).
    *
    * ## Example
    * ```ts
@@ -64,7 +58,28 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    * @return Resolves once queued.
    */
   async join(path: string): Promise<void> {
-    await this.candidacy(path).joined;
+    if (this.left.delete(path)) this.elections.delete(path);
+    await this.election(path).joined;
+  }
+
+  /**
+   * Leaves the election at `path`: stops leading at once (`signal(path)` aborts), waits for the
+   * runs of `runIfLeader` (and @LeaderOnly) in flight there, then hands leadership over. The path
+   * stays left (`isLeader` false, @LeaderOnly calls skip) until `join(path)`.
+   *
+   * ## Example
+   * ```ts
+   * await leaderService.leave('/election/reports');
+   * ```
+   *
+   * @param path The election path.
+   * @return Resolves once left (nothing to do when not joined).
+   */
+  async leave(path: string): Promise<void> {
+    const election = this.elections.get(path);
+    if (!election) return;
+    this.left.add(path);
+    await election.leave();
   }
 
   /**
@@ -75,8 +90,7 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    * @return True while leading.
    */
   isLeader(path: string): boolean {
-    const { leading } = this.candidacy(path);
-    return !this.closed && !leading.hasError && leading.value;
+    return !this.closed && this.election(path).isLeader;
   }
 
   /**
@@ -95,17 +109,17 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    * @return The work's result, or `undefined` when not leading.
    */
   runIfLeader<T>(path: string, work: () => T): T | undefined {
-    if (!this.isLeader(path)) return undefined;
-    return this.candidacy(path).election?.runIfLeader(() => work());
+    if (this.closed) return undefined;
+    return this.election(path).runIfLeader(() => work());
   }
 
   /**
    * Whether this application leads the election at `path`: now, then on every change; completes
-   * when the application shuts down. Joins the election if not yet joined.
+   * when the application shuts down (or leaves the path). Joins the election if not yet joined.
    *
    * ## Example
    * ```ts
-   * leaderService.isLeader$('/election/reports').subscribe((leading) => console.log(leading));
+   * leaderService.watchLeadership('/election/reports').subscribe((leading) => console.log(leading));
    * // Output: false
    * //         true
    * ```
@@ -113,8 +127,23 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    * @param path The election path.
    * @return Whether this application leads, now and on every change.
    */
+  watchLeadership(path: string): Observable<boolean> {
+    const election = this.elections.get(path);
+    if (election) return election.leadership$;
+    if (this.closed) return throwError(() => this.shutDown(path));
+    return this.election(path).leadership$;
+  }
+
+  /**
+   * Whether this application leads the election at `path`, now and on every change.
+   *
+   * @deprecated The old name of {@link LeaderService.watchLeadership}: a method returning an
+   * Observable is named for what it gives, without `$`.
+   * @param path The election path.
+   * @return Whether this application leads, now and on every change.
+   */
   isLeader$(path: string): Observable<boolean> {
-    return this.candidacy(path).leading.pipe(distinctUntilChanged());
+    return this.watchLeadership(path);
   }
 
   /**
@@ -126,8 +155,7 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    * @return The term's signal.
    */
   async whenLeader(path: string): Promise<AbortSignal> {
-    const election = await this.candidacy(path).joined;
-    await election.whenLeader();
+    await this.election(path).whenLeader();
     return this.signal(path);
   }
 
@@ -140,8 +168,7 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    */
   signal(path: string): AbortSignal {
     const shutdown = this.connection.signal;
-    if (shutdown.aborted) return shutdown;
-    return this.candidacy(path).election?.signal ?? notLeading(path);
+    return shutdown.aborted ? shutdown : this.election(path).signal;
   }
 
   /**
@@ -150,8 +177,8 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    */
   adopt(type: Function): void {
     for (const path of leaderOnlyPathsOf(type)) {
-      if (this.initialised) void this.join(path).catch(() => {});
-      else this.pending.add(path);
+      if (!this.initialised) this.pending.add(path);
+      else if (!this.left.has(path)) void this.join(path).catch(() => {});
     }
   }
 
@@ -172,43 +199,26 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
     // Aborts every signal(path), and calls waiting for a lock give up now: a leader-only run
     // waiting on one must not hold the shutdown until another instance releases it.
     this.connection.stop();
-    const candidacies = [...this.candidacies.values()];
-    for (const { leading } of candidacies) if (!leading.hasError) leading.next(false);
     // Each election steps down at once, waits for its runs, then hands over.
-    await Promise.all(
-      candidacies.map(async (candidacy) => {
-        const election = await candidacy.joined.catch(() => undefined);
-        await election?.close();
-        candidacy.leading.complete();
-      }),
-    );
+    await Promise.all([...this.elections.values()].map((election) => election.leave()));
   }
 
-  private candidacy(path: string): Candidacy {
-    const existing = this.candidacies.get(path);
+  /** The election at `path`, joined on first use; ZkError `ClientClosed` once shut down. */
+  private election(path: string): Election {
+    const existing = this.elections.get(path);
     if (existing) return existing;
     validateLockPath(path, 'election');
-    const leading = new BehaviorSubject(false);
-    const joined = this.closed
-      ? Promise.reject(
-          new ZkError(ZkErrorCode.ClientClosed, `election ${path}: the application is shut down`),
-        )
-      : elect(this.connection.client, path, {
-          id: this.connection.candidateId,
-          onSuspended: this.connection.electionOnSuspended,
-        });
-    const candidacy: Candidacy = { leading, joined, election: undefined };
-    joined.then(
-      (election) => {
-        candidacy.election = election;
-        election.leadership$.subscribe({
-          next: (value) => leading.next(value && !this.closed),
-          complete: () => leading.next(false),
-        });
-      },
-      (error: unknown) => leading.error(error),
-    );
-    this.candidacies.set(path, candidacy);
-    return candidacy;
+    if (this.closed) throw this.shutDown(path);
+    const election = joinElection(this.connection.client, path, {
+      id: this.connection.candidateId,
+      onSuspended: this.connection.electionOnSuspended,
+      retryDelayMs,
+    });
+    this.elections.set(path, election);
+    return election;
+  }
+
+  private shutDown(path: string): ZkError {
+    return new ZkError(ZkErrorCode.ClientClosed, `election ${path}: the application is shut down`);
   }
 }

@@ -5,19 +5,17 @@
 import type { ZkClient } from '@zkrx/core';
 import { ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
 import {
-  acquire,
   type Lease,
   LockLostError,
   type LockOptions,
   type SuspendedPolicy,
-  tryAcquire,
   validateLockPath,
   validateTimeout,
 } from '@zkrx/lock';
-import { acquireRead, acquireWrite, tryAcquireRead, tryAcquireWrite } from '@zkrx/rwlock';
+import { type LockKind, lockKinds } from '@zkrx/rwlock';
 import { from, isObservable, Observable, type Subscription } from 'rxjs';
 import { type CurrentLock, currentLock, runWithLock } from './lock-context';
-import { type AnyMethod, describeMethod, injectInto, replaceMethod } from './method-decoration';
+import { decorateMethod, type MethodDecoration, NEEDS_ZK_MODULE } from './method-decoration';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
@@ -39,7 +37,7 @@ export interface LockedOptions {
    * @zkrx/express's `zkLock` takes by default), or the `read` / `write` lock of the path's
    * read-write lock. Only readers share; any two of the three otherwise exclude each other.
    */
-  lock?: 'mutex' | 'read' | 'write';
+  lock?: LockKind;
   /** While the connection is suspended: `release` (default) treats the lock as lost at once. */
   onSuspended?: SuspendedPolicy;
   /**
@@ -56,34 +54,13 @@ export type LockableMethod = (
   // biome-ignore lint/suspicious/noConfusingVoidType: a method declared `(): void` qualifies
 ) => void | PromiseLike<unknown> | Observable<unknown>;
 
-/** Where Nest puts the module's connection on a decorated instance. */
-const CONNECTION = Symbol.for('@zkrx/nestjs: @Locked needs ZkModule');
-
-interface LockFunctions {
-  acquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease>;
-  tryAcquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease | null>;
-}
-
-const locks: Record<NonNullable<LockedOptions['lock']>, LockFunctions> = {
-  mutex: { acquire, tryAcquire },
-  read: { acquire: acquireRead, tryAcquire: tryAcquireRead },
-  write: { acquire: acquireWrite, tryAcquire: tryAcquireWrite },
+/** The module's connection, on each decorated instance. */
+const locked: MethodDecoration<ZkConnection> = {
+  decorator: '@Locked',
+  key: Symbol.for('@zkrx/nestjs: @Locked needs ZkModule'),
+  token: ZK_CONNECTION,
+  needs: NEEDS_ZK_MODULE,
 };
-
-/** The connection Nest injected into `instance`, or a ZkError saying what is missing. */
-function connectionOf(instance: unknown, where: string): ZkConnection {
-  const connection =
-    typeof instance === 'object' && instance !== null
-      ? (instance as { [CONNECTION]?: ZkConnection })[CONNECTION]
-      : undefined;
-  if (!connection) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${where} is @Locked, but this instance was not made by a Nest application that imports ZkModule: import ZkModule.forRoot({ ..., isGlobal: true }) and let Nest create the class`,
-    );
-  }
-  return connection;
-}
 
 /** Observable when the declared return type is an Observable class; promise for any other type. */
 function returnKindOf(type: unknown): 'observable' | 'promise' | undefined {
@@ -265,108 +242,110 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
     );
   }
   const choice = options.lock ?? 'mutex';
-  if (!(choice in locks)) {
+  if (!Object.hasOwn(lockKinds, choice)) {
     throw new ZkError(
       ZkErrorCode.BadArguments,
       `@Locked: lock must be 'mutex', 'read' or 'write', got ${String(choice)}`,
     );
   }
-  const kind = locks[choice];
+  const kind = lockKinds[choice];
   const lockOptions: LockOptions = { timeoutMs, onSuspended: options.onSuspended };
 
   return <M extends LockableMethod>(
     target: object,
     key: string | symbol,
     descriptor: TypedPropertyDescriptor<M>,
-  ): void => {
-    const where = describeMethod(target, key);
-    if (typeof descriptor.value !== 'function' || typeof target === 'function') {
-      throw new ZkError(
-        ZkErrorCode.BadArguments,
-        `@Locked goes on an instance method (${where} is not one)`,
-      );
-    }
-    const original: AnyMethod = descriptor.value;
-    const returns =
-      options.returns ?? returnKindOf(Reflect.getMetadata('design:returntype', target, key));
-    injectInto(target, CONNECTION, ZK_CONNECTION);
+  ): void =>
+    decorateMethod(
+      locked,
+      target,
+      key,
+      descriptor,
+      ({ original, where, serviceOf: connectionOf }) => {
+        const returns =
+          options.returns ?? returnKindOf(Reflect.getMetadata('design:returntype', target, key));
 
-    const pathOf = (instance: unknown, args: unknown[]): string =>
-      typeof path === 'string' ? path : path.apply(instance, args);
+        const pathOf = (instance: unknown, args: unknown[]): string =>
+          typeof path === 'string' ? path : path.apply(instance, args);
 
-    const acquireLease = (client: ZkClient, lockPath: string, signal?: AbortSignal) =>
-      mode === 'skip'
-        ? kind.tryAcquire(client, lockPath, { ...lockOptions, signal })
-        : kind.acquire(client, lockPath, { ...lockOptions, signal });
+        const acquireLease = (client: ZkClient, lockPath: string, signal?: AbortSignal) =>
+          mode === 'skip'
+            ? kind.tryAcquire(client, lockPath, { ...lockOptions, signal })
+            : kind.acquire(client, lockPath, { ...lockOptions, signal });
 
-    function lockedPromise(this: unknown, ...args: unknown[]): Promise<unknown> {
-      return (async () => {
-        const connection = connectionOf(this, where);
-        const lockPath = pathOf(this, args);
-        const lease = await acquireLease(connection.client, lockPath, connection.signal);
-        if (!lease) return undefined;
-        return connection.hold(
-          runLeased(lease, lockPath, connection, () => original.apply(this, args), where),
-        );
-      })();
-    }
-
-    function lockedObservable(this: unknown, ...args: unknown[]): Observable<unknown> {
-      const connection = connectionOf(this, where);
-      const { client } = connection;
-      const lockPath = pathOf(this, args);
-      return new Observable<unknown>((subscriber) => {
-        const acquiring = new AbortController();
-        const controller = new AbortController();
-        let lease: Lease | undefined;
-        let work: Subscription | undefined;
-        let ending = false;
-        const onEnded = () => {
-          if (ending || !lease) return;
-          const error = endedError(lease, lockPath);
-          controller.abort(error);
-          subscriber.error(error);
-        };
-        // Shutdown ends the stream: the work is unsubscribed, then the lock released.
-        const onShutdown = () => subscriber.error(connection.signal.reason);
-        acquireLease(client, lockPath, AbortSignal.any([acquiring.signal, connection.signal])).then(
-          (held) => {
-            if (!held) return subscriber.complete();
-            if (subscriber.closed) return client.track(held.release());
-            lease = held;
-            held.signal.addEventListener('abort', onEnded, { once: true });
-            if (held.signal.aborted) return onEnded();
-            connection.signal.addEventListener('abort', onShutdown, { once: true });
-            if (connection.signal.aborted) return onShutdown();
-            const context = lockContext(held, lockPath, controller, connection.signal);
-            held.run(() =>
-              runWithLock(context, () => {
-                try {
-                  work = from(original.apply(this, args) as Observable<unknown>).subscribe(
-                    subscriber,
-                  );
-                } catch (error) {
-                  subscriber.error(error);
-                }
-              }),
+        function lockedPromise(this: unknown, ...args: unknown[]): Promise<unknown> {
+          return (async () => {
+            const connection = connectionOf(this);
+            const lockPath = pathOf(this, args);
+            const lease = await acquireLease(connection.client, lockPath, connection.signal);
+            if (!lease) return undefined;
+            return connection.hold(
+              runLeased(lease, lockPath, connection, () => original.apply(this, args), where),
             );
-          },
-          (error: unknown) => subscriber.error(error),
-        );
-        return () => {
-          ending = true;
-          acquiring.abort();
-          connection.signal.removeEventListener('abort', onShutdown);
-          work?.unsubscribe();
-          if (lease) {
-            lease.signal.removeEventListener('abort', onEnded);
-            controller.abort(new LockReleasedError(lockPath));
-            client.track(lease.release());
-          }
-        };
-      });
-    }
+          })();
+        }
 
-    replaceMethod(descriptor, returns === 'observable' ? lockedObservable : lockedPromise);
-  };
+        function lockedObservable(this: unknown, ...args: unknown[]): Observable<unknown> {
+          const connection = connectionOf(this);
+          const { client } = connection;
+          const lockPath = pathOf(this, args);
+          return new Observable<unknown>((subscriber) => {
+            const acquiring = new AbortController();
+            const controller = new AbortController();
+            let lease: Lease | undefined;
+            let work: Subscription | undefined;
+            let ending = false;
+            const onEnded = () => {
+              if (ending || !lease) return;
+              const error = endedError(lease, lockPath);
+              controller.abort(error);
+              subscriber.error(error);
+            };
+            // Shutdown ends the stream: the work is unsubscribed, then the lock released.
+            const onShutdown = () => subscriber.error(connection.signal.reason);
+            acquireLease(
+              client,
+              lockPath,
+              AbortSignal.any([acquiring.signal, connection.signal]),
+            ).then(
+              (held) => {
+                if (!held) return subscriber.complete();
+                if (subscriber.closed) return client.track(held.release());
+                lease = held;
+                held.signal.addEventListener('abort', onEnded, { once: true });
+                if (held.signal.aborted) return onEnded();
+                connection.signal.addEventListener('abort', onShutdown, { once: true });
+                if (connection.signal.aborted) return onShutdown();
+                const context = lockContext(held, lockPath, controller, connection.signal);
+                held.run(() =>
+                  runWithLock(context, () => {
+                    try {
+                      work = from(original.apply(this, args) as Observable<unknown>).subscribe(
+                        subscriber,
+                      );
+                    } catch (error) {
+                      subscriber.error(error);
+                    }
+                  }),
+                );
+              },
+              (error: unknown) => subscriber.error(error),
+            );
+            return () => {
+              ending = true;
+              acquiring.abort();
+              connection.signal.removeEventListener('abort', onShutdown);
+              work?.unsubscribe();
+              if (lease) {
+                lease.signal.removeEventListener('abort', onEnded);
+                controller.abort(new LockReleasedError(lockPath));
+                client.track(lease.release());
+              }
+            };
+          });
+        }
+
+        return returns === 'observable' ? lockedObservable : lockedPromise;
+      },
+    );
 }

@@ -4,13 +4,13 @@
  */
 import { createClient, ZkClient, type ZkClientOptions, ZkError, ZkErrorCode } from '@zkrx/core';
 import type { SuspendedPolicy } from '@zkrx/lock';
+import { LeaseRuns } from '@zkrx/lock/recipe';
 import type { ZkModuleOptions } from './module-definition';
-import { Runs } from './runs';
 
 export class ZkConnection {
   private readonly stopping = new AbortController();
   /** The @Locked promise runs holding a lock: shutdown waits for them. */
-  private readonly runs = new Runs();
+  private readonly runs = new LeaseRuns();
 
   private constructor(
     /** The client every decorator and service of this application uses. */
@@ -72,8 +72,7 @@ export class ZkConnection {
 
   /** Keeps `run` (a @Locked method holding its lock) in view until it settles; returns it. */
   hold<T>(run: Promise<T>): Promise<T> {
-    this.runs.hold(run);
-    return run;
+    return this.runs.track(run);
   }
 
   /**

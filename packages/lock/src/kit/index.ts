@@ -10,6 +10,7 @@ export { lockAttributes, meteredBy } from '../telemetry';
 export { removeOwnNode } from './clean-up';
 export { validateGuardOps } from './guarded-write';
 export type { LeaseCore } from './lease-core';
+export { LeaseRuns } from './lease-runs';
 export type {
   JoinContext,
   LockRecipe,
@@ -22,6 +23,7 @@ export {
   observeLease,
   resolveLockOptions,
 } from './lock-recipe';
+export { mutexRecipe } from './mutex-recipe';
 export type { ChildKind, LockChild } from './node-names';
 export {
   Marker,
@@ -44,3 +46,4 @@ export type {
   SuspensionPolicy,
 } from './session';
 export { sessionOf } from './session';
+export { unlessGone } from './unless-gone';

@@ -131,7 +131,7 @@ export function guardLeases(
  * own bookkeeping (a multi-lock acquiring its later locks), which must not make the caller pay for
  * a watch nobody asked for.
  */
-export function lossHeard$(lease: Lease): Observable<LockLostError> {
+export function lossHeard(lease: Lease): Observable<LockLostError> {
   const core = (handles.get(lease) as LeaseHandle).core;
   return core.state$.pipe(
     filter((state) => state === 'lost'),

@@ -1,6 +1,6 @@
 /**
- * A lock recipe from a queue rule: its lease observable, promise API, try-once and guarding
- * operator, with validation, re-entrancy and clean-up shared by every recipe (mutex, read and
+ * A lock recipe from a queue rule: its lease observable, promise API, try-once and the operator
+ * running under it, with validation, re-entrancy and clean-up shared by every recipe (mutex, read and
  * write locks, leader election).
  */
 import { hostname } from 'node:os';
@@ -88,9 +88,14 @@ export interface LockRecipeSpec {
   ): ((options: ResolvedLockOptions) => Promise<QueueHold>) | undefined;
 }
 
-/** A queue-based lock: its lease as an observable and a promise, and a guarding operator. */
+/** A queue-based lock: its lease as an observable and a promise, and an operator running under it. */
 export interface LockRecipe {
   /** Emits the lease once held; releases on unsubscribe; errors LockLostError on loss. */
+  lease(client: ZkClient, path: string, options?: LockOptions): Observable<Lease>;
+  /**
+   * @deprecated The old name of {@link LockRecipe.lease}: a function returning an Observable is
+   * named for what it gives, without `$`.
+   */
   lease$(client: ZkClient, path: string, options?: LockOptions): Observable<Lease>;
   /** Resolves the lease once held. */
   acquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease>;
@@ -100,7 +105,15 @@ export interface LockRecipe {
     path: string,
     options?: Omit<LockOptions, 'timeoutMs'>,
   ): Promise<Lease | null>;
-  /** Runs the source only while holding the lock, releases when it ends. */
+  /**
+   * Runs the source only while holding the lock, releases when it ends: the operator behind
+   * `withLock`, `withReadLock` and `withWriteLock`.
+   */
+  withLock<T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T>;
+  /**
+   * @deprecated The old name of {@link LockRecipe.withLock}: `guard` names the guarded write
+   * alone (`lease.guard(ops)`).
+   */
   guard<T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T>;
   /**
    * Runs `work(lease)` only while holding the lock: subscribed once held, unsubscribed (and the
@@ -355,7 +368,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
     );
   };
 
-  const lease$ = (client: ZkClient, path: string, options?: LockOptions): Observable<Lease> =>
+  const lease = (client: ZkClient, path: string, options?: LockOptions): Observable<Lease> =>
     observeLease((signal) => {
       const resolved = resolveLockOptions(client, path, options, spec.name);
       return reentered(resolved) ?? hold(resolved, true, true, signal);
@@ -394,10 +407,10 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
   ): Observable<T> =>
     new Observable<T>((subscriber) => {
       let running: Subscription | undefined;
-      const lock = lease$(client, path, options).subscribe({
-        next: (lease) => {
+      const lock = lease(client, path, options).subscribe({
+        next: (held) => {
           try {
-            running = from(work(lease)).subscribe(subscriber);
+            running = from(work(held)).subscribe(subscriber);
           } catch (error) {
             subscriber.error(error);
           }
@@ -422,10 +435,10 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
       };
     });
 
-  const guard =
+  const withLock =
     <T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T> =>
     (source) =>
       holding(client, path, options, () => source);
 
-  return { lease$, acquire, tryAcquire, guard, holding };
+  return { lease, lease$: lease, acquire, tryAcquire, withLock, guard: withLock, holding };
 }

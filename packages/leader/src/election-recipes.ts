@@ -1,0 +1,23 @@
+/**
+ * The two layouts an election stands in, as lock recipes: the latch (Curator LeaderLatch), which
+ * a candidate holds until it leaves, and the selector (Curator LeaderSelector), held per term.
+ */
+import { defineLockRecipe, exclusiveRule, type LockRecipe, Marker } from '@zkrx/lock/recipe';
+
+/** An election's layout: its queue's recipe, and its kind in telemetry (`zkrx.lock.kind`). */
+export interface ElectionLayout {
+  /** `leader-latch` or `leader-selector`: the recipe's name, and the telemetry kind. */
+  readonly kind: string;
+  readonly recipe: LockRecipe;
+}
+
+/** One candidate leads at a time: the first node of the queue, as in a mutex. */
+function layout(kind: string, marker: string): ElectionLayout {
+  return { kind, recipe: defineLockRecipe({ name: kind, marker, decide: exclusiveRule }) };
+}
+
+/** Curator LeaderLatch layout: `_c_<uuid>-latch-<seq>`. */
+export const latch = layout('leader-latch', Marker.latch);
+
+/** Curator LeaderSelector layout: a mutex on the path (`_c_<uuid>-lock-<seq>`). */
+export const selector = layout('leader-selector', Marker.lock);
