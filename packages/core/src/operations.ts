@@ -158,6 +158,25 @@ function watchableRead<N extends 'get' | 'exists' | 'children'>(
   };
 }
 
+/**
+ * A write to one node answered with its new Stat (`set`, `setAcl`): idempotent only without a
+ * version. `encode` is given the path as the server sees it.
+ */
+function statWrite<N extends 'set' | 'setAcl'>(
+  wireName: string,
+  prepare: Operation<N>['prepare'],
+  encode: (xid: number, serverPath: string, request: OperationRequest<N>) => Buffer,
+): Operation<N> {
+  return {
+    wireName,
+    prepare,
+    idempotent: unversioned,
+    path: pathOf,
+    encode: (xid, request, paths) => encode(xid, paths.toServer(request.path), request),
+    decode: readStat,
+  };
+}
+
 /** An operation that sends one path and nothing else: `sync`, `getAcl`, ... */
 function pathOnly<N extends 'sync' | 'getAcl' | 'getAllChildrenNumber' | 'getEphemerals'>(
   wireName: string,
@@ -233,21 +252,17 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
     readChildrenAndStat,
     WatchRegistration.child,
   ),
-  set: {
-    wireName: 'setData',
-    prepare({ path, data, version }, context) {
+  set: statWrite(
+    'setData',
+    ({ path, data, version }, context) => {
       validatePath(path);
       const bytes = toDataBuffer(data, path);
       const expected = validateVersion(version, path);
       checkRequestSize('set', path, context.chroot + path, bytes, 8 + 4); // xid+type, version
       return { path, data: bytes, version: expected };
     },
-    idempotent: unversioned,
-    path: pathOf,
-    encode: (xid, request, paths) =>
-      encodeSetData(xid, paths.toServer(request.path), request.data, request.version),
-    decode: readStat,
-  },
+    (xid, path, request) => encodeSetData(xid, path, request.data, request.version),
+  ),
   delete: {
     wireName: 'delete',
     prepare({ path, version }) {
@@ -267,19 +282,15 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
   },
   sync: pathOnly('sync', OpCode.sync),
   getAcl: pathOnly('getACL', OpCode.getACL, readAclAndStat),
-  setAcl: {
-    wireName: 'setACL',
-    prepare({ path, acl, version }) {
+  setAcl: statWrite(
+    'setACL',
+    ({ path, acl, version }) => {
       validatePath(path);
       const checked = validateAcl(acl, path);
       return { path, acl: checked, version: validateVersion(version, path) };
     },
-    idempotent: unversioned,
-    path: pathOf,
-    encode: (xid, request, paths) =>
-      encodeSetAcl(xid, paths.toServer(request.path), request.acl, request.version),
-    decode: readStat,
-  },
+    (xid, path, request) => encodeSetAcl(xid, path, request.acl, request.version),
+  ),
   multi: {
     wireName: 'multi',
     prepare: ({ ops }, context) => ({

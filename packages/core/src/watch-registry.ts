@@ -80,6 +80,31 @@ export function inWireOrder<A extends unknown[]>(
   return (...args) => queueMicrotask(() => callback(...args));
 }
 
+/** What every shared watch stream keeps of itself, as far as closing it goes. */
+export interface ClosableEntry {
+  readonly subscribers: ReadonlySet<{ complete(): void }>;
+  dead: boolean;
+  cancelWait: (() => void) | undefined;
+}
+
+/**
+ * The client closed: empties `entries`, marks each dead, cancels its wait for a connection,
+ * runs `stop` on it (what else it has under way), then completes its streams.
+ */
+export function closeEntries<E extends ClosableEntry>(
+  entries: Map<string, E>,
+  stop?: (entry: E) => void,
+): void {
+  const closing = [...entries.values()];
+  entries.clear();
+  for (const entry of closing) {
+    entry.dead = true;
+    entry.cancelWait?.();
+    stop?.(entry);
+    for (const subscriber of [...entry.subscribers]) subscriber.complete();
+  }
+}
+
 /** The shared watch streams of one client. */
 export class WatchRegistry {
   private readonly entries = new Map<string, Entry>();
@@ -151,13 +176,7 @@ export class WatchRegistry {
 
   /** The client closed: every stream completes. */
   close(): void {
-    const entries = [...this.entries.values()];
-    this.entries.clear();
-    for (const entry of entries) {
-      entry.dead = true;
-      entry.cancelWait?.();
-      for (const subscriber of [...entry.subscribers]) subscriber.complete();
-    }
+    closeEntries(this.entries);
   }
 
   private drop(entry: Entry): void {

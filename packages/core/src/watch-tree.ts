@@ -27,6 +27,7 @@ import {
   uncertain,
   type Walk,
 } from './tree-snapshot';
+import { closeEntries } from './watch-registry';
 
 /**
  * One emission of `client.watchTree(root)`:
@@ -221,14 +222,7 @@ export class TreeWatches {
 
   /** The client closed: every stream completes. */
   close(): void {
-    const entries = [...this.entries.values()];
-    this.entries.clear();
-    for (const entry of entries) {
-      entry.dead = true;
-      entry.cancelWait?.();
-      this.stopWalk(entry);
-      for (const subscriber of [...entry.subscribers]) subscriber.complete();
-    }
+    closeEntries(this.entries, (entry) => this.stopWalk(entry));
   }
 
   /** Sends `event` to every subscriber that has had its `started`. */

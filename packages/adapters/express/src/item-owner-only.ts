@@ -25,7 +25,7 @@ import {
   checkStatusCode,
 } from './options';
 import { localOf, responseEnded } from './response-state';
-import { withStatus } from './retry-later';
+import { answerRetryLater, withStatus } from './retry-later';
 
 /** Options of `itemOwnerOnly`, checked when the middleware is created. */
 export interface ItemOwnerOnlyOptions {
@@ -181,16 +181,9 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
       onNotOwner(request, response, next);
       return;
     }
-    if (response.headersSent || response.destroyed) return;
-    response
-      .status(statusCode)
-      .set('Retry-After', String(retryAfterSeconds))
-      .set('Cache-Control', 'no-store')
-      .json({
-        error: 'not-owner',
-        item: typeof item === 'string' ? item : null,
-        message: 'Another instance owns this item',
-      });
+    answerRetryLater(response, statusCode, retryAfterSeconds, 'not-owner', {
+      item: typeof item === 'string' ? item : null,
+    });
   };
 
   return Object.defineProperties(middleware, {

@@ -12,11 +12,15 @@ export type RetryLaterReason =
   | 'zookeeper-unavailable'
   | 'not-leader';
 
-const messages: Record<RetryLaterReason, string> = {
+/** Every answer's reason: the public ones, and `itemOwnerOnly`'s (of the `fleet` entry). */
+type AnswerReason = RetryLaterReason | 'not-owner';
+
+const messages: Record<AnswerReason, string> = {
   'lock-busy': 'Another request holds the lock of this resource',
   'lock-timeout': 'The lock of this resource was not acquired in time',
   'zookeeper-unavailable': 'The coordination service (ZooKeeper) is unavailable',
   'not-leader': 'This instance is not the leader',
+  'not-owner': 'Another instance owns this item',
 };
 
 const unavailableCodes: readonly ZkErrorCode[] = [
@@ -49,19 +53,23 @@ export function isZooKeeperUnavailable(error: unknown): boolean {
   return isZkError(error, ...unavailableCodes);
 }
 
-/** Answers `status` with `Retry-After` and a small JSON body; nothing if headers went already. */
+/**
+ * Answers `status` with `Retry-After` and a small JSON body (`error`, then `fields`, then
+ * `message`); nothing if headers went already.
+ */
 export function answerRetryLater(
   response: Response,
   status: number,
   retryAfterSeconds: number,
-  reason: RetryLaterReason,
+  reason: AnswerReason,
+  fields?: Readonly<Record<string, unknown>>,
 ): void {
   if (response.headersSent || response.destroyed) return;
   response
     .status(status)
     .set('Retry-After', String(retryAfterSeconds))
     .set('Cache-Control', 'no-store')
-    .json({ error: reason, message: messages[reason] });
+    .json({ error: reason, ...fields, message: messages[reason] });
 }
 
 /** Gives an error the HTTP `status` Express's error handling reads (unless it has one). */
