@@ -7,6 +7,8 @@ export type { OwnershipEndedReason } from './errors';
 export { DuplicateMemberError, OwnershipEndedError } from './errors';
 export type { InspectedFleet, InspectedHold, InspectedItem, InspectedMember } from './inspect';
 export { inspectFleet } from './inspect';
+export type { JoinPartitionOptions, PartitionMembership } from './join-partition';
+export { joinPartition } from './join-partition';
 export type { Member, MembersOptions } from './members';
 export { members } from './members';
 export type { PartitionOptions } from './options';

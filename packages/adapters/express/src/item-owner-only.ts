@@ -7,14 +7,13 @@ import { hostname } from 'node:os';
 import type { ZkClient } from '@zkrx/core';
 import {
   type Assignment,
+  type JoinPartitionOptions,
+  joinPartition,
   type OwnedItem,
   type PartitionOptions,
-  partition,
-  validatePartition,
 } from '@zkrx/fleet';
-import { LeaseRuns } from '@zkrx/lock/recipe';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
+import type { Observable } from 'rxjs';
 import {
   checkClient,
   checkFunction,
@@ -67,7 +66,6 @@ export interface ItemOwnerOnlyHandler extends RequestHandler {
 }
 
 const where = 'itemOwnerOnly';
-const rejoinDelayMs = 1_000;
 const OWNED = Symbol.for('@zkrx/express.ownedItem');
 
 /**
@@ -115,46 +113,15 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
     false,
   );
   const items = given.items as ItemOwnerOnlyOptions['items'];
-  const partitionOptions: PartitionOptions = { id };
-  if (data !== undefined) partitionOptions.data = data;
+  const joinOptions: JoinPartitionOptions = { id };
+  if (data !== undefined) joinOptions.data = data;
   if (given.onSuspended !== undefined) {
-    partitionOptions.onSuspended = given.onSuspended as PartitionOptions['onSuspended'];
+    joinOptions.onSuspended = given.onSuspended as PartitionOptions['onSuspended'];
   }
-  // The partition's own checks (item names, the set, the id as a znode name), here, at once.
-  validatePartition(path, items, partitionOptions);
-
-  const assignment$ = new ReplaySubject<Assignment>(1);
-  let latest: Assignment | undefined;
-  let subscription: Subscription | undefined;
-  let rejoin: ReturnType<typeof setTimeout> | undefined;
-  let closed = false;
-  /** The requests let through, until their response ends: `close()` waits for them. */
-  const inFlight = new LeaseRuns();
-
-  const join = (): void => {
-    rejoin = undefined;
-    if (closed) return;
-    subscription = partition(client, path, items, partitionOptions).subscribe({
-      next: (assignment) => {
-        latest = assignment;
-        assignment$.next(assignment);
-      },
-      error: () => {
-        // Could not join, or lost for good (a duplicate id, no access): none owned; again later.
-        latest = undefined;
-        if (closed || client.isClosed) return;
-        rejoin = setTimeout(join, rejoinDelayMs);
-        rejoin.unref?.();
-      },
-      complete: () => {
-        // The client closed.
-        latest = undefined;
-        closed = true;
-        assignment$.complete();
-      },
-    });
-  };
-  join();
+  // Checks the partition's input (item names, the set, the id as a znode name) at once, then
+  // joins, and joins again a second later whenever joining fails, until closed.
+  const membership = joinPartition(client, path, items, joinOptions);
+  const assignment$ = membership.watchAssignment();
 
   const middleware = function itemOwnerOnlyMiddleware(
     request: Request,
@@ -168,10 +135,11 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
       next(withStatus(error, 500));
       return;
     }
-    const owned = closed || typeof item !== 'string' ? undefined : latest?.owned.get(item);
+    const owned = typeof item !== 'string' ? undefined : membership.assignment?.owned.get(item);
     if (owned?.isOwned) {
-      // Kept in view by the item: a move (or close) releases its lock once the response ended.
-      inFlight.track(owned.track(responseEnded(response)));
+      // Kept in view by the item: a move (or close) releases its lock once the response ended;
+      // and by the membership: close() resolves once it ended.
+      membership.track(owned.track(responseEnded(response)));
       (response.locals as Record<symbol, unknown>)[OWNED] = owned;
       response.locals.ownedItem = owned;
       next();
@@ -187,23 +155,10 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
   };
 
   return Object.defineProperties(middleware, {
-    assignment: { get: () => (closed ? undefined : latest), enumerable: true },
-    assignment$: { value: assignment$.asObservable(), enumerable: true },
-    close: {
-      value: async (): Promise<void> => {
-        if (!closed) {
-          closed = true;
-          clearTimeout(rejoin);
-          // Every item given up at once (signals abort); each lock is released once its
-          // requests end (they are tracked on the items).
-          subscription?.unsubscribe();
-          latest = undefined;
-          assignment$.complete();
-        }
-        await inFlight.settled();
-      },
-      enumerable: true,
-    },
+    assignment: { get: () => membership.assignment, enumerable: true },
+    assignment$: { value: assignment$, enumerable: true },
+    // Every item given up at once (signals abort); each lock is released once its requests end.
+    close: { value: () => membership.leave(), enumerable: true },
   }) as ItemOwnerOnlyHandler;
 }
 

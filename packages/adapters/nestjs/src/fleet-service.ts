@@ -7,32 +7,26 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { ZkError, ZkErrorCode } from '@zkrx/core';
 import {
   type Assignment,
+  joinPartition,
   type OwnedItem,
+  type PartitionMembership,
   type PartitionOptions,
-  partition,
   validatePartition,
 } from '@zkrx/fleet';
-import { LeaseRuns } from '@zkrx/lock/recipe';
-import { NEVER, type Observable, ReplaySubject, type Subscription } from 'rxjs';
+import { NEVER, type Observable } from 'rxjs';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
 /** How this application joins a partition (`id` defaults to the module's `candidateId`, else `hostname:pid`). */
 export type FleetJoinOptions = Partial<PartitionOptions>;
 
-/** One partition this application is a member of. */
-interface Membership {
+/**
+ * One partition this application is a member of: its items (to tell a second `join` apart) and
+ * the membership, which keeps the per-item runs of `forEachOwned` in view until they settle.
+ */
+interface Joined {
   readonly items: readonly string[] | Observable<readonly string[]>;
-  readonly assignment$: ReplaySubject<Assignment>;
-  latest: Assignment | undefined;
-  subscription: Subscription | undefined;
-  rejoin: ReturnType<typeof setTimeout> | undefined;
-  /** Resolves at the first assignment; rejects if the first attempt fails (or on leaving first). */
-  readonly joined: Promise<void>;
-  /** Settles `joined`, until it is. */
-  settle: { resolve(): void; reject(error: unknown): void } | undefined;
-  /** The per-item runs of `forEachOwned` in flight: leaving waits for them. */
-  readonly runs: LeaseRuns;
+  readonly membership: PartitionMembership;
 }
 
 /** The @ForEachOwnedItem partitions of each class: path and items. */
@@ -59,8 +53,6 @@ function declaredOf(type: Function): Map<string, readonly string[]> {
   return found;
 }
 
-const rejoinDelayMs = 1_000;
-
 function sameItems(
   a: readonly string[] | Observable<readonly string[]>,
   b: readonly string[] | Observable<readonly string[]>,
@@ -83,7 +75,7 @@ function sameItems(
  */
 @Injectable()
 export class FleetService implements OnModuleInit, OnModuleDestroy {
-  private readonly memberships = new Map<string, Membership>();
+  private readonly memberships = new Map<string, Joined>();
   private readonly pending = new Map<string, readonly string[]>();
   /** Paths left with `leave(path)`: not joined again for a new instance, only by `join`. */
   private readonly left = new Set<string>();
@@ -123,69 +115,24 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
           `FleetService.join: ${path} is joined already, with other items`,
         );
       }
-      return existing.joined;
+      return existing.membership.joined;
     }
     const partitionOptions: PartitionOptions = {
       id: options.id ?? this.connection.candidateId ?? `${hostname()}:${process.pid}`,
       ...(options.data === undefined ? {} : { data: options.data }),
       ...(options.onSuspended === undefined ? {} : { onSuspended: options.onSuspended }),
     };
-    validatePartition(path, items, partitionOptions);
     if (this.closed) {
+      validatePartition(path, items, partitionOptions);
       return Promise.reject(
         new ZkError(ZkErrorCode.ClientClosed, `fleet ${path}: the application is shut down`),
       );
     }
-    let settle: Membership['settle'];
-    const joined = new Promise<void>((resolve, reject) => {
-      settle = { resolve, reject };
-    });
-    joined.catch(() => {});
-    const membership: Membership = {
-      items,
-      assignment$: new ReplaySubject<Assignment>(1),
-      latest: undefined,
-      subscription: undefined,
-      rejoin: undefined,
-      joined,
-      settle,
-      runs: new LeaseRuns(),
-    };
-    this.memberships.set(path, membership);
-    /** False once shut down or left (`leave(path)`). */
-    const member = () => !this.closed && this.memberships.get(path) === membership;
-    const start = (): void => {
-      membership.rejoin = undefined;
-      if (!member()) return;
-      membership.subscription = partition(
-        this.connection.client,
-        path,
-        items,
-        partitionOptions,
-      ).subscribe({
-        next: (assignment) => {
-          membership.latest = assignment;
-          membership.assignment$.next(assignment);
-          membership.settle?.resolve();
-          membership.settle = undefined;
-        },
-        error: (error: unknown) => {
-          // Could not join, or lost for good: owns nothing; stands again a second later.
-          membership.latest = undefined;
-          membership.settle?.reject(error);
-          membership.settle = undefined;
-          if (!member() || this.connection.client.isClosed) return;
-          membership.rejoin = setTimeout(start, rejoinDelayMs);
-          membership.rejoin.unref?.();
-        },
-        complete: () => {
-          membership.latest = undefined;
-          membership.assignment$.complete();
-        },
-      });
-    };
-    start();
-    return joined;
+    // Checks the input at once (before anything is sent), joins, and joins again a second
+    // later whenever joining fails, until left or shut down.
+    const membership = joinPartition(this.connection.client, path, items, partitionOptions);
+    this.memberships.set(path, { items, membership });
+    return membership.joined;
   }
 
   /**
@@ -196,7 +143,7 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
    * @return The latest assignment.
    */
   assignment(path: string): Assignment | undefined {
-    return this.closed ? undefined : this.memberships.get(path)?.latest;
+    return this.closed ? undefined : this.memberships.get(path)?.membership.assignment;
   }
 
   /**
@@ -214,8 +161,7 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
    * @return The assignments.
    */
   watchAssignment(path: string): Observable<Assignment> {
-    const membership = this.memberships.get(path);
-    return membership ? membership.assignment$.asObservable() : NEVER;
+    return this.memberships.get(path)?.membership.watchAssignment() ?? NEVER;
   }
 
   /**
@@ -244,12 +190,11 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
    * @return Resolves once left (nothing to do when not joined).
    */
   async leave(path: string): Promise<void> {
-    const membership = this.memberships.get(path);
-    if (!membership) return;
+    const joined = this.memberships.get(path);
+    if (!joined) return;
     this.left.add(path);
     if (!this.closed) this.memberships.delete(path);
-    this.stop(membership, path);
-    await membership.runs.settled();
+    await joined.membership.leave();
   }
 
   /**
@@ -289,7 +234,8 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
       const run = owned?.runIfOwned(() => Promise.resolve().then(() => work(item, owned)));
       return run ? [run] : [];
     });
-    const settled = (await this.memberships.get(path)?.runs.track(Promise.allSettled(runs))) ?? [];
+    const settled =
+      (await this.memberships.get(path)?.membership.track(Promise.allSettled(runs))) ?? [];
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     return settled.map((result) => (result as PromiseFulfilledResult<Awaited<T>>).value);
@@ -321,20 +267,7 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
    */
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
-    for (const [path, membership] of this.memberships) this.stop(membership, path);
-    await Promise.all([...this.memberships.values()].map(({ runs }) => runs.settled()));
-  }
-
-  /** Leaves: no more rejoining, every item given up (each released once its runs settle). */
-  private stop(membership: Membership, path: string): void {
-    membership.settle?.reject(
-      new ZkError(ZkErrorCode.ClientClosed, `fleet ${path}: left before the first assignment`),
-    );
-    membership.settle = undefined;
-    clearTimeout(membership.rejoin);
-    membership.rejoin = undefined;
-    membership.subscription?.unsubscribe();
-    membership.latest = undefined;
-    membership.assignment$.complete();
+    // Every membership is left at once (the calls give their items up synchronously).
+    await Promise.all([...this.memberships.values()].map(({ membership }) => membership.leave()));
   }
 }

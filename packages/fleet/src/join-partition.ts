@@ -1,0 +1,192 @@
+/**
+ * `joinPartition`: a member's place in a partition as a value — joined at once, standing again
+ * after a failure, with the latest assignment, runs kept in view, and a `leave()` that waits for
+ * them. What the adapters (express `itemOwnerOnly`, nest `FleetService`) are wired to.
+ */
+import { hostname } from 'node:os';
+import { isZkError, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { validateTimeout } from '@zkrx/lock';
+import { LeaseRuns } from '@zkrx/lock/recipe';
+import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
+import {
+  checkClient,
+  checkOptionsObject,
+  type PartitionOptions,
+  validatePartition,
+} from './options';
+import { type Assignment, partition } from './partition';
+
+/** How a member joins with `joinPartition`: `partition`'s options, and how it rides out a failure. */
+export interface JoinPartitionOptions extends Omit<PartitionOptions, 'id'> {
+  /** This member's id: unique among the partition's live members. Default `hostname:pid`. */
+  id?: string;
+  /**
+   * After a failure to join (ZooKeeper unreachable at start, the id taken by a live member, no
+   * access), the member owns nothing and joins again after this many milliseconds, until it
+   * leaves or the client closes. Default 1000.
+   */
+  retryDelayMs?: number;
+}
+
+/** A member of a partition joined with `joinPartition`, until it leaves. */
+export interface PartitionMembership {
+  /**
+   * Resolves at the first assignment. Rejects if the first attempt failed (the member joins
+   * again after `retryDelayMs` all the same), or with ZkError `ClientClosed` if the membership
+   * ended first. Never an unhandled rejection: awaiting it is the caller's choice.
+   */
+  readonly joined: Promise<void>;
+  /** The latest assignment; undefined before the first, after a failure, and once over. */
+  readonly assignment: Assignment | undefined;
+  /**
+   * Replays the latest assignment, then every new one; completes once left or the client
+   * closed.
+   */
+  watchAssignment(): Observable<Assignment>;
+  /** Keeps `run` in view: `leave()` resolves only once it settled. Returns `run`. */
+  track<T extends PromiseLike<unknown>>(run: T): T;
+  /**
+   * Leaves the partition: no more joining again, every item given up at once (their signals
+   * abort with reason `left`), each item's lock released once the runs tracked on that item
+   * settled. Resolves once the runs given to `track` settled. Idempotent.
+   */
+  leave(): Promise<void>;
+  /** `leave()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const what = 'joinPartition';
+const defaultId = `${hostname()}:${process.pid}`;
+const defaultRetryDelayMs = 1_000;
+
+class Membership implements PartitionMembership {
+  readonly joined: Promise<void>;
+  private readonly assignments = new ReplaySubject<Assignment>(1);
+  private readonly runs = new LeaseRuns();
+  private latest: Assignment | undefined;
+  private subscription: Subscription | undefined;
+  private retry: ReturnType<typeof setTimeout> | undefined;
+  /** Left, or the client closed: no more joining. */
+  private over = false;
+  /** Settles `joined`, until it is. */
+  private settleJoined: { resolve(): void; reject(error: unknown): void } | undefined;
+
+  constructor(
+    private readonly client: ZkClient,
+    private readonly path: string,
+    private readonly items: readonly string[] | Observable<readonly string[]>,
+    private readonly options: PartitionOptions,
+    private readonly retryDelayMs: number,
+  ) {
+    this.joined = new Promise<void>((resolve, reject) => {
+      this.settleJoined = { resolve, reject };
+    });
+    this.joined.catch(() => {});
+    this.join();
+  }
+
+  get assignment(): Assignment | undefined {
+    return this.over ? undefined : this.latest;
+  }
+
+  watchAssignment(): Observable<Assignment> {
+    return this.assignments.asObservable();
+  }
+
+  track<T extends PromiseLike<unknown>>(run: T): T {
+    return this.runs.track(run);
+  }
+
+  leave(): Promise<void> {
+    // Unsubscribing gives every item up at once; each lock goes once its item's runs settled.
+    this.end(`partition ${this.path}: left before the first assignment`);
+    return this.runs.settled();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.leave();
+  }
+
+  private join(): void {
+    this.retry = undefined;
+    if (this.over) return;
+    this.subscription = partition(this.client, this.path, this.items, this.options).subscribe({
+      next: (assignment) => {
+        this.latest = assignment;
+        this.assignments.next(assignment);
+        this.settleJoined?.resolve();
+        this.settleJoined = undefined;
+      },
+      error: (error: unknown) => {
+        // Could not join, or lost for good (a duplicate id, no access): owns nothing.
+        this.latest = undefined;
+        this.settleJoined?.reject(error);
+        this.settleJoined = undefined;
+        if (this.over) return;
+        if (this.client.isClosed || isZkError(error, ZkErrorCode.ClientClosed)) {
+          this.end(`partition ${this.path}: the client closed`);
+          return;
+        }
+        this.retry = setTimeout(() => this.join(), this.retryDelayMs);
+        this.retry.unref?.();
+      },
+      complete: () => this.end(`partition ${this.path}: the client closed`),
+    });
+  }
+
+  /** Over: no more joining, every item given up, `joined` rejected if pending. Idempotent. */
+  private end(why: string): void {
+    if (this.over) return;
+    this.over = true;
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    this.settleJoined?.reject(new ZkError(ZkErrorCode.ClientClosed, why));
+    this.settleJoined = undefined;
+    this.subscription?.unsubscribe();
+    this.latest = undefined;
+    this.assignments.complete();
+  }
+}
+
+/**
+ * Joins the partition at `path` as a member and returns the membership at once: it owns its
+ * share of `items` as `partition` gives it (`assignment`, `watchAssignment()`), joins again after
+ * `retryDelayMs` when joining fails (ZooKeeper unreachable at start, the id taken by a live
+ * member), and lasts until `leave()` or the client closes. `joined` resolves at the first
+ * assignment.
+ *
+ * ## Example
+ * ```ts
+ * await using tenants = joinPartition(client, '/fleet/tenants', ['acme', 'globex'], {
+ *   id: 'worker-1',
+ * });
+ * await tenants.joined;
+ * for (const [tenant, owned] of tenants.assignment?.owned ?? []) {
+ *   tenants.track(owned.track(syncTenant(tenant, { signal: owned.signal })));
+ * }
+ * ```
+ *
+ * @param client The client whose session is the membership.
+ * @param path The partition's path, shared by every member.
+ * @param items The items (the same set on every member), or an observable of the set.
+ * @param options The member `id` (default `hostname:pid`), `data`, `onSuspended`, `retryDelayMs`.
+ * @return The membership. Throws ZkError `BadArguments` / `InvalidPath` on bad input, before
+ *   anything is sent.
+ */
+export function joinPartition(
+  client: ZkClient,
+  path: string,
+  items: readonly string[] | Observable<readonly string[]>,
+  options: JoinPartitionOptions = {},
+): PartitionMembership {
+  checkClient(client, what);
+  const given = checkOptionsObject(options, what);
+  const retryDelayMs = validateTimeout(given.retryDelayMs, 'retryDelayMs') ?? defaultRetryDelayMs;
+  const partitionOptions = { id: given.id ?? defaultId } as PartitionOptions;
+  if (given.data !== undefined) partitionOptions.data = given.data as string;
+  if (given.onSuspended !== undefined) {
+    partitionOptions.onSuspended = given.onSuspended as PartitionOptions['onSuspended'];
+  }
+  validatePartition(path, items, partitionOptions);
+  return new Membership(client, path, items, partitionOptions, retryDelayMs);
+}
