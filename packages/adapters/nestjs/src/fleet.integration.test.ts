@@ -35,6 +35,19 @@ function tenantJob(path: string, gate?: Promise<void>) {
 /** Calls the job as a scheduler does: without arguments (the decorator supplies them). */
 const callJob = (job: { sync: Function }) => (job.sync as () => Promise<string[]>)();
 
+/** One application owning all 4 items of `path`, its tenant job's runs held until `finish()`. */
+async function gatedOwner(path: string) {
+  let finish: () => void = () => {};
+  const gate = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const TenantJob = tenantJob(path, gate);
+  const app = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'a' } });
+  const fleet = app.get(FleetService);
+  await vi.waitUntil(() => fleet.assignment(path)?.items.length === 4);
+  return { app, fleet, TenantJob, finish };
+}
+
 describe('@zkrx/nestjs/fleet', () => {
   it('@ForEachOwnedItem runs each tenant on exactly one application, with its token', async () => {
     const path = uniqueRoot('fleet');
@@ -65,14 +78,7 @@ describe('@zkrx/nestjs/fleet', () => {
 
   it('a shutdown aborts the runs in flight and hands their items over only once they settle', async () => {
     const path = uniqueRoot('fleet');
-    let finish: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
-    const TenantJob = tenantJob(path, gate);
-    const a = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'a' } });
-    const fleetA = a.get(FleetService);
-    await vi.waitUntil(() => fleetA.assignment(path)?.items.length === 4);
+    const { app: a, fleet: fleetA, TenantJob, finish } = await gatedOwner(path);
     const jobA = a.get(TenantJob);
     const owned = fleetA.assignment(path)?.owned as ReadonlyMap<string, OwnedItem>;
     const running = callJob(jobA);
@@ -124,14 +130,7 @@ describe('@zkrx/nestjs/fleet', () => {
 
   it('FleetService.leave(path) gives every item up, waits for the runs in flight, and can join again', async () => {
     const path = uniqueRoot('fleet');
-    let finish: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
-    const TenantJob = tenantJob(path, gate);
-    const app = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'a' } });
-    const fleet = app.get(FleetService);
-    await vi.waitUntil(() => fleet.assignment(path)?.items.length === 4);
+    const { app, fleet, TenantJob, finish } = await gatedOwner(path);
     const owned = fleet.assignment(path)?.owned as ReadonlyMap<string, OwnedItem>;
     let completed = false;
     // The old name still answers (deprecated alias of watchAssignment).

@@ -57,6 +57,17 @@ function gatedJob(path: string) {
 const leaders = (apps: { get: (type: typeof LeaderService) => LeaderService }[], path: string) =>
   apps.filter((app) => app.get(LeaderService).isLeader(path)).length;
 
+/** Two applications running a gated leader-only job on `path`, once one of them leads. */
+async function gatedPair(path: string) {
+  const GatedJob = gatedJob(path);
+  const watcher = await connectedClient();
+  const apps = await startApps(2, { providers: [GatedJob] });
+  await vi.waitUntil(() => leaders(apps, path) === 1);
+  const leader = apps.find((app) => app.get(LeaderService).isLeader(path))!;
+  const other = apps.find((app) => app !== leader)!;
+  return { GatedJob, watcher, leader, other };
+}
+
 describe('@LeaderOnly', () => {
   it('runs on exactly one application and moves when that application closes', async () => {
     const path = lockPath('election');
@@ -103,12 +114,7 @@ describe('@LeaderOnly', () => {
 
   it('shutdown waits for the run in flight before handing leadership over', async () => {
     const path = lockPath('election');
-    const GatedJob = gatedJob(path);
-    const watcher = await connectedClient();
-    const apps = await startApps(2, { providers: [GatedJob] });
-    await vi.waitUntil(() => leaders(apps, path) === 1);
-    const leader = apps.find((app) => app.get(LeaderService).isLeader(path))!;
-    const other = apps.find((app) => app !== leader)!;
+    const { GatedJob, watcher, leader, other } = await gatedPair(path);
     const running = leader.get(GatedJob).run();
     expect(leader.get(GatedJob).started).toBe(1);
     const signal = leader.get(LeaderService).signal(path);
@@ -222,12 +228,7 @@ describe('LeaderService', () => {
 
   it('leave(path) steps down, waits for the run in flight, then hands over; join(path) stands again', async () => {
     const path = lockPath('election');
-    const GatedJob = gatedJob(path);
-    const watcher = await connectedClient();
-    const apps = await startApps(2, { providers: [GatedJob] });
-    await vi.waitUntil(() => leaders(apps, path) === 1);
-    const leader = apps.find((app) => app.get(LeaderService).isLeader(path))!;
-    const other = apps.find((app) => app !== leader)!;
+    const { GatedJob, watcher, leader, other } = await gatedPair(path);
     const service = leader.get(LeaderService);
     const states: boolean[] = [];
     // The old name still answers (deprecated alias of watchLeadership).
