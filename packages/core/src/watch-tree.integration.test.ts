@@ -124,6 +124,24 @@ async function watchBack(client: ZkClient) {
   await client.promises.exists('/');
 }
 
+/**
+ * A client behind a proxy (to cut or partition it) watching the tree at `root` (or at
+ * `root/<under>`) once `nodes` exist under it, started (its first read done); and a writer.
+ */
+async function watchBehindProxy(nodes: readonly string[] = [], under?: string) {
+  const proxy = await proxyTo();
+  const client = await connectedClient({
+    connect: proxy.connectString,
+    sessionTimeoutMs: GAP_SESSION_MS,
+  });
+  const writer = await connectedClient();
+  const root = await testRoot();
+  for (const path of nodes) await writer.promises.create(`${root}/${path}`);
+  const tree = record(client.watchTree(under === undefined ? root : `${root}/${under}`));
+  await waitFor(() => tree.values.length === 1); // started: the tree has been read
+  return { proxy, client, writer, root, tree };
+}
+
 const isResync = (reason: string) => (event: TreeEvent) =>
   event.type === 'resync' && event.reason === reason;
 
@@ -188,15 +206,7 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
   });
 
   it('keeps watching across a reconnection (a resync marks the gap) and on a new session after expiry', async () => {
-    const proxy = await proxyTo();
-    const client = await connectedClient({
-      connect: proxy.connectString,
-      sessionTimeoutMs: GAP_SESSION_MS,
-    });
-    const writer = await connectedClient();
-    const root = await testRoot();
-    const tree = record(client.watchTree(root));
-    await waitFor(() => tree.values.length === 1);
+    const { proxy, client, writer, root, tree } = await watchBehindProxy();
     proxy.refuse(true);
     proxy.cut();
     await waitFor(() => client.state === 'suspended');
@@ -229,17 +239,10 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
   });
 
   it("reports a change made after the `reconnected` resync, before the server has the watch back, once with the gap's", async () => {
-    const proxy = await proxyTo();
-    const client = await connectedClient({
-      connect: proxy.connectString,
-      sessionTimeoutMs: GAP_SESSION_MS,
-    });
-    const writer = await connectedClient();
-    const root = await testRoot();
-    for (const path of ['changed-then', 'deleted-then'])
-      await writer.promises.create(`${root}/${path}`);
-    const tree = record(client.watchTree(root));
-    await waitFor(() => tree.values.length === 1);
+    const { proxy, client, writer, root, tree } = await watchBehindProxy([
+      'changed-then',
+      'deleted-then',
+    ]);
     await partition(proxy, client);
     await writer.promises.create(`${root}/while-away`);
     // The moment the session is back (its ConnectResponse read), stall the new connection:
@@ -277,16 +280,7 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
   });
 
   it('reports every change made during a cut after the resync, each once', async () => {
-    const proxy = await proxyTo();
-    const client = await connectedClient({
-      connect: proxy.connectString,
-      sessionTimeoutMs: GAP_SESSION_MS,
-    });
-    const writer = await connectedClient();
-    const root = await testRoot();
-    for (const path of GAP_TREE) await writer.promises.create(`${root}/${path}`);
-    const tree = record(client.watchTree(root));
-    await waitFor(() => tree.values.length === 1); // started: the tree has been read
+    const { proxy, client, writer, root, tree } = await watchBehindProxy(GAP_TREE);
     await liveChanges(client, writer, root, tree.values);
     await partition(proxy, client);
     await gapChanges(writer, root);
@@ -307,16 +301,7 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
 
   it('reports every change made while its session expired after the resync, each once', async () => {
     const { connectString } = await testZooKeeper();
-    const proxy = await proxyTo();
-    const client = await connectedClient({
-      connect: proxy.connectString,
-      sessionTimeoutMs: GAP_SESSION_MS,
-    });
-    const writer = await connectedClient();
-    const root = await testRoot();
-    for (const path of GAP_TREE) await writer.promises.create(`${root}/${path}`);
-    const tree = record(client.watchTree(root));
-    await waitFor(() => tree.values.length === 1);
+    const { proxy, client, writer, root, tree } = await watchBehindProxy(GAP_TREE);
     await liveChanges(client, writer, root, tree.values);
     const credentials = client.sessionCredentials()!;
     await partition(proxy, client);
@@ -336,17 +321,12 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
   });
 
   it('reports nothing twice to a watcher that sends no request of its own (live events counted)', async () => {
-    const proxy = await proxyTo();
-    const client = await connectedClient({
-      connect: proxy.connectString,
-      sessionTimeoutMs: GAP_SESSION_MS,
-    });
-    const writer = await connectedClient();
-    const root = await testRoot();
-    for (const path of ['keep', 'gone', 'touched', 'p'])
-      await writer.promises.create(`${root}/${path}`);
-    const tree = record(client.watchTree(root));
-    await waitFor(() => tree.values.length === 1);
+    const { proxy, client, writer, root, tree } = await watchBehindProxy([
+      'keep',
+      'gone',
+      'touched',
+      'p',
+    ]);
     // After the walk's last reply: the session's last zxid is below all of these.
     await writer.promises.set(`${root}/touched`, 'live');
     await writer.promises.set(`${root}/touched`, 'live again');
@@ -374,17 +354,8 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
   });
 
   it('reads again a node whose read raced a live change, so the next gap does not report it again', async () => {
-    const proxy = await proxyTo();
-    const client = await connectedClient({
-      connect: proxy.connectString,
-      sessionTimeoutMs: GAP_SESSION_MS,
-    });
-    const writer = await connectedClient();
-    const root = await testRoot();
+    const { proxy, client, writer, root, tree } = await watchBehindProxy(['x']);
     const x = `${root}/x`;
-    await writer.promises.create(x);
-    const tree = record(client.watchTree(root));
-    await waitFor(() => tree.values.length === 1);
     // After the gap, x's read (the walk's last) is answered, then held while x changes: the
     // walk cannot tell whether its version is before or after the change.
     let parked = false;
@@ -432,17 +403,11 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
   });
 
   it('reports a root deleted during a cut as every node under it deleted, bottom-up', async () => {
-    const proxy = await proxyTo();
-    const client = await connectedClient({
-      connect: proxy.connectString,
-      sessionTimeoutMs: GAP_SESSION_MS,
-    });
-    const writer = await connectedClient();
-    const root = await testRoot();
+    const { proxy, client, writer, root, tree } = await watchBehindProxy(
+      ['tree', 'tree/a', 'tree/a/b', 'tree/c'],
+      'tree',
+    );
     const top = `${root}/tree`;
-    for (const path of ['', '/a', '/a/b', '/c']) await writer.promises.create(`${top}${path}`);
-    const tree = record(client.watchTree(top));
-    await waitFor(() => tree.values.length === 1);
     await partition(proxy, client);
     for (const path of ['/a/b', '/a', '/c', '']) await writer.promises.delete(`${top}${path}`);
     proxy.refuse(false);
@@ -462,16 +427,7 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
   });
 
   it("reports the live events that arrive during the walk after a gap once, after the gap's", async () => {
-    const proxy = await proxyTo();
-    const client = await connectedClient({
-      connect: proxy.connectString,
-      sessionTimeoutMs: GAP_SESSION_MS,
-    });
-    const writer = await connectedClient();
-    const root = await testRoot();
-    for (const path of ['p', 'p/x', 'p/y', 'q']) await writer.promises.create(`${root}/${path}`);
-    const tree = record(client.watchTree(root));
-    await waitFor(() => tree.values.length === 1);
+    const { proxy, client, writer, root, tree } = await watchBehindProxy(['p', 'p/x', 'p/y', 'q']);
     await partition(proxy, client);
     await writer.promises.set(`${root}/p/x`, 'changed while away');
     await writer.promises.create(`${root}/c`);
