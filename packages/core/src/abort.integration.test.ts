@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import {
   connectedClient,
   openClient,
+  partition,
   proxyTo,
   rejectionOf,
   testRoot,
@@ -36,9 +37,7 @@ describe('a call given up by its signal', () => {
     const proxy = await proxyTo();
     const client = await connectedClient({ connect: proxy.connectString });
     const root = await testRoot();
-    proxy.refuse(true);
-    proxy.cut();
-    await waitFor(() => client.state === 'suspended');
+    await partition(proxy, client);
     const controller = new AbortController();
     const read = rejectionOf(client.promises.get(root, { signal: controller.signal }));
     controller.abort();
@@ -56,9 +55,7 @@ describe('a call given up by its signal', () => {
       const proxy = await proxyTo();
       const client = await connectedClient({ connect: proxy.connectString });
       const root = await testRoot();
-      proxy.refuse(true);
-      proxy.cut();
-      await waitFor(() => client.state === 'suspended');
+      await partition(proxy, client);
       const controller = new AbortController();
       const write = rejectionOf(
         client.promises.create(`${root}/withdrawn`, 'x', { signal: controller.signal }),

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   connectedClient,
   openClient,
+  partition,
   proxyTo,
   rejectionOf,
   testRoot,
@@ -34,9 +35,7 @@ describe('close() with requests in flight', () => {
     const proxy = await proxyTo();
     const root = await testRoot();
     const client = await connectedClient({ connect: proxy.connectString });
-    proxy.refuse(true);
-    proxy.cut();
-    await waitFor(() => client.state === 'suspended');
+    await partition(proxy, client);
     const write = rejectionOf(client.promises.create(`${root}/never`, 'x'));
     await client.close();
     const error = await write;

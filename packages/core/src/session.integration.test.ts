@@ -9,6 +9,7 @@ import {
   connectedClient,
   deadPort,
   openClient,
+  partition,
   proxyTo,
   record,
   rejectionOf,
@@ -101,9 +102,7 @@ describe('session states', () => {
     const node = await client.promises.create(`${root}/mine`, null, { mode: 'ephemeral' });
     const session = record(client.session$);
     // A partition: the connection is cut and reconnecting is refused.
-    proxy.refuse(true);
-    proxy.cut();
-    await waitFor(() => client.state === 'suspended');
+    await partition(proxy, client);
     // Behind it the server expires the session: its node goes.
     await waitFor(async () => (await observer.promises.exists(node.path)) === null, 20_000);
     // Only the server can say so: the client does not presume it (Java 3.8 does not either).

@@ -9,6 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   connectedClient,
   observableErrorOf,
+  partition,
   proxyTo,
   record,
   sessionPrototype,
@@ -105,13 +106,6 @@ function gapEvents(root: string): TreeEvent[] {
  */
 const GAP_SESSION_MS = 10_000;
 
-/** A full partition of the client behind `proxy`: it is suspended when this resolves. */
-async function partition(proxy: TcpProxy, client: ZkClient) {
-  proxy.refuse(true);
-  proxy.cut();
-  await waitFor(() => client.state === 'suspended');
-}
-
 /**
  * Resolves once the server has `client`'s watches back after a reconnection. The `reconnected`
  * resync comes as soon as the connection is up, before the server has processed the setWatches
@@ -207,9 +201,7 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
 
   it('keeps watching across a reconnection (a resync marks the gap) and on a new session after expiry', async () => {
     const { proxy, client, writer, root, tree } = await watchBehindProxy();
-    proxy.refuse(true);
-    proxy.cut();
-    await waitFor(() => client.state === 'suspended');
+    await partition(proxy, client);
     await writer.promises.create(`${root}/while-away`);
     proxy.refuse(false);
     await waitFor(() =>

@@ -8,6 +8,7 @@ import {
   connectedClient,
   createWithAcl,
   observableErrorOf,
+  partition,
   proxyTo,
   record,
   sessionPrototype,
@@ -145,9 +146,7 @@ describe('watchData', () => {
     const stream = record(client.watchData(path));
     const session = record(client.session$);
     await waitFor(() => stream.values.length === 1);
-    proxy.refuse(true);
-    proxy.cut();
-    await waitFor(() => client.state === 'suspended');
+    await partition(proxy, client);
     await writer.promises.set(path, 'while away');
     await sleep(200);
     expect(stream.values).toHaveLength(1);

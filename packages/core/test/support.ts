@@ -226,6 +226,13 @@ export function statesOf(recording: Recording<SessionEvent>): SessionState[] {
   return recording.values.map((event) => event.state);
 }
 
+/** A full partition of the client behind `proxy` (new connections refused, the current one cut): suspended when this resolves. */
+export async function partition(proxy: TcpProxy, client: ZkClient): Promise<void> {
+  proxy.refuse(true);
+  proxy.cut();
+  await waitFor(() => client.state === 'suspended');
+}
+
 /** Waits until `predicate` holds (polling every 10 ms). */
 export function waitFor(
   predicate: () => boolean | Promise<boolean>,
