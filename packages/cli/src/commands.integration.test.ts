@@ -183,12 +183,7 @@ describe('zkrx commands', () => {
     const [a] = (await connectedClients(1)) as [ZkClient];
     const root = uniqueRoot('cli');
     const io = fakeIo();
-    const lines = () =>
-      io
-        .out()
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line));
+    const lines = io.jsonLines;
     const running = zkrx(['locks', root, '--watch', '--json'], io);
     await vi.waitUntil(() => lines().length >= 1, { timeout: 20_000 });
     expect(lines()[0]).toMatchObject({ path: root, locks: [], events: [] });

@@ -128,12 +128,7 @@ describe('zkrx members and zkrx partitions', () => {
     const [a, b] = (await connectedClients(2)) as [ZkClient, ZkClient];
     const path = uniqueRoot('cli');
     const io = fakeIo();
-    const lines = () =>
-      io
-        .out()
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line));
+    const lines = io.jsonLines;
     const events = () => lines().flatMap((line) => line.events);
     const first = member(a, path, shards, 'worker-1');
     await vi.waitUntil(() => first.latest()?.items.length === 4);

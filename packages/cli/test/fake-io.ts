@@ -9,6 +9,8 @@ export interface FakeIo extends CliIo {
   /** What was written to stdout / stderr. */
   out(): string;
   err(): string;
+  /** Each line written to stdout so far, parsed as JSON (what `--json` prints). */
+  jsonLines(): ReturnType<typeof JSON.parse>[];
   /** Ends the run as Ctrl-C would. */
   interrupt(): void;
 }
@@ -61,6 +63,11 @@ export function fakeIo(
     },
     out: () => out,
     err: () => err,
+    jsonLines: () =>
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line)),
     interrupt: () => {
       for (const listener of interrupts) listener();
     },
