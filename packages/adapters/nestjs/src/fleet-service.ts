@@ -58,9 +58,9 @@ function sameItems(
   b: readonly string[] | Observable<readonly string[]>,
 ): boolean {
   if (!Array.isArray(a) || !Array.isArray(b)) return a === b;
-  return (
-    a.length === b.length && [...a].sort().every((item, index) => item === [...b].sort()[index])
-  );
+  if (a.length !== b.length) return false;
+  const sortedB = [...b].sort();
+  return [...a].sort().every((item, index) => item === sortedB[index]);
 }
 
 /**
