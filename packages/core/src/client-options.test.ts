@@ -19,6 +19,7 @@ describe('resolveClientOptions', () => {
     expect(options.connectTimeoutMs).toBe(15_000);
     expect(options.logLevel).toBe('warn');
     expect(options.auth).toEqual([]);
+    expect(options.batchReads).toBe(true);
     expect(options.retry.nextDelayMs(1, 0, new ZkError('ConnectionLoss', 'x'))).toBeGreaterThan(0);
   });
 
@@ -35,6 +36,7 @@ describe('resolveClientOptions', () => {
     [{ connect: 'a:1', retry: 3 }, 'retry must be'],
     [{ connect: 'a:1', auth: { scheme: '', credentials: 'x' } }, 'auth.scheme'],
     [{ connect: 'a:1', defaultAcl: [] }, 'defaultAcl must be'],
+    [{ connect: 'a:1', batchReads: 'yes' }, 'batchReads must be a boolean'],
   ])('rejects %j', (options, reason) => {
     const error = rejection(() => resolveClientOptions(options as never));
     expect(error.code).toBe('BadArguments');

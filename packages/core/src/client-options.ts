@@ -62,6 +62,14 @@ export interface ZkClientOptions {
    */
   maxFrameBytes?: number;
   /**
+   * Send the `get`s without a watch made in one turn of the event loop as one multiRead request
+   * (ZooKeeper 3.6+): one request and one reply packet for all of them, each still answered as
+   * its own call, in order with everything else the session sends. Default `true`; `false` sends
+   * every get alone. Why it reads what the gets sent one by one would read:
+   * `protocol/read-batch.ts`. TypeScript transport.
+   */
+  batchReads?: boolean;
+  /**
    * How the connect string's host names become addresses: every address is tried (shuffled),
    * and names are resolved again before each round of attempts. Default: the system's resolver
    * (`dns.lookup` with `all: true`, what `net.connect` uses). Give your own for service
@@ -103,6 +111,7 @@ export interface ResolvedClientOptions {
   readonly tls: ConnectionOptions | undefined;
   readonly canBeReadOnly: boolean;
   readonly maxFrameBytes: number;
+  readonly batchReads: boolean;
   readonly lookup: ZkClientOptions['lookup'];
   /** Undefined: the default (TypeScript) transport. */
   readonly transport: Transport | undefined;
@@ -238,6 +247,9 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
   if (options.canBeReadOnly !== undefined && typeof options.canBeReadOnly !== 'boolean') {
     throw bad('canBeReadOnly must be a boolean');
   }
+  if (options.batchReads !== undefined && typeof options.batchReads !== 'boolean') {
+    throw bad('batchReads must be a boolean');
+  }
   const transport = options.transport;
   if (
     transport !== undefined &&
@@ -266,6 +278,7 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     tls: options.tls === true ? {} : options.tls === false ? undefined : options.tls,
     canBeReadOnly: options.canBeReadOnly ?? false,
     maxFrameBytes,
+    batchReads: options.batchReads ?? true,
     lookup: options.lookup,
     transport,
   };

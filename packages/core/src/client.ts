@@ -97,6 +97,7 @@ export class ZkClient {
         tls: resolved.tls,
         canBeReadOnly: resolved.canBeReadOnly,
         maxFrameBytes: resolved.maxFrameBytes,
+        batchReads: resolved.batchReads,
         lookup: resolved.lookup,
         log,
         logLevel: resolved.logger ? resolved.logLevel : 'silent',

@@ -118,6 +118,11 @@ export interface Operation<N extends OperationName> {
   encode(xid: number, request: OperationRequest<N>, paths: PathMap): Buffer;
   /** The reply's record after the ReplyHeader (none for a reply with no record). */
   decode?(reader: JuteReader, paths: PathMap): OperationResult<N>;
+  /**
+   * A read that may go in one multiRead with others of its turn (a `get` without a watch,
+   * protocol/read-batch.ts): its server path; undefined for one that may not.
+   */
+  batchPath?(request: OperationRequest<N>, paths: PathMap): string | undefined;
   /** The watch a successful reply leaves on the server (server path). */
   watch?(
     request: OperationRequest<N>,
@@ -142,6 +147,7 @@ function watchableRead<N extends 'get' | 'exists' | 'children'>(
   opCode: number,
   decode: (reader: JuteReader) => OperationResult<N>,
   registration: number,
+  batchable = false,
 ): Operation<N> {
   return {
     wireName,
@@ -151,6 +157,9 @@ function watchableRead<N extends 'get' | 'exists' | 'children'>(
     encode: (xid, request, paths) =>
       encodePathWatch(xid, opCode, paths.toServer(request.path), request.watch),
     decode,
+    batchPath: batchable
+      ? (request, paths) => (request.watch ? undefined : paths.toServer(request.path))
+      : undefined,
     watch: (request, paths) => ({
       kind: request.watch ? registration : WatchRegistration.none,
       path: paths.toServer(request.path),
@@ -244,7 +253,7 @@ export const operations: { readonly [N in OperationName]: Operation<N> } = {
       ),
     decode: readCreated,
   },
-  get: watchableRead('getData', OpCode.getData, readNodeData, WatchRegistration.data),
+  get: watchableRead('getData', OpCode.getData, readNodeData, WatchRegistration.data, true),
   exists: watchableRead('exists', OpCode.exists, readStat, WatchRegistration.exists),
   children: watchableRead(
     'getChildren',

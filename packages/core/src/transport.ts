@@ -180,6 +180,8 @@ export interface SessionOptions {
   readonly canBeReadOnly: boolean;
   /** Largest reply read from a server; a larger one fails its own call (`ReplyTooLarge`). */
   readonly maxFrameBytes: number;
+  /** Send a turn's watchless gets as one multiRead (default true; TypeScript transport). */
+  readonly batchReads?: boolean;
   /** Resolves the connect string's host names (default: the system resolver, every address). */
   readonly lookup?: (hostname: string) => Promise<readonly string[]> | readonly string[];
   /** Where the transport logs (already filtered at `logLevel`). */

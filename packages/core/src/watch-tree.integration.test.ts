@@ -4,7 +4,7 @@
  * reconnection and on a new session — reporting what changed meanwhile — and is removed on the
  * server when the last one leaves.
  */
-import { expireSession, type TcpProxy, testZooKeeper } from '@zkrx/testing';
+import { expireSession, testZooKeeper } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
 import {
   connectedClient,

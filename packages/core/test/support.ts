@@ -2,7 +2,7 @@
  * Test support for @zkrx/core's integration tests: clients, proxies and test roots that are
  * closed or removed after each test, stream recorders, and small waiting helpers.
  */
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import {
   fourLetterWord,
   startProxy,
@@ -297,4 +297,81 @@ export async function watchedPaths(connectString: string, sessionId: string): Pr
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** One request a client sent, as {@link requestTap} saw it on the wire. */
+export interface TappedRequest {
+  readonly xid: number;
+  /** ZooKeeper's OpCode (4 getData, 22 multiRead, ...). */
+  readonly type: number;
+  /** For a multiRead: the OpCode of each of its ops. */
+  readonly ops?: readonly number[];
+  /** For getData, exists, getChildren(2): whether it sets a watch. */
+  readonly watch?: boolean;
+}
+
+/**
+ * A relay to the run's ZooKeeper that records every request a client sends through it, in
+ * order (after each connection's ConnectRequest; pings left out): what went on the wire, not
+ * what the client says it did. Closed after the test.
+ */
+export async function requestTap(): Promise<{ connectString: string; requests: TappedRequest[] }> {
+  const target = (await testZooKeeper()).connectString.split(',')[0]!;
+  const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.split(':').pop())];
+  const requests: TappedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect({ host, port });
+    sockets.add(client).add(upstream);
+    let pending = Buffer.alloc(0);
+    let first = true;
+    client.on('data', (chunk: Buffer) => {
+      upstream.write(chunk);
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 4 && pending.length >= 4 + pending.readInt32BE(0)) {
+        const body = pending.subarray(4, 4 + pending.readInt32BE(0));
+        pending = pending.subarray(4 + body.length);
+        if (first) {
+          first = false;
+          continue;
+        }
+        const xid = body.readInt32BE(0);
+        const type = body.readInt32BE(4);
+        if (xid === -2) continue;
+        if (type === 22) requests.push({ xid, type, ops: multiReadOps(body) });
+        else if ([3, 4, 8, 12].includes(type)) {
+          requests.push({ xid, type, watch: body[body.length - 1] !== 0 });
+        } else requests.push({ xid, type });
+      }
+    });
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    for (const [one, other] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      one.on('error', () => other.destroy());
+      one.on('close', () => other.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onCleanup(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const address = server.address() as { port: number };
+  return { connectString: `127.0.0.1:${address.port}`, requests };
+}
+
+/** The op types of a multiRead request body (after xid and type): MultiHeader, path, watch... */
+function multiReadOps(body: Buffer): number[] {
+  const ops: number[] = [];
+  let offset = 8;
+  for (;;) {
+    const type = body.readInt32BE(offset);
+    const done = body[offset + 4] !== 0;
+    offset += 9;
+    if (done) return ops;
+    ops.push(type);
+    offset += 4 + body.readInt32BE(offset) + 1; // path, watch flag
+  }
 }

@@ -121,6 +121,7 @@ export class Connection {
   private outgoing: Buffer[] = [];
   private outgoingBytes = 0;
   private flushScheduled = false;
+  private preFlush: (() => void) | undefined;
   private closed = false;
   private handlers: ConnectionHandlers | undefined;
   /** The pause of a deep pipeline's reads ({@link coalescePauseMs}), while it lasts. */
@@ -184,6 +185,21 @@ export class Connection {
     if (this.closed) return;
     this.outgoing.push(frame);
     this.outgoingBytes += frame.length;
+    this.scheduleFlush();
+  }
+
+  /**
+   * Calls `hook` right before this turn's frames are written (once; a later call replaces it):
+   * what it sends goes out in the same write. The session's pipeline sends its batch of reads
+   * from here.
+   */
+  beforeFlush(hook: () => void): void {
+    if (this.closed) return;
+    this.preFlush = hook;
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flush);
@@ -195,6 +211,9 @@ export class Connection {
    * one socket write instead of a stream write per frame), or as they are (writev) when large.
    */
   readonly flush = (): void => {
+    const hook = this.preFlush;
+    this.preFlush = undefined;
+    hook?.(); // its frames join this write: flushScheduled is still set, so they schedule nothing
     this.flushScheduled = false;
     if (this.closed || this.outgoing.length === 0) return;
     const frames = this.outgoing;
@@ -285,6 +304,7 @@ export class Connection {
     this.closed = true;
     this.outgoing = [];
     this.outgoingBytes = 0;
+    this.preFlush = undefined;
     clearTimeout(this.coalesceTimer);
     this.coalesceTimer = undefined;
     this.socket.destroy();

@@ -9,7 +9,21 @@ import type { Reply } from '../transport';
 import { EventType, WatcherType, Xid } from './codes';
 import type { Connection } from './connection';
 import { JuteReader, ProtocolError } from './jute';
-import { encodeSetWatches, readWatcherEvent, type WatcherEvent, type WatchLists } from './records';
+import {
+  type BatchMember,
+  batchLimit,
+  batchNotResent,
+  isDataRead,
+  MAX_BATCH_PATH_BYTES,
+  ReadBatch,
+} from './read-batch';
+import {
+  encodeMultiRead,
+  encodeSetWatches,
+  readWatcherEvent,
+  type WatcherEvent,
+  type WatchLists,
+} from './records';
 
 /** Reads a successful reply's record (after the ReplyHeader); may throw ProtocolError. */
 export type Decoder<T> = (reader: JuteReader) => T;
@@ -26,6 +40,8 @@ export class PendingRequest {
     readonly watchPath: string = '',
     /** For removeWatches: ZooKeeper's WatcherType removed. */
     readonly removes: number = 0,
+    /** A get without a watch: its server path (it may go in a multiRead, read-batch.ts). */
+    readonly batchPath?: string,
   ) {}
 }
 
@@ -179,20 +195,39 @@ export class RequestPipeline {
   lastZxid = 0;
   readonly watches = new ServerWatches();
   private nextXid = 1;
-  private readonly inflight = new Map<number, PendingRequest>();
+  private readonly inflight = new Map<number, PendingRequest | ReadBatch<PendingRequest>>();
   private waiting: Waiting[] = [];
   private connection: Connection | undefined;
   private setWatchesInFlight = 0;
   /** Set once the session is over: the return code every request fails with. */
   private deadRc: number | undefined;
+  /** Watchless gets of this turn not sent yet: they go as one multiRead (read-batch.ts). */
+  private run: BatchMember<PendingRequest>[] = [];
+  private runPathBytes = 0;
+  /** Frames sent so far, and the count when the last one that was not a data read went. */
+  private sentSeq = 0;
+  private lastWriteSeq = 0;
+  /** The largest get result seen, in bytes: it bounds the next batches. */
+  private largestRead = 0;
 
-  constructor(private readonly events: PipelineEvents) {}
+  /**
+   * @param batchReads Send the watchless gets of a turn as one multiRead; the client's
+   *   `maxFrameBytes` bounds the batches. Off without it (the `batchReads: false` option).
+   */
+  constructor(
+    private readonly events: PipelineEvents,
+    private batchReads?: { readonly maxFrameBytes: number },
+  ) {}
 
   private readonly awaitingReplies = (): number => this.inflight.size;
 
-  /** Requests in flight or waiting. */
+  /** Requests in flight or waiting (each get of a batch counts). */
   get outstanding(): number {
-    return this.inflight.size + this.waiting.length;
+    let count = this.waiting.length + this.run.length;
+    for (const entry of this.inflight.values()) {
+      count += entry instanceof ReadBatch ? entry.members.length : 1;
+    }
+    return count;
   }
 
   /** A fresh xid (positive, wrapping before 2^31). */
@@ -211,11 +246,75 @@ export class RequestPipeline {
     }
     const connection = this.connection;
     if (connection && !connection.isClosed) {
-      this.inflight.set(xid, request);
-      connection.send(frame);
+      if (request.batchPath !== undefined && this.batchReads) {
+        this.join(connection, { xid, frame, request, path: request.batchPath });
+        return;
+      }
+      this.sendRun(connection);
+      this.send(connection, xid, frame, request);
       return;
     }
     this.waiting.push({ xid, frame, request });
+  }
+
+  private send(
+    connection: Connection,
+    xid: number,
+    frame: Buffer,
+    entry: PendingRequest | ReadBatch<PendingRequest>,
+  ): void {
+    this.inflight.set(xid, entry);
+    this.sentSeq += 1;
+    if (!isDataRead(frame)) this.lastWriteSeq = this.sentSeq;
+    connection.send(frame);
+  }
+
+  /** A watchless get joins this turn's run; a full run goes at once. */
+  private join(connection: Connection, member: BatchMember<PendingRequest>): void {
+    if (this.run.length === 0) connection.beforeFlush(this.sendRunNow);
+    this.run.push(member);
+    this.runPathBytes += member.path.length;
+    const limit = batchLimit(this.batchReads?.maxFrameBytes ?? 0, this.largestRead);
+    if (this.run.length >= limit || this.runPathBytes >= MAX_BATCH_PATH_BYTES) {
+      this.sendRun(connection);
+    }
+  }
+
+  private readonly sendRunNow = (): void => {
+    if (this.connection) this.sendRun(this.connection);
+  };
+
+  /** Sends the run: a lone get as it is, several as one multiRead. */
+  private sendRun(connection: Connection): void {
+    const run = this.run;
+    if (run.length === 0) return;
+    this.run = [];
+    this.runPathBytes = 0;
+    if (run.length === 1) {
+      const only = run[0]!;
+      this.send(connection, only.xid, only.frame, only.request);
+      return;
+    }
+    const xid = this.xid();
+    const frame = encodeMultiRead(
+      xid,
+      run.map((member) => member.path),
+    );
+    this.send(connection, xid, frame, new ReadBatch(run, this.sentSeq + 1));
+  }
+
+  /**
+   * A batch's reply could not be used (`why`): its gets go again one by one, unless the session
+   * sent a write since (read-batch.ts says why); then they fail with `code`.
+   */
+  private resendBatch(batch: ReadBatch<PendingRequest>, code: ZkErrorCode, why: string): void {
+    const connection = this.connection;
+    if (this.lastWriteSeq > batch.sentSeq || !connection || connection.isClosed) {
+      batch.fail(Rc.failedWithCause, batchNotResent(batch, code, why));
+      return;
+    }
+    for (const member of batch.members)
+      this.send(connection, member.xid, member.frame, member.request);
   }
 
   /**
@@ -233,12 +332,12 @@ export class RequestPipeline {
         connection.send(frame);
       }
     }
+    this.sentSeq += 1;
+    this.lastWriteSeq = this.sentSeq; // auth and setWatches: not data reads
     const waiting = this.waiting;
     this.waiting = [];
-    for (const request of waiting) {
-      this.inflight.set(request.xid, request.request);
-      connection.send(request.frame);
-    }
+    for (const request of waiting)
+      this.send(connection, request.xid, request.frame, request.request);
   }
 
   /**
@@ -246,6 +345,12 @@ export class RequestPipeline {
    * request is then forgotten without a reply. A request already written stays in flight.
    */
   withdraw(xid: number): boolean {
+    const inRun = this.run.findIndex((member) => member.xid === xid);
+    if (inRun !== -1) {
+      const [member] = this.run.splice(inRun, 1);
+      this.runPathBytes -= member!.path.length;
+      return true;
+    }
     const index = this.waiting.findIndex((entry) => entry.xid === xid);
     if (index === -1) return false;
     this.waiting.splice(index, 1);
@@ -272,10 +377,14 @@ export class RequestPipeline {
    * `reason`. In the order they were made.
    */
   failAll(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
-    const inflight = [...this.inflight.values()];
-    const waiting = this.waiting.map((entry) => entry.request);
+    const inflight = [...this.inflight.values()].flatMap((entry) =>
+      entry instanceof ReadBatch ? entry.members.map((member) => member.request) : [entry],
+    );
+    const waiting = [...this.run, ...this.waiting].map((entry) => entry.request);
     this.inflight.clear();
     this.waiting = [];
+    this.run = [];
+    this.runPathBytes = 0;
     for (const request of inflight) request.reply(rc, undefined, inFlightReason);
     for (const request of waiting) request.reply(rc, undefined, reason);
   }
@@ -297,6 +406,15 @@ export class RequestPipeline {
     }
     this.inflight.delete(xid);
     if (zxid > 0) this.lastZxid = zxid;
+    if (request instanceof ReadBatch) {
+      this.largestRead = Math.max(this.largestRead, Math.ceil(length / request.members.length));
+      this.resendBatch(
+        request,
+        ZkErrorCode.ReplyTooLarge,
+        `their replies together are ${length} bytes, over maxFrameBytes (${maxFrameBytes})`,
+      );
+      return;
+    }
     this.watches.register(request, err);
     if (err !== Rc.ok) {
       request.reply(err);
@@ -312,6 +430,20 @@ export class RequestPipeline {
     );
   }
 
+  /** A multiRead's reply: each get answered from it, or (no results: a server before 3.6) sent again. */
+  private receiveBatch(batch: ReadBatch<PendingRequest>, reader: JuteReader, err: number): void {
+    if (err === Rc.unimplemented || (err === Rc.ok && reader.remaining === 0)) {
+      this.batchReads = undefined;
+      this.resendBatch(batch, ZkErrorCode.Unimplemented, 'the server does not know multiRead');
+      return;
+    }
+    if (err !== Rc.ok) {
+      batch.fail(err);
+      return;
+    }
+    this.largestRead = Math.max(this.largestRead, batch.answer(reader));
+  }
+
   /** One reply frame (after the ConnectResponse). Throws ProtocolError on one that fits nothing. */
   receive(frame: Buffer): void {
     const reader = new JuteReader(frame);
@@ -323,6 +455,13 @@ export class RequestPipeline {
       if (!request) throw new ProtocolError(`reply to xid ${xid}, which no request has`);
       this.inflight.delete(xid);
       if (zxid > 0) this.lastZxid = zxid;
+      if (request instanceof ReadBatch) {
+        this.receiveBatch(request, reader, err);
+        return;
+      }
+      if (request.batchPath !== undefined && frame.length > this.largestRead) {
+        this.largestRead = frame.length;
+      }
       let value: unknown;
       if (err === Rc.ok && request.decode) {
         try {

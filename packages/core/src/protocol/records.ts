@@ -256,6 +256,20 @@ export function encodeMulti(xid: number, ops: readonly MultiOp[]): Buffer {
   return writer.int(-1).boolean(true).int(-1).finish();
 }
 
+/**
+ * `MultiOperationRecord` of watchless getData ops, sent as a multiRead (ZooKeeper 3.6+): each
+ * op behind a MultiHeader, then the closing header. The server reads a multiRead's ops without
+ * their watch flag, so none is set.
+ */
+export function encodeMultiRead(xid: number, paths: readonly string[]): Buffer {
+  let size = HEAD + MULTI_HEADER;
+  for (const path of paths) size += MULTI_HEADER + ustringBytes(path) + 1;
+  const writer = frame(size, xid, OpCode.multiRead);
+  for (const path of paths)
+    writer.int(OpCode.getData).boolean(false).int(-1).ustring(path).boolean(false);
+  return writer.int(-1).boolean(true).int(-1).finish();
+}
+
 // ---- decoding ----
 
 /** `ConnectResponse`: `timeOut` <= 0 means the session asked for is gone (expired). */

@@ -69,6 +69,7 @@ export function submitOperation<N extends OperationName>(
       watch?.kind,
       watch?.path,
       watch?.removes,
+      operation.batchPath?.(request, paths),
     ),
   );
   if (signal) {

@@ -104,10 +104,13 @@ export class ProtocolSession implements SessionHandle {
     this.authFrames = options.auth.map((auth) =>
       encodeAuth(auth.scheme, Buffer.from(auth.credentials, 'utf8')),
     );
-    this.pipeline = new RequestPipeline({
-      onNotification: (event) => this.onNotification(event),
-      onAuthReply: (rc) => this.onAuthReply(rc),
-    });
+    this.pipeline = new RequestPipeline(
+      {
+        onNotification: (event) => this.onNotification(event),
+        onAuthReply: (rc) => this.onAuthReply(rc),
+      },
+      options.batchReads === false ? undefined : { maxFrameBytes: options.maxFrameBytes },
+    );
     this.connectNext();
   }
 

@@ -1,0 +1,228 @@
+/**
+ * Watchless gets of one turn go as one multiRead (protocol/read-batch.ts). Each test attacks one
+ * guarantee the safety argument there names, against a real ZooKeeper, and reads the requests
+ * off the wire (a tap between client and server), not off the client's word:
+ * - order: a write made between two gets is sent between them, so each get reads what the
+ *   session wrote before it and nothing it wrote after;
+ * - one state, one result each: an error fails its own get only;
+ * - no watch: a get that sets one is never in a batch, and its watch fires;
+ * - a withdrawn get never reaches the server;
+ * - a batch's reply over maxFrameBytes: the gets go again alone when nothing was written since,
+ *   and fail ReplyTooLarge (saying why) when a write went after them;
+ * - a connection lost with a batch in flight: each get is answered after the reconnection.
+ */
+import { firstValueFrom, skip } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import {
+  connectedClient,
+  proxyTo,
+  rejectionOf,
+  requestTap,
+  type TappedRequest,
+  testRoot,
+  transportName,
+  waitFor,
+} from '../test/support';
+import { OpCode } from './protocol/codes';
+
+/** The requests after `from`, as `type` or `type[ops]` (e.g. `22[4,4]`). */
+function wire(requests: readonly TappedRequest[], from = 0): string[] {
+  return requests.slice(from).map((r) => (r.ops ? `${r.type}[${r.ops.join(',')}]` : `${r.type}`));
+}
+
+const GET = `${OpCode.getData}`;
+const SET = `${OpCode.setData}`;
+const batchOf = (n: number) => `${OpCode.multiRead}[${Array(n).fill(OpCode.getData).join(',')}]`;
+
+// The C client sends every get alone; this is the TypeScript transport's pipeline.
+describe.runIf(transportName === 'typescript')('gets of one turn in one multiRead', () => {
+  it('sends them as one request, each answered as its own call', async () => {
+    const root = await testRoot();
+    const tap = await requestTap();
+    const client = await connectedClient({ connect: tap.connectString });
+    for (const name of ['a', 'b', 'c']) await client.promises.create(`${root}/${name}`, name);
+    const from = tap.requests.length;
+    const values = await Promise.all(
+      ['a', 'b', 'c'].map((name) => client.promises.get(`${root}/${name}`)),
+    );
+    expect(values.map((v) => v.data.toString())).toEqual(['a', 'b', 'c']);
+    expect(values.map((v) => v.stat.version)).toEqual([0, 0, 0]);
+    expect(wire(tap.requests, from)).toEqual([batchOf(3)]);
+    // A get made alone goes alone.
+    expect((await client.promises.get(`${root}/a`)).data.toString()).toBe('a');
+    expect(wire(tap.requests, from + 1)).toEqual([GET]);
+  });
+
+  it('keeps each get in its place among the writes of the same turn', async () => {
+    const root = await testRoot();
+    const tap = await requestTap();
+    const client = await connectedClient({ connect: tap.connectString });
+    await client.promises.create(`${root}/a`, '0');
+    await client.promises.create(`${root}/b`, 'b');
+    const from = tap.requests.length;
+    const p = client.promises;
+    const calls = [
+      p.set(`${root}/a`, '1'),
+      p.get(`${root}/a`),
+      p.get(`${root}/b`),
+      p.set(`${root}/a`, '2'),
+      p.get(`${root}/a`),
+      p.get(`${root}/a`),
+    ];
+    const results = await Promise.all(calls);
+    const read = (i: number) => (results[i] as { data: Buffer }).data.toString();
+    // Read-your-writes on both sides of each write: never the write made after the get.
+    expect([read(1), read(2), read(4), read(5)]).toEqual(['1', 'b', '2', '2']);
+    expect(wire(tap.requests, from)).toEqual([SET, batchOf(2), SET, batchOf(2)]);
+  });
+
+  it('fails only the get whose node is missing', async () => {
+    const root = await testRoot();
+    const tap = await requestTap();
+    const client = await connectedClient({ connect: tap.connectString });
+    await client.promises.create(`${root}/a`, 'a');
+    await client.promises.create(`${root}/c`, 'c');
+    const from = tap.requests.length;
+    const a = client.promises.get(`${root}/a`);
+    const missing = rejectionOf(client.promises.get(`${root}/missing`));
+    const c = client.promises.get(`${root}/c`);
+    const error = await missing;
+    expect(error.code).toBe('NoNode');
+    expect(error.path).toBe(`${root}/missing`);
+    expect((await a).data.toString()).toBe('a');
+    expect((await c).data.toString()).toBe('c');
+    expect(wire(tap.requests, from)).toEqual([batchOf(3)]);
+  });
+
+  it('never puts a get that sets a watch in a batch, and its watch fires', async () => {
+    const root = await testRoot();
+    const tap = await requestTap();
+    const client = await connectedClient({ connect: tap.connectString });
+    for (const name of ['a', 'b', 'c', 'd']) await client.promises.create(`${root}/${name}`, name);
+    const from = tap.requests.length;
+    const a = client.promises.get(`${root}/a`);
+    const b = client.promises.get(`${root}/b`);
+    const changed = firstValueFrom(client.watchData(`${root}/w-target`).pipe(skip(1)));
+    const c = client.promises.get(`${root}/c`);
+    const d = client.promises.get(`${root}/d`);
+    expect([(await a).data, (await b).data, (await c).data, (await d).data].join()).toBe('a,b,c,d');
+    await waitFor(() => tap.requests.slice(from).some((r) => r.watch === true));
+    const sent = tap.requests.slice(from);
+    // The four plain gets went in batches; everything else sent is the watch's reads, each
+    // alone and each setting its watch.
+    const batched = sent.filter((r) => r.type === OpCode.multiRead);
+    expect(batched.flatMap((r) => r.ops)).toEqual(Array(4).fill(OpCode.getData));
+    const alone = sent.filter((r) => r.type !== OpCode.multiRead);
+    expect(alone.length).toBeGreaterThan(0);
+    expect(alone.every((r) => r.watch === true)).toBe(true);
+    await client.promises.create(`${root}/w-target`, 'here');
+    expect((await changed)?.data.toString()).toBe('here');
+  });
+
+  it('sends no get withdrawn before its turn ended', async () => {
+    const root = await testRoot();
+    const tap = await requestTap();
+    const client = await connectedClient({ connect: tap.connectString });
+    for (const name of ['a', 'b', 'c']) await client.promises.create(`${root}/${name}`, name);
+    const from = tap.requests.length;
+    const controller = new AbortController();
+    const a = client.promises.get(`${root}/a`);
+    const b = rejectionOf(client.promises.get(`${root}/b`, { signal: controller.signal }));
+    const c = client.promises.get(`${root}/c`);
+    controller.abort();
+    const error = await b;
+    expect(error.code).toBe('Aborted');
+    expect(error.message).toContain('not applied');
+    expect([(await a).data, (await c).data].join()).toBe('a,c');
+    expect(wire(tap.requests, from)).toEqual([batchOf(2)]);
+  });
+
+  describe('a batch whose reply is over maxFrameBytes', () => {
+    const LIMIT = 64 * 1024;
+    const NODE = 20 * 1024; // four of them: about 80 KiB together, each alone fits
+
+    async function bigNodes(root: string, connect: string) {
+      const writer = await connectedClient();
+      const paths = ['n0', 'n1', 'n2', 'n3'].map((name) => `${root}/${name}`);
+      for (const [i, path] of paths.entries()) {
+        await writer.promises.create(path, Buffer.alloc(NODE, 0x61 + i));
+      }
+      const client = await connectedClient({ connect, maxFrameBytes: LIMIT });
+      return { client, paths };
+    }
+
+    it('sends the gets again alone when the session wrote nothing since, and batches fewer after', async () => {
+      const root = await testRoot();
+      const tap = await requestTap();
+      const { client, paths } = await bigNodes(root, tap.connectString);
+      const from = tap.requests.length;
+      const values = await Promise.all(paths.map((path) => client.promises.get(path)));
+      expect(values.map((v) => [v.data.length, v.data[0]])).toEqual([
+        [NODE, 0x61],
+        [NODE, 0x62],
+        [NODE, 0x63],
+        [NODE, 0x64],
+      ]);
+      expect(wire(tap.requests, from)).toEqual([batchOf(4), GET, GET, GET, GET]);
+      // It learned: at 20 KiB a get, half of 64 KiB holds one: no batch any more.
+      const again = tap.requests.length;
+      await Promise.all(paths.map((path) => client.promises.get(path)));
+      expect(wire(tap.requests, again)).toEqual([GET, GET, GET, GET]);
+      expect(client.state).toBe('connected');
+    });
+
+    it('fails them ReplyTooLarge, saying why, when a write went after them', async () => {
+      const root = await testRoot();
+      const tap = await requestTap();
+      const proxy = await proxyTo(tap.connectString);
+      const { client, paths } = await bigNodes(root, proxy.connectString);
+      const from = tap.requests.length;
+      proxy.holdReplies(true);
+      const gets = paths.map((path) => rejectionOf(client.promises.get(path)));
+      await waitFor(() => wire(tap.requests, from).includes(batchOf(4)));
+      // The batch is at the server; now a write, sent before its reply comes back.
+      const set = client.promises.set(paths[0]!, 'written after');
+      await waitFor(() => wire(tap.requests, from).includes(SET));
+      proxy.holdReplies(false);
+      for (const error of await Promise.all(gets)) {
+        expect(error.code).toBe('ReplyTooLarge');
+        expect(error.isRetryable).toBe(false);
+        expect(error.message).toMatch(
+          /one multiRead with 3 others and their replies together are \d+ bytes/,
+        );
+        expect(error.message).toContain('batchReads: false');
+      }
+      expect((await set).version).toBe(1);
+      // Nothing else was harmed: the same gets, made again, are answered alone.
+      expect((await client.promises.get(paths[0]!)).data.toString()).toBe('written after');
+      expect((await client.promises.get(paths[1]!)).data.length).toBe(NODE);
+      expect(wire(tap.requests, from)).toEqual([batchOf(4), SET, GET, GET]);
+    });
+  });
+
+  it('answers every get of a batch lost with its connection, after the reconnection', async () => {
+    const root = await testRoot();
+    const tap = await requestTap();
+    const proxy = await proxyTo(tap.connectString);
+    const client = await connectedClient({ connect: proxy.connectString });
+    for (const name of ['a', 'b', 'c']) await client.promises.create(`${root}/${name}`, name);
+    const from = tap.requests.length;
+    proxy.holdReplies(true);
+    const gets = ['a', 'b', 'c'].map((name) => client.promises.get(`${root}/${name}`));
+    await waitFor(() => wire(tap.requests, from).includes(batchOf(3)));
+    proxy.cut();
+    proxy.holdReplies(false);
+    const values = await Promise.all(gets);
+    expect(values.map((v) => v.data.toString())).toEqual(['a', 'b', 'c']);
+  });
+
+  it('sends every get alone with batchReads: false', async () => {
+    const root = await testRoot();
+    const tap = await requestTap();
+    const client = await connectedClient({ connect: tap.connectString, batchReads: false });
+    for (const name of ['a', 'b']) await client.promises.create(`${root}/${name}`, name);
+    const from = tap.requests.length;
+    await Promise.all(['a', 'b'].map((name) => client.promises.get(`${root}/${name}`)));
+    expect(wire(tap.requests, from)).toEqual([GET, GET]);
+  });
+});
