@@ -87,6 +87,7 @@ describe('selectMatrix', () => {
       'floor-create-delete node-zookeeper-client',
       'pipelined-get zkrx',
       'pipelined-get node-zookeeper-client',
+      'pipelined-get zkrx-unbatched',
     ]);
     expect(impls(['--scenario', 'floor-create-delete', '--peers', 'java'])).toEqual([
       'floor-create-delete zkrx',

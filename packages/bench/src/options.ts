@@ -22,9 +22,10 @@ export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 /**
  * The clients a run can measure: zkrx (its transport: `ZKRX_BENCH_TRANSPORT`), or the peer a
- * Node user would pick instead, `node-zookeeper-client` (npm), for the raw scenarios.
+ * Node user would pick instead, `node-zookeeper-client` (npm), for the raw scenarios; and
+ * `zkrx-unbatched`, zkrx created with `batchReads: false` (every get its own request).
  */
-export const IMPL_NAMES = ['zkrx', 'node-zookeeper-client'] as const;
+export const IMPL_NAMES = ['zkrx', 'node-zookeeper-client', 'zkrx-unbatched'] as const;
 
 export type ImplName = (typeof IMPL_NAMES)[number];
 
@@ -73,8 +74,11 @@ export interface BenchOptions {
   readonly selfTestStall: boolean;
 }
 
-/** The matrix's peers: the Java client (CuratorBench.java's floors) and node-zookeeper-client. */
-export const PEER_NAMES = ['java', 'node-zookeeper-client'] as const;
+/**
+ * The matrix's peers: the Java client (CuratorBench.java's floors), node-zookeeper-client, and
+ * zkrx without its batches of reads.
+ */
+export const PEER_NAMES = ['java', 'node-zookeeper-client', 'zkrx-unbatched'] as const;
 
 export type PeerName = (typeof PEER_NAMES)[number];
 

@@ -11,7 +11,7 @@ import type { PeerName, ScenarioName } from './options';
 export const PEERS_OF: Readonly<Partial<Record<ScenarioName, readonly PeerName[]>>> = {
   'floor-create-delete': ['java', 'node-zookeeper-client'],
   'floor-getchildren': ['java', 'node-zookeeper-client'],
-  'pipelined-get': ['node-zookeeper-client'],
+  'pipelined-get': ['node-zookeeper-client', 'zkrx-unbatched'],
 };
 
 /** The jars of Curator's class path in Debian's /usr/share/java (run-peers.sh's list). */

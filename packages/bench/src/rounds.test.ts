@@ -76,4 +76,16 @@ describe('transportRatios', () => {
       '| pipelined-get | node-zookeeper-client | 1.5× | 0.5× | 0.4× |',
     );
   });
+
+  it('compares zkrx with zkrx-unbatched, never with another transport of itself', () => {
+    const ratios = transportRatios([
+      line('zkrx', 'pipelined-get', 1, { ops_per_s: 600, p50_ms: 1 }),
+      line('zkrx-native', 'pipelined-get', 1, { ops_per_s: 100, p50_ms: 3 }),
+      line('zkrx-unbatched', 'pipelined-get', 1, { ops_per_s: 100, p50_ms: 4 }),
+    ]);
+    expect(ratios.map((ratio) => `${ratio.peer} ${ratio.opsPerS}`)).toEqual([
+      'zkrx-unbatched 6',
+      'zkrx-unbatched 1',
+    ]);
+  });
 });

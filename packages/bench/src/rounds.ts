@@ -81,7 +81,7 @@ export function transportRatios(best: readonly ResultLine[]): Ratio[] {
   const ok = best.filter((line) => line.error === undefined);
   for (const zkrx of ok.filter((line) => line.impl === 'zkrx' || line.impl === 'zkrx-native')) {
     for (const peer of ok) {
-      if (peer.impl === zkrx.impl || String(peer.impl).startsWith('zkrx')) continue;
+      if (peer.impl === 'zkrx' || peer.impl === 'zkrx-native') continue;
       if (peer.scenario !== zkrx.scenario || peer.clients !== zkrx.clients) continue;
       const cpu =
         zkrx.client_cpu_us_per_op !== undefined && peer.client_cpu_us_per_op !== undefined

@@ -41,6 +41,14 @@ export function zkrxImpl(): string {
   return benchTransport === 'native' ? 'zkrx-native' : 'zkrx';
 }
 
+/** zkrx created with `batchReads: false`: every get its own request. */
+export const ZKRX_UNBATCHED: ImplName = 'zkrx-unbatched';
+
+/** The JSON line's `impl` for a run of `impl`. */
+export function implLabel(impl: ImplName): string {
+  return impl === 'zkrx' ? zkrxImpl() : impl;
+}
+
 /** What one run is asked to do, every default filled in. */
 export interface RunSettings {
   readonly connect: string;
@@ -181,6 +189,7 @@ export class RunContext {
       connect: this.settings.connect,
       sessionTimeoutMs: SESSION_TIMEOUT_MS,
       transport: sessionTransport(),
+      batchReads: this.settings.impl !== ZKRX_UNBATCHED,
     });
     this.clients.push(client);
     await this.guard(client.connected(20_000));
@@ -194,7 +203,7 @@ export class RunContext {
    */
   async connectRaw(): Promise<RawClient> {
     if (this.settings.impl !== NODE_ZOOKEEPER_CLIENT) {
-      return zkrxRawClient(await this.connect(), zkrxImpl());
+      return zkrxRawClient(await this.connect(), implLabel(this.settings.impl));
     }
     const peer = await this.guard(
       connectNodeZookeeperClient(this.settings.connect, SESSION_TIMEOUT_MS, 20_000),

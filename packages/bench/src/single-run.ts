@@ -4,14 +4,13 @@
  * `server_packets_sent_per_op`, then the scenario's own fields and `warmup_ops`).
  */
 import type { BenchOptions, ScenarioName } from './options';
-import { NODE_ZOOKEEPER_CLIENT } from './raw-client';
 import {
   BenchExit,
+  implLabel,
   type Measured,
   RunContext,
   type RunOutput,
   type RunSettings,
-  zkrxImpl,
 } from './run-context';
 import { scenarios } from './scenario-registry';
 import { ms, percentile, round } from './stats';
@@ -90,7 +89,7 @@ export async function runOne(settings: RunSettings, output: RunOutput): Promise<
     const result = await context.guard(scenario.run(context));
     const seconds = result.elapsedMs / 1000;
     const line: ResultLine = {
-      impl: settings.impl === NODE_ZOOKEEPER_CLIENT ? NODE_ZOOKEEPER_CLIENT : zkrxImpl(),
+      impl: implLabel(settings.impl),
       scenario: settings.scenario,
       clients: result.clients,
       ops: settings.ops,
