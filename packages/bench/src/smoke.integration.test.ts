@@ -223,12 +223,15 @@ describe('interleaved rounds with a peer (the built CLI)', () => {
       expect(lines.map((line) => [line.round, line.impl])).toEqual([
         [1, 'zkrx'],
         [1, 'node-zookeeper-client'],
+        [1, 'zkrx-unbatched'],
         [2, 'zkrx'],
         [2, 'node-zookeeper-client'],
+        [2, 'zkrx-unbatched'],
       ]);
       expect(run.stdout).toContain('2 interleaved rounds; each row is its best round');
       expect(run.stdout).toMatch(/load \(1-min average, as `uptime`\), round 1: /);
       expect(run.stdout).toMatch(/\| pipelined-get \| node-zookeeper-client \| [\d.]+× \|/);
+      expect(run.stdout).toMatch(/\| pipelined-get \| zkrx-unbatched \| [\d.]+× \|/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

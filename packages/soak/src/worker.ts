@@ -5,7 +5,7 @@
  */
 import { createClient, type ZkClient } from '@zkrx/core';
 import { type Peer, startPeer } from '@zkrx/interop';
-import { elect, type LeaderTerm, whileLeader } from '@zkrx/leader';
+import { joinElection, type LeaderTerm, whileLeader } from '@zkrx/leader';
 import { acquire, acquireAll, acquireSemaphore, LockLostError } from '@zkrx/lock';
 import { protectedName } from '@zkrx/lock/recipe';
 import { acquireRead, acquireWrite } from '@zkrx/rwlock';
@@ -666,8 +666,9 @@ async function leaderWorker(client: ZkClient): Promise<void> {
   try {
     await loop(async (signal) => {
       const options = candidate();
-      const election = await elect(client, electPath, options);
-      const onAbort = () => void election.close();
+      const election = joinElection(client, electPath, options);
+      await election.joined; // rejected: the candidacy is over, nothing to leave
+      const onAbort = () => void election.leave();
       signal.addEventListener('abort', onAbort, { once: true });
       try {
         // The term as it begins: leadership$ tells synchronously, while the election's token is
@@ -703,10 +704,10 @@ async function leaderWorker(client: ZkClient): Promise<void> {
             },
           ],
           fenced: began.token !== undefined,
-          release: () => election.close(),
+          release: () => election.leave(),
         };
       } catch (error) {
-        await election.close();
+        await election.leave();
         throw error;
       } finally {
         signal.removeEventListener('abort', onAbort);

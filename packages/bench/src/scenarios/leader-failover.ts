@@ -6,7 +6,7 @@
  * packets, as in the peers). At most one leader at once, elected in join order.
  */
 import { joinPath, type ZkClient } from '@zkrx/core';
-import { type Election, elect } from '@zkrx/leader';
+import { type Election, joinElection } from '@zkrx/leader';
 import type { ScenarioResult } from '../run-context';
 import type { Scenario } from '../scenario';
 
@@ -62,7 +62,8 @@ export const leaderFailover: Scenario = {
     const join = async (): Promise<void> => {
       const id = nextId++;
       const client = await context.connect();
-      const election = await context.guard(elect(client, path, { id: `c${id}` }));
+      const election = joinElection(client, path, { id: `c${id}` });
+      await context.guard(election.joined);
       const candidate: Candidate = { id, client, election, electedAt: 0 };
       line.push(candidate);
       election.leadership$.subscribe((leading) => {
