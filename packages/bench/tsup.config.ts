@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup';
 
 // ESM entries run with node (`node dist/cli.js`, the tools as `node dist/tools/<name>.js`): the
-// workspace packages stay imports of their builds.
+// workspace packages stay imports of their builds, except @zkrx/interop (a devDependency with no
+// build: its source is bundled).
 export default defineConfig({
   entry: {
     cli: 'src/cli.ts',
@@ -13,6 +14,7 @@ export default defineConfig({
     'tools/watch-tree-memory': 'src/tools/watch-tree-memory.ts',
     'tools/otel-sdk': 'src/tools/otel-sdk.ts',
     'tools/fleet-rebalance': 'src/tools/fleet-rebalance.ts',
+    'tools/curator-classpath': 'src/tools/curator-classpath.ts',
   },
   format: ['esm'],
   clean: true,

@@ -8,9 +8,10 @@
 #   pnpm --filter "@zkrx/bench..." build
 #   PEERS=/tmp/peers packages/bench/scripts/side-by-side.sh [ROUNDS=3] [OUT=side-by-side-<date>.jsonl]
 #
-# Env: PEERS (required), PORT (default 2197), IMPLS ("label=command;..."; "curator" alone is the
-# peers' CuratorBench; default: curator and this checkout's zkrx), SCENARIOS ("name:clients:ops ...";
-# default: the rows of issue 18). Each JSON line is the bench's own, plus impl_label, round, load1
+# Env: PEERS (required), PORT (default 2197), ZKRX_CURATOR_CLASSPATH (default: Debian's jars in
+# /usr/share/java), IMPLS ("label=command;..."; "curator" alone is the peers' CuratorBench;
+# default: curator and this checkout's zkrx), SCENARIOS ("name:clients:ops ..."; default: the
+# rows of issue 18). Each JSON line is the bench's own, plus impl_label, round, load1
 # (the 1-minute load average as the run started), server_cpu_s (the ZooKeeper JVM's user+system CPU
 # over the run, warm-up included) and client_cpu_s (the bench process's, start-up included).
 # A table of medians goes to stdout at the end; progress to stderr.
@@ -25,10 +26,9 @@ ZKDIR=/dev/shm/zk-side-by-side-$$
 IMPLS=${IMPLS:-"curator;zkrx=node $HERE/../dist/cli.js"}
 SCENARIOS=${SCENARIOS:-"mutex-uncontended:1:2000 mutex-contended:8:2000 mutex-contended:32:2000 rwlock-mixed:32:1500 semaphore:32:1000"}
 PY=/usr/bin/python3
-J=/usr/share/java
-CURATOR_CP=$(printf "$J/%s.jar:" curator-recipes curator-framework curator-client zookeeper zookeeper-jute \
-  guava slf4j-api slf4j-nop netty-buffer netty-codec netty-common netty-handler netty-resolver \
-  netty-transport netty-transport-native-epoll netty-transport-native-unix-common)
+# Curator's class path: ZKRX_CURATOR_CLASSPATH, else Debian's jars (@zkrx/interop's list).
+CURATOR_CP=$(node "$HERE/../dist/tools/curator-classpath.js") ||
+  { echo 'side-by-side.sh: no Curator class path (pnpm --filter "@zkrx/bench..." build first)' >&2; exit 1; }
 CURATOR=(java -cp "$CURATOR_CP" "$PEERS/CuratorBench.java")
 
 cleanup() { "$PEERS/zk-stop.sh" "$ZKDIR" >/dev/null 2>&1; rm -rf "$ZKDIR"; }

@@ -1,3 +1,4 @@
+import { CURATOR_JARS, interopLocations } from '@zkrx/interop';
 import { describe, expect, it } from 'vitest';
 import { findPeersDir, javaPeerCommand } from './peers';
 
@@ -16,11 +17,9 @@ describe('javaPeerCommand', () => {
       '/p',
       { connect: '127.0.0.1:2191', scenario: 'floor-create-delete', clients: 1, ops: 2000 },
       ['--stall-s', '10'],
-      '/j',
+      { ZKRX_CURATOR_CLASSPATH: '/j/a.jar:/j/b.jar' },
     );
-    expect(command[0]).toBe('java');
-    expect(command[2]?.split(':')[0]).toBe('/j/curator-recipes.jar');
-    expect(command[2]?.split(':')).toHaveLength(16);
+    expect(command.slice(0, 3)).toEqual(['java', '-cp', '/j/a.jar:/j/b.jar']);
     expect(command.slice(3)).toEqual([
       '/p/CuratorBench.java',
       '--connect',
@@ -34,5 +33,29 @@ describe('javaPeerCommand', () => {
       '--stall-s',
       '10',
     ]);
+  });
+});
+
+describe('the Curator class path', () => {
+  const run = {
+    connect: '127.0.0.1:2191',
+    scenario: 'floor-create-delete' as const,
+    clients: 1,
+    ops: 1,
+  };
+
+  it("is one list for the floor, the interop peers and side-by-side.sh: Debian's jars, in order", () => {
+    const debian = CURATOR_JARS.map((jar) => `/usr/share/java/${jar}.jar`).join(':');
+    expect(debian.split(':')).toHaveLength(16);
+    expect(debian.split(':')[0]).toBe('/usr/share/java/curator-recipes.jar');
+    // side-by-side.sh prints interopLocations().curatorClasspath (tools/curator-classpath.ts).
+    expect(interopLocations({}).curatorClasspath).toBe(debian);
+    expect(javaPeerCommand('/p', run, [], {})[2]).toBe(debian);
+  });
+
+  it('is ZKRX_CURATOR_CLASSPATH when set, for all of them', () => {
+    const env = { ZKRX_CURATOR_CLASSPATH: '/opt/curator/all.jar' };
+    expect(interopLocations(env).curatorClasspath).toBe('/opt/curator/all.jar');
+    expect(javaPeerCommand('/p', run, [], env)[2]).toBe('/opt/curator/all.jar');
   });
 });

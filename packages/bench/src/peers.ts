@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { interopLocations } from '@zkrx/interop';
 import type { PeerName, ScenarioName } from './options';
 
 /** Which peers run each scenario (the others are zkrx's alone). */
@@ -13,26 +14,6 @@ export const PEERS_OF: Readonly<Partial<Record<ScenarioName, readonly PeerName[]
   'floor-getchildren': ['java', 'node-zookeeper-client'],
   'pipelined-get': ['node-zookeeper-client', 'zkrx-unbatched'],
 };
-
-/** The jars of Curator's class path in Debian's /usr/share/java (run-peers.sh's list). */
-export const CURATOR_JARS = [
-  'curator-recipes',
-  'curator-framework',
-  'curator-client',
-  'zookeeper',
-  'zookeeper-jute',
-  'guava',
-  'slf4j-api',
-  'slf4j-nop',
-  'netty-buffer',
-  'netty-codec',
-  'netty-common',
-  'netty-handler',
-  'netty-resolver',
-  'netty-transport',
-  'netty-transport-native-epoll',
-  'netty-transport-native-unix-common',
-] as const;
 
 /**
  * The nearest `shared/peers` holding CuratorBench.java at or above `from` (the repository's
@@ -52,17 +33,20 @@ export function findPeersDir(
   }
 }
 
-/** The command (program and arguments) of a Java floor run. */
+/**
+ * The command (program and arguments) of a Java floor run. Its class path is the interop peers'
+ * (`ZKRX_CURATOR_CLASSPATH`, else Debian's jars of @zkrx/interop's `CURATOR_JARS`).
+ */
 export function javaPeerCommand(
   peersDir: string,
   run: { connect: string; scenario: ScenarioName; clients: number; ops: number },
   extra: readonly string[] = [],
-  javaDir = '/usr/share/java',
+  env: NodeJS.ProcessEnv = process.env,
 ): string[] {
   return [
     'java',
     '-cp',
-    CURATOR_JARS.map((jar) => `${javaDir}/${jar}.jar`).join(':'),
+    interopLocations(env).curatorClasspath,
     join(peersDir, 'CuratorBench.java'),
     '--connect',
     run.connect,

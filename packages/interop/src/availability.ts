@@ -7,7 +7,11 @@ import { existsSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import type { PeerKind } from './errors';
 
-/** Jars of Curator 5.x and its ZooKeeper client, as Debian installs them in /usr/share/java. */
+/**
+ * Jars of Curator 5.x and its ZooKeeper client, as Debian installs them in /usr/share/java. The
+ * only list: @zkrx/bench's Java floor and scripts/side-by-side.sh take their class path from
+ * {@link interopLocations} too.
+ */
 export const CURATOR_JARS = [
   'curator-recipes',
   'curator-framework',
