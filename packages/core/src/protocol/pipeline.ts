@@ -325,6 +325,8 @@ export class RequestPipeline {
     this.connection = connection;
     // A deep pipeline's replies are read in batches (connection.ts, coalescePauseMs).
     connection.awaiting = this.awaitingReplies;
+    // Auth and setWatches go first, as they are: a new connection has no batch in flight, so
+    // they never stand between a batch and its gets sent again (resendBatch).
     for (const frame of first) connection.send(frame);
     if (this.watches.size > 0) {
       for (const frame of this.watches.setWatchesFrames(this.lastZxid)) {
@@ -332,8 +334,6 @@ export class RequestPipeline {
         connection.send(frame);
       }
     }
-    this.sentSeq += 1;
-    this.lastWriteSeq = this.sentSeq; // auth and setWatches: not data reads
     const waiting = this.waiting;
     this.waiting = [];
     for (const request of waiting)
