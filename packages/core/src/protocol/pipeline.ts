@@ -430,7 +430,10 @@ export class RequestPipeline {
     );
   }
 
-  /** A multiRead's reply: each get answered from it, or (no results: a server before 3.6) sent again. */
+  /**
+   * A multiRead's reply: each get answered from it — or, from a server before 3.6
+   * (Unimplemented, or no results), each sent again alone.
+   */
   private receiveBatch(batch: ReadBatch<PendingRequest>, reader: JuteReader, err: number): void {
     if (err === Rc.unimplemented || (err === Rc.ok && reader.remaining === 0)) {
       this.batchReads = undefined;

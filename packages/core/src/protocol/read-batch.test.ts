@@ -96,13 +96,16 @@ describe('a batch of reads in the pipeline', () => {
     expect(requests.outstanding).toBe(0);
   });
 
-  it('sends the gets again alone, and batches no more, when the server knows no multiRead', () => {
+  it.each([
+    ['Unimplemented', Rc.unimplemented],
+    ['no results', Rc.ok],
+  ])('sends the gets again alone, and batches no more, when the server answers %s', (_, rc) => {
     const { requests, sent, endTurn } = batchingPipeline();
     const a = get(requests, '/a');
     const b = get(requests, '/b');
     endTurn();
-    // A server before 3.6: a reply with no MultiResponse in it.
-    requests.receive(header(xidOf(sent[0]!), 0));
+    // A server before 3.6: Unimplemented (or a reply with no MultiResponse in it).
+    requests.receive(header(xidOf(sent[0]!), rc));
     expect(sent.slice(1)).toEqual([a.frame, b.frame]);
     get(requests, '/c');
     get(requests, '/d');

@@ -34,8 +34,9 @@
  * `maxFrameBytes` fits at the largest get reply seen, so a session whose nodes are large
  * batches fewer of them (down to none).
  *
- * A server that does not know multiRead (before 3.6) answers with no results: the gets are sent
- * again the same way and the session stops batching.
+ * A server that does not know multiRead (before 3.6) answers it Unimplemented (its
+ * UnimplementedRequestProcessor; a reply with no results is taken the same way): the gets are
+ * sent again the same way and the session stops batching.
  */
 import { Rc, ZkError, ZkErrorCode } from '../errors';
 import { OpCode } from './codes';
