@@ -23,6 +23,7 @@ import {
   transportName,
   waitFor,
 } from '../test/support';
+import type { ZkClientOptions } from './client-options';
 import { OpCode } from './protocol/codes';
 
 /** The requests after `from`, as `type` or `type[ops]` (e.g. `22[4,4]`). */
@@ -34,14 +35,34 @@ const GET = `${OpCode.getData}`;
 const SET = `${OpCode.setData}`;
 const batchOf = (n: number) => `${OpCode.multiRead}[${Array(n).fill(OpCode.getData).join(',')}]`;
 
+/**
+ * A test root holding `nodes` (name → data), a connected client whose requests pass through a
+ * tap (and through a proxy too, with `proxy`: then `proxy` is set), and `from`: the tap's count
+ * once set up.
+ */
+async function tappedClient(
+  nodes: Record<string, string | Buffer>,
+  options: Partial<ZkClientOptions> & { proxy?: boolean } = {},
+) {
+  const { proxy: throughProxy, ...clientOptions } = options;
+  const root = await testRoot();
+  const tap = await requestTap();
+  const proxy = throughProxy ? await proxyTo(tap.connectString) : undefined;
+  const connect = proxy?.connectString ?? tap.connectString;
+  const client = await connectedClient({ ...clientOptions, connect });
+  for (const [name, data] of Object.entries(nodes)) {
+    await client.promises.create(`${root}/${name}`, data);
+  }
+  return { root, tap, proxy, client, from: tap.requests.length };
+}
+
+/** `{ a: 'a', b: 'b', … }`: nodes whose data is their name. */
+const named = (...names: string[]) => Object.fromEntries(names.map((name) => [name, name]));
+
 // The C client sends every get alone; this is the TypeScript transport's pipeline.
 describe.runIf(transportName === 'typescript')('gets of one turn in one multiRead', () => {
   it('sends them as one request, each answered as its own call', async () => {
-    const root = await testRoot();
-    const tap = await requestTap();
-    const client = await connectedClient({ connect: tap.connectString });
-    for (const name of ['a', 'b', 'c']) await client.promises.create(`${root}/${name}`, name);
-    const from = tap.requests.length;
+    const { root, tap, client, from } = await tappedClient(named('a', 'b', 'c'));
     const values = await Promise.all(
       ['a', 'b', 'c'].map((name) => client.promises.get(`${root}/${name}`)),
     );
@@ -54,12 +75,7 @@ describe.runIf(transportName === 'typescript')('gets of one turn in one multiRea
   });
 
   it('keeps each get in its place among the writes of the same turn', async () => {
-    const root = await testRoot();
-    const tap = await requestTap();
-    const client = await connectedClient({ connect: tap.connectString });
-    await client.promises.create(`${root}/a`, '0');
-    await client.promises.create(`${root}/b`, 'b');
-    const from = tap.requests.length;
+    const { root, tap, client, from } = await tappedClient({ a: '0', b: 'b' });
     const p = client.promises;
     const calls = [
       p.set(`${root}/a`, '1'),
@@ -77,12 +93,7 @@ describe.runIf(transportName === 'typescript')('gets of one turn in one multiRea
   });
 
   it('fails only the get whose node is missing', async () => {
-    const root = await testRoot();
-    const tap = await requestTap();
-    const client = await connectedClient({ connect: tap.connectString });
-    await client.promises.create(`${root}/a`, 'a');
-    await client.promises.create(`${root}/c`, 'c');
-    const from = tap.requests.length;
+    const { root, tap, client, from } = await tappedClient(named('a', 'c'));
     const a = client.promises.get(`${root}/a`);
     const missing = rejectionOf(client.promises.get(`${root}/missing`));
     const c = client.promises.get(`${root}/c`);
@@ -95,11 +106,7 @@ describe.runIf(transportName === 'typescript')('gets of one turn in one multiRea
   });
 
   it('never puts a get that sets a watch in a batch, and its watch fires', async () => {
-    const root = await testRoot();
-    const tap = await requestTap();
-    const client = await connectedClient({ connect: tap.connectString });
-    for (const name of ['a', 'b', 'c', 'd']) await client.promises.create(`${root}/${name}`, name);
-    const from = tap.requests.length;
+    const { root, tap, client, from } = await tappedClient(named('a', 'b', 'c', 'd'));
     const a = client.promises.get(`${root}/a`);
     const b = client.promises.get(`${root}/b`);
     const changed = firstValueFrom(client.watchData(`${root}/w-target`).pipe(skip(1)));
@@ -120,11 +127,7 @@ describe.runIf(transportName === 'typescript')('gets of one turn in one multiRea
   });
 
   it('sends no get withdrawn before its turn ended', async () => {
-    const root = await testRoot();
-    const tap = await requestTap();
-    const client = await connectedClient({ connect: tap.connectString });
-    for (const name of ['a', 'b', 'c']) await client.promises.create(`${root}/${name}`, name);
-    const from = tap.requests.length;
+    const { root, tap, client, from } = await tappedClient(named('a', 'b', 'c'));
     const controller = new AbortController();
     const a = client.promises.get(`${root}/a`);
     const b = rejectionOf(client.promises.get(`${root}/b`, { signal: controller.signal }));
@@ -141,21 +144,18 @@ describe.runIf(transportName === 'typescript')('gets of one turn in one multiRea
     const LIMIT = 64 * 1024;
     const NODE = 20 * 1024; // four of them: about 80 KiB together, each alone fits
 
-    async function bigNodes(root: string, connect: string) {
-      const writer = await connectedClient();
-      const paths = ['n0', 'n1', 'n2', 'n3'].map((name) => `${root}/${name}`);
-      for (const [i, path] of paths.entries()) {
-        await writer.promises.create(path, Buffer.alloc(NODE, 0x61 + i));
-      }
-      const client = await connectedClient({ connect, maxFrameBytes: LIMIT });
-      return { client, paths };
+    /** Four nodes of NODE bytes (`a`…`d` repeated), read by a client with maxFrameBytes LIMIT. */
+    async function bigNodes(options: { proxy?: boolean } = {}) {
+      const names = ['n0', 'n1', 'n2', 'n3'];
+      const nodes = Object.fromEntries(
+        names.map((name, i) => [name, Buffer.alloc(NODE, 0x61 + i)]),
+      );
+      const setup = await tappedClient(nodes, { ...options, maxFrameBytes: LIMIT });
+      return { ...setup, paths: names.map((name) => `${setup.root}/${name}`) };
     }
 
     it('sends the gets again alone when the session wrote nothing since, and batches fewer after', async () => {
-      const root = await testRoot();
-      const tap = await requestTap();
-      const { client, paths } = await bigNodes(root, tap.connectString);
-      const from = tap.requests.length;
+      const { tap, client, paths, from } = await bigNodes();
       const values = await Promise.all(paths.map((path) => client.promises.get(path)));
       expect(values.map((v) => [v.data.length, v.data[0]])).toEqual([
         [NODE, 0x61],
@@ -172,18 +172,14 @@ describe.runIf(transportName === 'typescript')('gets of one turn in one multiRea
     });
 
     it('fails them ReplyTooLarge, saying why, when a write went after them', async () => {
-      const root = await testRoot();
-      const tap = await requestTap();
-      const proxy = await proxyTo(tap.connectString);
-      const { client, paths } = await bigNodes(root, proxy.connectString);
-      const from = tap.requests.length;
-      proxy.holdReplies(true);
+      const { tap, proxy, client, paths, from } = await bigNodes({ proxy: true });
+      proxy!.holdReplies(true);
       const gets = paths.map((path) => rejectionOf(client.promises.get(path)));
       await waitFor(() => wire(tap.requests, from).includes(batchOf(4)));
       // The batch is at the server; now a write, sent before its reply comes back.
       const set = client.promises.set(paths[0]!, 'written after');
       await waitFor(() => wire(tap.requests, from).includes(SET));
-      proxy.holdReplies(false);
+      proxy!.holdReplies(false);
       for (const error of await Promise.all(gets)) {
         expect(error.code).toBe('ReplyTooLarge');
         expect(error.isRetryable).toBe(false);
@@ -201,27 +197,20 @@ describe.runIf(transportName === 'typescript')('gets of one turn in one multiRea
   });
 
   it('answers every get of a batch lost with its connection, after the reconnection', async () => {
-    const root = await testRoot();
-    const tap = await requestTap();
-    const proxy = await proxyTo(tap.connectString);
-    const client = await connectedClient({ connect: proxy.connectString });
-    for (const name of ['a', 'b', 'c']) await client.promises.create(`${root}/${name}`, name);
-    const from = tap.requests.length;
-    proxy.holdReplies(true);
+    const { root, tap, proxy, client, from } = await tappedClient(named('a', 'b', 'c'), {
+      proxy: true,
+    });
+    proxy!.holdReplies(true);
     const gets = ['a', 'b', 'c'].map((name) => client.promises.get(`${root}/${name}`));
     await waitFor(() => wire(tap.requests, from).includes(batchOf(3)));
-    proxy.cut();
-    proxy.holdReplies(false);
+    proxy!.cut();
+    proxy!.holdReplies(false);
     const values = await Promise.all(gets);
     expect(values.map((v) => v.data.toString())).toEqual(['a', 'b', 'c']);
   });
 
   it('sends every get alone with batchReads: false', async () => {
-    const root = await testRoot();
-    const tap = await requestTap();
-    const client = await connectedClient({ connect: tap.connectString, batchReads: false });
-    for (const name of ['a', 'b']) await client.promises.create(`${root}/${name}`, name);
-    const from = tap.requests.length;
+    const { root, tap, client, from } = await tappedClient(named('a', 'b'), { batchReads: false });
     await Promise.all(['a', 'b'].map((name) => client.promises.get(`${root}/${name}`)));
     expect(wire(tap.requests, from)).toEqual([GET, GET]);
   });
