@@ -8,6 +8,7 @@
  * items, -1 for null. Every frame on the socket is prefixed by its int length.
  */
 
+import { ZkError, ZkErrorCode } from '../errors';
 import { ZkrxError, type ZkrxErrorOptions } from '../zkrx-error';
 
 /**
@@ -22,6 +23,20 @@ export class ProtocolError extends ZkrxError<'MarshallingError'> {
   constructor(message: string, options?: ZkrxErrorOptions) {
     super('MarshallingError', message, options);
   }
+}
+
+/**
+ * What a caller whose reply could not be decoded is told (as the cause of its ConnectionLoss:
+ * applied or not, as for a lost connection): MarshallingError, with the decoder's error.
+ */
+export function unreadableReply(error: unknown): ZkError {
+  return new ZkError(
+    ZkErrorCode.MarshallingError,
+    `unreadable reply: ${(error as Error).message}`,
+    {
+      cause: error,
+    },
+  );
 }
 
 const TWO_POW_32 = 2 ** 32;

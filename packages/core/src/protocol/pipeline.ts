@@ -8,7 +8,7 @@ import { WatchRegistration } from '../operations';
 import type { Reply } from '../transport';
 import { EventType, WatcherType, Xid } from './codes';
 import type { Connection } from './connection';
-import { JuteReader, ProtocolError } from './jute';
+import { JuteReader, ProtocolError, unreadableReply } from './jute';
 import {
   type BatchMember,
   batchLimit,
@@ -472,17 +472,7 @@ export class RequestPipeline {
         } catch (error) {
           // The caller hears of it (its reply was unreadable: applied or not, as for a lost
           // connection), then the connection drops.
-          request.reply(
-            Rc.connectionLoss,
-            undefined,
-            new ZkError(
-              ZkErrorCode.MarshallingError,
-              `unreadable reply: ${(error as Error).message}`,
-              {
-                cause: error,
-              },
-            ),
-          );
+          request.reply(Rc.connectionLoss, undefined, unreadableReply(error));
           throw error;
         }
       }

@@ -38,9 +38,9 @@
  * UnimplementedRequestProcessor; a reply with no results is taken the same way): the gets are
  * sent again the same way and the session stops batching.
  */
-import { Rc, ZkError, ZkErrorCode } from '../errors';
+import { Rc, ZkError, type ZkErrorCode } from '../errors';
 import { OpCode } from './codes';
-import { type JuteReader, ProtocolError } from './jute';
+import { type JuteReader, ProtocolError, unreadableReply } from './jute';
 
 /** At most this many gets in one multiRead. */
 export const MAX_BATCH_READS = 64;
@@ -104,11 +104,7 @@ export class ReadBatch<R extends BatchedRequest = BatchedRequest> {
       reader.int();
       return largest;
     } catch (error) {
-      const cause = new ZkError(
-        ZkErrorCode.MarshallingError,
-        `unreadable reply: ${(error as Error).message}`,
-        { cause: error },
-      );
+      const cause = unreadableReply(error);
       for (const member of members.slice(index)) {
         member.request.reply(Rc.connectionLoss, undefined, cause);
       }
