@@ -24,7 +24,12 @@ import type { ZkData } from './paths';
 import { validatePath } from './paths';
 import { protocolTransport } from './protocol/transport';
 import { SessionKeeper } from './session-keeper';
-import { isConnectedState, type SessionEvent, type SessionState } from './session-state';
+import {
+  isConnectedState,
+  isTerminalState,
+  type SessionEvent,
+  type SessionState,
+} from './session-state';
 import type { Stat } from './stat';
 import type { TransactionOp, TransactionResult } from './transaction';
 import type { ClientInfo, Created, NodeData, SessionCredentials, Transport } from './transport';
@@ -167,6 +172,38 @@ export class ZkClient {
   get sessionTimeoutMs(): number {
     const negotiated = this.keeper.handle?.negotiatedTimeoutMs ?? -1;
     return negotiated > 0 ? negotiated : this.requestedTimeoutMs;
+  }
+
+  /**
+   * For how much longer (ms) the current session surely lives on the ensemble — it and its
+   * ephemeral nodes: locks, leadership — if the servers hear nothing more from this client.
+   * ZooKeeper expires a session only after a whole session timeout without hearing from it;
+   * this counts that timeout from when the latest request a read-write server answered (a
+   * ping, a call, the reconnection) was sent. Negative once that is past: the session may be
+   * gone, whatever the client still reports. A stall of this process, a lost connection or a
+   * read-only server do not stop the count (a read-only server's answers do not renew it).
+   * Undefined without a session (`connecting`, `expired`, closed).
+   *
+   * ## Example
+   * ```ts
+   * await client.connected();
+   * console.log(client.sessionSurvivesMs! > 0);
+   * // Output: true
+   * ```
+   */
+  get sessionSurvivesMs(): number | undefined {
+    const state = this.state;
+    if (
+      this.keeper.handle === undefined ||
+      this.sessionId === undefined ||
+      state === 'connecting' ||
+      state === 'expired' ||
+      isTerminalState(state)
+    ) {
+      return undefined;
+    }
+    const timeout = this.sessionTimeoutMs;
+    return this.keeper.heardAt(timeout) + timeout - performance.now();
   }
 
   /** True while connected to a read-only server (only with `canBeReadOnly`). */

@@ -18,7 +18,7 @@ export { protocolTransport } from './protocol/transport';
 export type { ExponentialBackoffOptions, RetryPolicy } from './retry';
 export { exponentialBackoff, noRetry } from './retry';
 export type { SessionEvent, SessionState } from './session-state';
-export { isConnectedState, isTerminalState } from './session-state';
+export { isConnectedState, isReadWriteState, isTerminalState } from './session-state';
 export type { Stat } from './stat';
 export type { TransactionOp, TransactionResult } from './transaction';
 export { op } from './transaction';

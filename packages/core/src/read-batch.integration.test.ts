@@ -14,6 +14,7 @@
 import { firstValueFrom, skip } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
+  batchingClient,
   connectedClient,
   proxyTo,
   rejectionOf,
@@ -49,7 +50,10 @@ async function tappedClient(
   const tap = await requestTap();
   const proxy = throughProxy ? await proxyTo(tap.connectString) : undefined;
   const connect = proxy?.connectString ?? tap.connectString;
-  const client = await connectedClient({ ...clientOptions, connect });
+  const client = await (clientOptions.batchReads === false ? connectedClient : batchingClient)({
+    ...clientOptions,
+    connect,
+  });
   for (const [name, data] of Object.entries(nodes)) {
     await client.promises.create(`${root}/${name}`, data);
   }

@@ -50,6 +50,7 @@ describe.runIf(transportName === 'typescript')('a read-only server', () => {
     const readOnly = await openClient({ connect: alone!.connectString, canBeReadOnly: true });
     await readOnly.connected(20_000);
     expect(readOnly.readOnly).toBe(true);
+    expect(readOnly.state).toBe('read-only');
     expect((await readOnly.promises.get(`${root}/kept`)).data.toString()).toBe('before the split');
     const refused = await rejectionOf(readOnly.promises.create(`${root}/new`, 'x'));
     expect(refused.code).toBe('NotReadOnly');
@@ -72,6 +73,9 @@ describe.runIf(transportName === 'typescript')('a read-only server', () => {
     const session = record(client.session$);
     await client.connected(30_000);
     expect(client.readOnly).toBe(true);
+    // Calls reach it (reads), but it confirms nothing of a session on the quorum: `read-only`,
+    // not `connected` (Java's ConnectedReadOnly).
+    expect(client.state).toBe('read-only');
     const readOnlyId = client.sessionId;
     // The quorum is back without the partitioned member, which stays read-only: the client
     // must look for a read-write server itself.
@@ -81,7 +85,7 @@ describe.runIf(transportName === 'typescript')('a read-only server', () => {
     // A new session, asked for as such (a read-only session id means nothing elsewhere): no
     // detour through "expired".
     expect(client.sessionId).not.toBe(readOnlyId);
-    expect(statesOf(session)).toEqual(['connecting', 'connected', 'suspended', 'connected']);
+    expect(statesOf(session)).toEqual(['connecting', 'read-only', 'suspended', 'connected']);
     const made = await client.promises.create(`${root}/written`, 'x', { mode: 'ephemeral' });
     expect(made.stat.ephemeralOwner).toBe(client.sessionId);
     await client.close();

@@ -7,6 +7,7 @@ import { Rc, ZkError, ZkErrorCode } from './errors';
 import type { Logger } from './logger';
 import {
   isConnectedState,
+  isReadWriteState,
   isTerminalState,
   type SessionEvent,
   type SessionState,
@@ -47,6 +48,8 @@ export class SessionKeeper {
   private connectedOnHandle = false;
   private everConnected = false;
   private closed = false;
+  /** performance.now() when the client last stopped being read-write connected. */
+  private leftReadWriteAt = 0;
   private readonly listener: SessionListener;
 
   constructor(
@@ -76,6 +79,20 @@ export class SessionKeeper {
   /** The handle calls go to (undefined once closed). */
   get handle(): SessionHandle | undefined {
     return this.current;
+  }
+
+  /**
+   * performance.now() before which the ensemble surely last heard from the session: the
+   * transport's own answer (`SessionHandle.heardAt`), or — for one that cannot tell — the least
+   * a transport that drops a connection after two thirds of the timeout without an answer
+   * guarantees: two thirds of `timeoutMs` before now while read-write connected, before the
+   * moment it stopped being so otherwise.
+   */
+  heardAt(timeoutMs: number): number {
+    const known = this.current?.heardAt;
+    if (known !== undefined) return known;
+    const since = isReadWriteState(this.state) ? performance.now() : this.leftReadWriteAt;
+    return since - (timeoutMs * 2) / 3;
   }
 
   /** Whether a session was ever established: before that, calls wait for the first. */
@@ -193,7 +210,11 @@ export class SessionKeeper {
   }
 
   private setState(state: SessionState, sessionId: string | undefined): void {
-    if (isTerminalState(this.subject.value.state)) return;
+    const before = this.subject.value.state;
+    if (isTerminalState(before)) return;
+    if (isReadWriteState(before) && !isReadWriteState(state)) {
+      this.leftReadWriteAt = performance.now();
+    }
     this.log.debug(`session ${state}`, { sessionId });
     const telemetry = coreTelemetry();
     telemetry.sessionStateChanges.add(1, telemetry.stateAttributes(state));
@@ -209,10 +230,12 @@ export class SessionKeeper {
       this.connectedOnHandle = true;
       const renewed = this.everConnected;
       this.everConnected = true;
-      this.setState('connected', handle.sessionId);
+      this.setState(handle.readOnly ? 'read-only' : 'connected', handle.sessionId);
       if (renewed) this.hooks.onNewSession();
     } else {
-      this.setState('reconnected', handle.sessionId);
+      // A read-only server answers from a copy cut off from the quorum: it confirms nothing
+      // of the session (`read-only`), until a read-write server takes it back (`reconnected`).
+      this.setState(handle.readOnly ? 'read-only' : 'reconnected', handle.sessionId);
       this.hooks.onReconnected();
     }
   }

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import {
   connectedClient,
   onCleanup,
+  proxyTo,
   record,
   statesOf,
   testRoot,
@@ -35,7 +36,12 @@ function busyWait(ms: number): void {
  * the given time right after it. Reads are watched where every chunk a connection reads arrives,
  * `Connection.receive` (a plain TCP connection reads into a shared buffer: no `data` events).
  */
-function stallAtPing(stall: { afterWrite?: number; afterReply?: number }) {
+function stallAtPing(stall: {
+  afterWrite?: number;
+  afterReply?: number;
+  /** Called once, right after the first ping reply read once the stall is over. */
+  thenAtReply?: () => void;
+}) {
   const write = Socket.prototype.write;
   const receive = Connection.prototype.receive;
   const waiting: Array<() => void> = [];
@@ -57,14 +63,16 @@ function stallAtPing(stall: { afterWrite?: number; afterReply?: number }) {
     }
     return result;
   } as typeof write;
+  let then = stall.thenAtReply;
   Connection.prototype.receive = function patchedReceive(this: Connection, chunk: Buffer) {
     receive.call(this, chunk);
-    if (
-      !stalled &&
-      stall.afterReply !== undefined &&
-      chunk.subarray(0, PING_REPLY_HEAD.length).equals(PING_REPLY_HEAD)
-    ) {
+    const pingReply = chunk.subarray(0, PING_REPLY_HEAD.length).equals(PING_REPLY_HEAD);
+    if (!stalled && stall.afterReply !== undefined && pingReply) {
       stallNow(stall.afterReply);
+    } else if (stalled && pingReply && then) {
+      const call = then;
+      then = undefined;
+      call();
     }
   };
   onCleanup(() => {
@@ -115,3 +123,47 @@ describe.skipIf(transportName === 'native')('a stalled event loop (session timeo
     expect(await client.promises.getEphemerals(root)).toEqual([`${root}/mine`]);
   });
 });
+
+describe.skipIf(transportName === 'native')(
+  'a stall, then the server silent (session timeout 6 s)',
+  () => {
+    it('a stall before the last frame read earns no credit: suspended comes before the server could expire the session', async () => {
+      // The client stalls 3.3 s right after a ping is written; the ping's reply waits in the
+      // socket and is read as the stall ends; right then the server goes silent (no FIN). The
+      // stall came before that frame: it must not be credited against the silence after it, and
+      // the session's own clock (the server heard the ping when it was sent) keeps running. A
+      // second client watches the first one's ephemeral node: the server deletes it when it
+      // expires the session. The client must say `suspended` first.
+      const proxy = await proxyTo();
+      const client = await connectedClient({
+        connect: proxy.connectString,
+        sessionTimeoutMs: 6_000,
+      });
+      const observer = await connectedClient();
+      const root = await testRoot();
+      const node = `${root}/mine`;
+      await client.promises.create(node, '', { mode: 'ephemeral' });
+      const order: string[] = [];
+      const gone = new Promise<void>((resolve) => {
+        const subscription = observer.watchExists(node).subscribe((stat) => {
+          if (stat !== null) return;
+          order.push('node deleted by the server');
+          subscription.unsubscribe();
+          resolve();
+        });
+      });
+      const suspended = new Promise<void>((resolve) => {
+        const subscription = client.session$.subscribe(({ state }) => {
+          if (state !== 'suspended') return;
+          order.push('client suspended');
+          subscription.unsubscribe();
+          resolve();
+        });
+      });
+      stallAtPing({ afterWrite: 3_300, thenAtReply: () => proxy.pause() });
+      await Promise.all([suspended, gone]);
+      expect(order).toEqual(['client suspended', 'node deleted by the server']);
+      proxy.resume();
+    });
+  },
+);

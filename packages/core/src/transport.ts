@@ -135,6 +135,14 @@ export interface SessionHandle {
    * changes with a higher zxid happened after everything it has heard.
    */
   readonly lastZxidSeen?: number;
+  /**
+   * performance.now() before which a read-write server surely last heard from the session: when
+   * the latest request one answered (a ping, the ConnectRequest) was sent. ZooKeeper expires a
+   * session only a whole session timeout after it last heard from it, so it lives at least
+   * until `heardAt + negotiatedTimeoutMs`. A read-only server's answers do not move it.
+   * Undefined where the transport cannot tell (the client then assumes the least).
+   */
+  readonly heardAt?: number;
   credentials(): SessionCredentials | undefined;
   /**
    * Ends the session: sends closeSession when connected and resolves on its answer or after a

@@ -121,6 +121,28 @@ export async function connectedClient(options: Partial<ZkClientOptions> = {}): P
 }
 
 /**
+ * A connected client whose connection batches reads (`batchReads`): resolved once its server
+ * said it knows multiRead (`srvr`), so that the gets of a turn go as one request from then on.
+ */
+export async function batchingClient(options: Partial<ZkClientOptions> = {}): Promise<ZkClient> {
+  let batching: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    batching = resolve;
+  });
+  const client = await connectedClient({
+    ...options,
+    logLevel: 'debug',
+    logger: {
+      debug: (message: string) => {
+        if (message.startsWith('batching reads on')) batching();
+      },
+    },
+  });
+  await ready;
+  return client;
+}
+
+/**
  * A fresh, created test root (`/core-<random>`) on the given server (the run's by default),
  * removed with everything under it after the test.
  */

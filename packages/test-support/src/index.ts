@@ -19,4 +19,12 @@ export {
   untilWatching,
   watchersOf,
 } from './reaping';
+export {
+  frameRelay,
+  type RelayHooks,
+  type RelayLink,
+  readOnlyOnReconnect,
+  SRVR_3_5,
+  zooKeeper35,
+} from './relay';
 export { type Point, recordTelemetry, type TelemetryRecorder } from './telemetry';

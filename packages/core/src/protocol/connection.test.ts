@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
-import { Connection, coalescePauseMs } from './connection';
+import { Connection, coalescePauseMs, versionOf } from './connection';
 import { FrameReader } from './frames';
 import { ProtocolError } from './jute';
 
@@ -282,5 +282,20 @@ describe('Connection', () => {
     socket.emit('data', framed(body(16, 1)));
     expect(seen).toEqual(['oversized 9 2000', 'frame 16']);
     expect(connection.isClosed).toBe(false);
+  });
+});
+
+describe('versionOf', () => {
+  it('reads the major and minor version from a srvr answer, and nothing from a refusal', () => {
+    expect(
+      versionOf(
+        'Zookeeper version: 3.8.4-9316c2a, built on 2024-02-12 22:16 UTC\nMode: standalone\n',
+      ),
+    ).toEqual([3, 8]);
+    expect(
+      versionOf('Zookeeper version: 3.5.10-c2f6d6c3, built on 05/24/2022 12:18 GMT\n'),
+    ).toEqual([3, 5]);
+    expect(versionOf('srvr is not executed because it is not in the whitelist.\n')).toBeUndefined();
+    expect(versionOf('')).toBeUndefined();
   });
 });

@@ -137,6 +137,12 @@ export class Connection {
    */
   lastReceived = performance.now();
   lastSent = performance.now();
+  /**
+   * performance.now() when the frames waiting for the next write began to queue: every frame
+   * {@link send} queues goes out at that write or later, so this is a time it surely was not
+   * yet on its way (a request's reply proves the server heard the session after it).
+   */
+  queuedAt = performance.now();
 
   /**
    * @param ownReads The socket reads into a buffer of its own (`onread`) and its read callback
@@ -202,6 +208,7 @@ export class Connection {
   private scheduleFlush(): void {
     if (!this.flushScheduled) {
       this.flushScheduled = true;
+      this.queuedAt = performance.now();
       setImmediate(this.flush);
     }
   }
@@ -421,14 +428,16 @@ function isIpAddress(host: string): boolean {
 }
 
 /**
- * Asks a server whether it serves read-write: the `isro` four-letter word on a connection of its
- * own (TLS when `tls` is given), answered `rw` or `ro`. False on any failure or after `timeoutMs`.
+ * Sends a four-letter word (`isro`, `srvr`) to a server on a connection of its own (TLS when
+ * `tls` is given) and resolves its whole answer — the server closes the connection after it.
+ * Resolves what was read so far (maybe '') on any failure or after `timeoutMs`: never rejects.
  */
-export function probeReadWrite(
+export function askServer(
   endpoint: Endpoint,
+  word: string,
   options: { tls: ConnectionOptions | undefined; timeoutMs: number },
-): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
+): Promise<string> {
+  return new Promise<string>((resolve) => {
     const attempt = openConnection(endpoint, {
       tls: options.tls,
       timeoutMs: options.timeoutMs,
@@ -447,11 +456,38 @@ export function probeReadWrite(
         });
         socket.on('close', () => {
           clearTimeout(timer);
-          resolve(answer.trim() === 'rw');
+          resolve(answer);
         });
-        socket.write('isro');
+        socket.write(word);
       },
-      () => resolve(false),
+      () => resolve(''),
     );
   });
+}
+
+/**
+ * Asks a server whether it serves read-write: the `isro` four-letter word, answered `rw` or
+ * `ro`. False on any failure or after `timeoutMs`.
+ */
+export async function probeReadWrite(
+  endpoint: Endpoint,
+  options: { tls: ConnectionOptions | undefined; timeoutMs: number },
+): Promise<boolean> {
+  return (await askServer(endpoint, 'isro', options)).trim() === 'rw';
+}
+
+/**
+ * The version a server reports in its `srvr` answer (`Zookeeper version: 3.8.4-…`), as
+ * `[major, minor]`; undefined when the answer has none (the word is not in the server's
+ * `4lw.commands.whitelist`, or no answer came).
+ *
+ * ## Example
+ * ```ts
+ * console.log(versionOf('Zookeeper version: 3.8.4-9316c2a, built on 2024-02-12 22:16 UTC\n'));
+ * // Output: [ 3, 8 ]
+ * ```
+ */
+export function versionOf(srvr: string): [number, number] | undefined {
+  const match = /^Zookeeper version: (\d+)\.(\d+)\./m.exec(srvr);
+  return match ? [Number(match[1]), Number(match[2])] : undefined;
 }

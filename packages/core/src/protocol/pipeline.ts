@@ -6,7 +6,7 @@
 import { Rc, ZkError, ZkErrorCode } from '../errors';
 import { WatchRegistration } from '../operations';
 import type { Reply } from '../transport';
-import { EventType, WatcherType, Xid } from './codes';
+import { EventType, OpCode, WatcherType, Xid } from './codes';
 import type { Connection } from './connection';
 import { JuteReader, ProtocolError, unreadableReply } from './jute';
 import {
@@ -18,6 +18,7 @@ import {
   ReadBatch,
 } from './read-batch';
 import {
+  encodeHeaderOnly,
   encodeMultiRead,
   encodeSetWatches,
   readWatcherEvent,
@@ -43,6 +44,9 @@ export class PendingRequest {
     /** A get without a watch: its server path (it may go in a multiRead, read-batch.ts). */
     readonly batchPath?: string,
   ) {}
+
+  /** When it was queued to be written (performance.now()): its reply proves the server heard it. */
+  sentAt = 0;
 }
 
 /** What the pipeline reports to its session. */
@@ -209,6 +213,28 @@ export class RequestPipeline {
   private lastWriteSeq = 0;
   /** The largest get result seen, in bytes: it bounds the next batches. */
   private largestRead = 0;
+  /**
+   * performance.now() before which the server surely last heard from the session: when the
+   * latest request it answered (or the ConnectRequest it accepted) was queued. ZooKeeper expires
+   * a session only after a whole session timeout without hearing from it, so the session lives
+   * at least until `heardAt + timeout`, whatever this process or the network did since.
+   * -Infinity until a read-write server answered.
+   */
+  heardAt = Number.NEGATIVE_INFINITY;
+  /**
+   * The connection's server speaks for the quorum (not a read-only server, whose answers say
+   * nothing of the session on the quorum): its replies move {@link heardAt}.
+   */
+  private quorumHears = false;
+  /** When each ping in flight was queued, oldest first (pings are answered in order). */
+  private pingsSentAt: number[] = [];
+  /**
+   * The connection whose server said it knows multiRead ({@link allowBatches}): gets are batched
+   * on it only. A server before 3.6 answers an unknown request and then closes the connection
+   * (its UnimplementedRequestProcessor), which would drop every request in flight and suspend
+   * the session: a batch is never the first thing a server hears of multiRead.
+   */
+  private batchesOn: Connection | undefined;
 
   /**
    * @param batchReads Send the watchless gets of a turn as one multiRead; the client's
@@ -246,7 +272,7 @@ export class RequestPipeline {
     }
     const connection = this.connection;
     if (connection && !connection.isClosed) {
-      if (request.batchPath !== undefined && this.batchReads) {
+      if (request.batchPath !== undefined && this.batchReads && this.batchesOn === connection) {
         this.join(connection, { xid, frame, request, path: request.batchPath });
         return;
       }
@@ -267,6 +293,28 @@ export class RequestPipeline {
     this.sentSeq += 1;
     if (!isDataRead(frame)) this.lastWriteSeq = this.sentSeq;
     connection.send(frame);
+    entry.sentAt = connection.queuedAt;
+  }
+
+  /** Sends a ping on the current connection (the heartbeat's); its reply moves {@link heardAt}. */
+  ping(): void {
+    const connection = this.connection;
+    if (!connection || connection.isClosed) return;
+    connection.send(encodeHeaderOnly(Xid.ping, OpCode.ping));
+    this.pingsSentAt.push(connection.queuedAt);
+  }
+
+  /**
+   * The server of `connection` knows multiRead (3.6 or later, as it said itself): the watchless
+   * gets made on it from now on may go in batches. Nothing if it is not the current connection.
+   */
+  allowBatches(connection: Connection): void {
+    if (connection === this.connection && !connection.isClosed) this.batchesOn = connection;
+  }
+
+  /** The server answered something queued at `sentAt`: it heard the session then or later. */
+  heard(sentAt: number): void {
+    if (this.quorumHears && sentAt > this.heardAt) this.heardAt = sentAt;
   }
 
   /** A watchless get joins this turn's run; a full run goes at once. */
@@ -321,8 +369,10 @@ export class RequestPipeline {
    * A connection established a session: re-registers the watches, sends `first` (auth
    * packets), then every waiting request, all in the same write.
    */
-  attach(connection: Connection, first: readonly Buffer[]): void {
+  attach(connection: Connection, first: readonly Buffer[], quorumHears = true): void {
     this.connection = connection;
+    this.quorumHears = quorumHears;
+    this.pingsSentAt = [];
     // A deep pipeline's replies are read in batches (connection.ts, coalescePauseMs).
     connection.awaiting = this.awaitingReplies;
     // Auth and setWatches go first, as they are: a new connection has no batch in flight, so
@@ -361,6 +411,7 @@ export class RequestPipeline {
   shutdown(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
     this.deadRc = rc;
     this.connection = undefined;
+    this.batchesOn = undefined;
     this.failAll(rc, reason, inFlightReason);
   }
 
@@ -368,6 +419,9 @@ export class RequestPipeline {
   detach(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
     this.connection = undefined;
     this.setWatchesInFlight = 0;
+    this.quorumHears = false;
+    this.pingsSentAt = [];
+    this.batchesOn = undefined;
     this.failAll(rc, reason, inFlightReason);
   }
 
@@ -406,6 +460,7 @@ export class RequestPipeline {
     }
     this.inflight.delete(xid);
     if (zxid > 0) this.lastZxid = zxid;
+    this.heard(request.sentAt);
     if (request instanceof ReadBatch) {
       this.largestRead = Math.max(this.largestRead, Math.ceil(length / request.members.length));
       this.resendBatch(
@@ -458,6 +513,7 @@ export class RequestPipeline {
       if (!request) throw new ProtocolError(`reply to xid ${xid}, which no request has`);
       this.inflight.delete(xid);
       if (zxid > 0) this.lastZxid = zxid;
+      this.heard(request.sentAt);
       if (request instanceof ReadBatch) {
         this.receiveBatch(request, reader, err);
         return;
@@ -481,8 +537,11 @@ export class RequestPipeline {
       return;
     }
     switch (xid) {
-      case Xid.ping:
+      case Xid.ping: {
+        const sentAt = this.pingsSentAt.shift();
+        if (sentAt !== undefined) this.heard(sentAt);
         return;
+      }
       case Xid.notification: {
         const event = readWatcherEvent(reader);
         this.watches.consume(event.type, event.path);

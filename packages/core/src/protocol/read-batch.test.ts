@@ -33,6 +33,7 @@ function batchingPipeline(maxFrameBytes = 4 * 1024 * 1024) {
   );
   const wire = fakeConnection();
   requests.attach(wire.connection, []);
+  requests.allowBatches(wire.connection);
   return { requests, ...wire };
 }
 

@@ -70,6 +70,9 @@ export class ReadBatch<R extends BatchedRequest = BatchedRequest> {
     readonly sentSeq: number,
   ) {}
 
+  /** When it was queued to be written (performance.now()). */
+  sentAt = 0;
+
   /**
    * Answers each get from the MultiResponse in `reader` (after a ReplyHeader with `err` 0).
    * Returns the largest single get result read, in bytes. Throws ProtocolError on a reply that

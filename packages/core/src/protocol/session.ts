@@ -18,7 +18,14 @@ import type {
   WatchEventType,
 } from '../transport';
 import { EventType, OpCode } from './codes';
-import { type Connection, type Endpoint, formatEndpoint, openConnection } from './connection';
+import {
+  askServer,
+  type Connection,
+  type Endpoint,
+  formatEndpoint,
+  openConnection,
+  versionOf,
+} from './connection';
 import { startHeartbeat } from './heartbeat';
 import { HostList, parseConnectString } from './hosts';
 import { JuteReader } from './jute';
@@ -93,6 +100,8 @@ export class ProtocolSession implements SessionHandle {
   private heartbeat: { stop(): void } | undefined;
   private closing: Promise<void> | undefined;
   private attemptFailureLogged = false;
+  /** When the ConnectRequest of the connection being set up was queued (performance.now()). */
+  private connectSentAt = 0;
 
   constructor(
     private readonly options: SessionOptions,
@@ -128,6 +137,10 @@ export class ProtocolSession implements SessionHandle {
 
   get lastZxidSeen(): number {
     return this.pipeline.lastZxid;
+  }
+
+  get heardAt(): number {
+    return this.pipeline.heardAt;
   }
 
   get isDead(): boolean {
@@ -242,6 +255,7 @@ export class ProtocolSession implements SessionHandle {
         readOnly: this.options.canBeReadOnly,
       }),
     );
+    this.connectSentAt = connection.queuedAt;
   }
 
   private onConnectResponse(connection: Connection, frame: Buffer): void {
@@ -322,9 +336,18 @@ export class ProtocolSession implements SessionHandle {
       `session ${renewed ? 're-established' : 'establishment complete'} on server ${connection.describe()}, sessionId=0x${this.sessionHex}, negotiated timeout=${response.timeOut}${response.readOnly ? ' (read-only)' : ''}`,
       { sessionId: this.sessionHex, server: connection.describe() },
     );
-    this.pipeline.attach(connection, this.authFrames);
+    // A read-write server's answers say the session lives on the quorum (a ConnectRequest it
+    // accepted renewed it); a read-only server's say nothing of it.
+    const quorumHears = !response.readOnly;
+    this.pipeline.attach(connection, this.authFrames, quorumHears);
+    if (quorumHears) this.pipeline.heard(this.connectSentAt);
     const current = () => this.connection === connection && this.state === 'connected';
-    this.heartbeat = startHeartbeat(connection, this.sessionTimeout(), current);
+    this.heartbeat = startHeartbeat(connection, this.sessionTimeout(), {
+      isCurrent: current,
+      ping: () => this.pipeline.ping(),
+      heardAt: quorumHears ? () => this.pipeline.heardAt : undefined,
+    });
+    if (this.options.batchReads !== false) this.learnMultiRead(connection);
     if (response.readOnly) {
       this.readWriteSearch = searchReadWrite({
         others: () => this.hosts.others(connection.endpoint),
@@ -335,6 +358,35 @@ export class ProtocolSession implements SessionHandle {
       });
     }
     this.listener.onConnected(this);
+  }
+
+  /**
+   * Asks the connection's server its version (`srvr`, on a connection of its own) and lets the
+   * pipeline batch gets on this connection once it said 3.6 or later: a server before 3.6
+   * closes the connection after answering a multiRead (read-batch.ts). Each connection asks its
+   * own server (a rolling upgrade mixes versions); no answer — `srvr` not in the server's
+   * `4lw.commands.whitelist` — means no batches.
+   */
+  private learnMultiRead(connection: Connection): void {
+    void askServer(connection.endpoint, 'srvr', {
+      tls: this.options.tls,
+      timeoutMs: this.attemptTimeoutMs(),
+    }).then((answer) => {
+      const version = versionOf(answer);
+      if (!version || version[0] < 3 || (version[0] === 3 && version[1] < 6)) {
+        this.options.log.debug(
+          `not batching reads on ${connection.describe()}: ${version ? `ZooKeeper ${version.join('.')} has no multiRead` : 'it did not say its version (srvr)'}`,
+          { sessionId: this.sessionHex },
+        );
+        return;
+      }
+      if (this.connection !== connection) return;
+      this.pipeline.allowBatches(connection);
+      this.options.log.debug(
+        `batching reads on ${connection.describe()} (ZooKeeper ${version.join('.')}: multiRead)`,
+        { sessionId: this.sessionHex },
+      );
+    });
   }
 
   /** A read-write server was found while connected read-only: go there. */
