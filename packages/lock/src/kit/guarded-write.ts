@@ -215,6 +215,10 @@ async function writeGuarded(
   // where a check would pass although its holder was told to stop; a released lease's node may
   // still be there for a re-entrant sibling, or for the round trip its delete takes.
   if (released) throw new LeaseReleasedError((holds[0] as LeaseCore).path);
+  // The session's clock first: a hold whose session the servers may be about to expire is lost
+  // now — after a stall of this process, before the client's heartbeat says so at its next
+  // check — and nothing is sent.
+  for (const core of holds) core.session.statusNow();
   const ended = holds.map(endedReason).find((reason) => reason !== undefined);
   if (ended) throw ended;
   const first = holds[0] as LeaseCore;

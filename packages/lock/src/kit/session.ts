@@ -5,7 +5,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import {
-  isConnectedState,
+  isReadWriteState,
   type SessionEvent,
   type ZkClient,
   ZkError,
@@ -21,14 +21,26 @@ import { BehaviorSubject, type Observable } from 'rxjs';
 export type SessionEnd = 'session-expired' | 'suspended' | 'closed';
 
 /**
- * What a suspension (the connection lost, the session perhaps alive) does to a view: `release`
- * ends it at once; `continue` ends it after a whole session timeout suspended; `wait` never (a
- * waiter in a queue: only the session's end matters to it). The client keeps a suspended
- * session until the server says it expired (a quorum loss restarts the servers' clocks, so a
- * session can outlive a long cut); past a whole timeout without a connection the server has
- * likely expired it, so `continue` gives up as Curator's LOST does — the safe side of not knowing.
+ * What a suspension (the connection lost, or only a read-only server reachable: the session
+ * perhaps alive) does to a view: `release` ends it at once; `continue` ends it once the servers
+ * may be about to expire the session — a session timeout, less a sixth of it kept in hand,
+ * after the latest request they answered was sent (`ZkClient.sessionSurvivesMs`), which is
+ * before the suspension itself (the connection is declared lost only after a silence); `wait`
+ * never (a waiter in a queue: only the session's end matters to it). The client keeps a
+ * suspended session until the server says it expired (a quorum loss restarts the servers'
+ * clocks, so a session can outlive a long cut); `continue` gives up before the servers could
+ * have expired it, whatever happens after — the safe side of not knowing.
  */
 export type SuspensionPolicy = 'release' | 'continue' | 'wait';
+
+/**
+ * The part of the session timeout a view keeps in hand: it gives up (policies `release` and
+ * `continue`) once the servers are within a sixth of the timeout of possibly expiring the
+ * session — the same point at which the client's heartbeat drops a connection that could not
+ * renew it (core's `protocol/heartbeat.ts`), so that holders stop in time for the event loop to
+ * carry the news.
+ */
+const SESSION_MARGIN = 1 / 6;
 
 /** Where a session stands for its holders: connected, suspended (under the policy), or over. */
 export type SessionStatus = 'connected' | 'suspended' | 'ended';
@@ -51,8 +63,15 @@ export interface Session {
   readonly id: string;
   /** What a suspension does to this view. */
   readonly onSuspended: SuspensionPolicy;
-  /** Where the session stands now. */
+  /** Where the session stands, as last heard from the client. */
   readonly status: SessionStatus;
+  /**
+   * Where the session stands now, the clock read: a view whose policy gives up on suspension
+   * (`release`, `continue`) ends at once when the servers may be about to expire the session,
+   * even though the client did not say so yet — after a stall of this process, the client's
+   * heartbeat only says so at its next check. What writes under a hold asks this first.
+   */
+  statusNow(): SessionStatus;
   /** Why it ended, once it has. */
   readonly ended: SessionEnd | undefined;
   /**
@@ -96,6 +115,25 @@ class SessionView implements Session {
     return this.endedWith ? 'ended' : this.status$$.value;
   }
 
+  statusNow(): SessionStatus {
+    if (!this.endedWith && this.onSuspended !== 'wait' && this.givesUpInMs() <= 0) {
+      this.end('suspended');
+    }
+    return this.status;
+  }
+
+  /**
+   * How long until the servers may be about to expire the session, with a sixth of its timeout
+   * kept in hand (the client's heartbeat drops a connection at the same point: see core's
+   * `SESSION_MARGIN`). Infinity when the client cannot tell (no current session of this id).
+   */
+  private givesUpInMs(): number {
+    const survives = this.client.sessionSurvivesMs;
+    if (survives === undefined || this.client.sessionId !== this.id)
+      return Number.POSITIVE_INFINITY;
+    return survives - this.client.sessionTimeoutMs * SESSION_MARGIN;
+  }
+
   get ended(): SessionEnd | undefined {
     return this.endedWith;
   }
@@ -115,25 +153,34 @@ class SessionView implements Session {
   }
 
   /** What the client said: `state` and `sessionId` as `session$` emits them. */
-  observe({ state, sessionId }: SessionEvent, sessionTimeoutMs: number): void {
+  observe({ state, sessionId }: SessionEvent): void {
     if (this.endedWith) return;
     if (state === 'closed' || state === 'auth-failed') return this.end('closed');
     if (state === 'expired' || state === 'connecting') return this.end('session-expired');
     if (sessionId !== undefined && sessionId !== this.id) return this.end('session-expired');
-    if (state === 'suspended') {
+    // A read-only server answers from a copy cut off from the quorum, which may be expiring the
+    // session meanwhile: what it says of the session's nodes confirms nothing (Java reports it
+    // apart, `ConnectedReadOnly`). For holders it is a suspension.
+    if (state === 'suspended' || state === 'read-only') {
       if (this.status$$.value === 'suspended') return;
       this.lost += 1;
       if (this.onSuspended === 'release') return this.end('suspended');
       if (this.onSuspended === 'continue') {
-        this.suspendTimer = setTimeout(() => {
-          this.suspendTimer = undefined;
-          this.end('suspended');
-        }, sessionTimeoutMs);
+        // Timed from when the servers last surely heard from the session, not from now: the
+        // connection was declared lost only after a silence, which the session's clock counted.
+        const inMs = this.givesUpInMs();
+        if (inMs <= 0) return this.end('suspended');
+        if (Number.isFinite(inMs)) {
+          this.suspendTimer = setTimeout(() => {
+            this.suspendTimer = undefined;
+            this.end('suspended');
+          }, inMs);
+        }
       }
       this.status$$.next('suspended');
       return;
     }
-    if (isConnectedState(state) && this.status$$.value !== 'connected') {
+    if (isReadWriteState(state) && this.status$$.value !== 'connected') {
       clearTimeout(this.suspendTimer);
       this.suspendTimer = undefined;
       this.status$$.next('connected');
@@ -191,7 +238,7 @@ class ClientSessions {
     const view = new SessionView(this.client, id, onSuspended, () => this.views.delete(key));
     this.views.set(key, view);
     // What the client said last decides where the view starts (it may be over already).
-    view.observe(this.last, this.client.sessionTimeoutMs);
+    view.observe(this.last);
     return view;
   }
 
@@ -200,16 +247,15 @@ class ClientSessions {
    * at any moment since.
    */
   mark(): { sawConnection(): boolean } {
-    const connectedThen = isConnectedState(this.last.state);
+    const connectedThen = isReadWriteState(this.last.state);
     const connections = this.connections;
     return { sawConnection: () => connectedThen || this.connections > connections };
   }
 
   private observe(event: SessionEvent): void {
     this.last = event;
-    if (isConnectedState(event.state)) this.connections += 1;
-    const timeout = this.client.sessionTimeoutMs;
-    for (const view of [...this.views.values()]) view.observe(event, timeout);
+    if (isReadWriteState(event.state)) this.connections += 1;
+    for (const view of [...this.views.values()]) view.observe(event);
   }
 }
 
