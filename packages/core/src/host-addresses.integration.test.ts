@@ -56,6 +56,26 @@ describe.runIf(transportName === 'typescript')('a host name with several address
     expect(asked).toBeGreaterThanOrEqual(3);
   });
 
+  it('connects to a host given as an address while another name never resolves', async () => {
+    // One name's lookup never settles (a hung resolver, a custom lookup that forgot to answer):
+    // only that host is given up, for each round, never the address given beside it.
+    const { connectString } = await testZooKeeper();
+    const port = Number(connectString.split(',')[0]!.split(':').pop());
+    const asked: string[] = [];
+    const lookup = (name: string) => {
+      asked.push(name);
+      return new Promise<never>(() => {});
+    };
+    const client = await openClient({
+      connect: `hung.example:${port},127.0.0.1:${port}`,
+      sessionTimeoutMs: 4_000,
+      lookup,
+    });
+    await client.connected(20_000);
+    expect(client.state).toBe('connected');
+    expect(asked.every((name) => name === 'hung.example')).toBe(true);
+  });
+
   it('refuses a lookup that is not a function, naming the option', async () => {
     await expect(
       openClient({ connect: `zk.test:2181`, lookup: 'dns' as never }),

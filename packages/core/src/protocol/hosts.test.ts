@@ -145,4 +145,29 @@ describe('HostList', () => {
     });
     expect((await hosts.next()).endpoint).toEqual({ host: 'nowhere', port: 2181 });
   });
+
+  it('skips a name whose lookup hangs, for the round, without holding up the hosts after it', async () => {
+    const asked: string[] = [];
+    const hosts = new HostList(
+      [
+        { host: 'hung.example', port: 2181 },
+        { host: '10.0.0.9', port: 2182 },
+      ],
+      noBackoff,
+      () => 0.999, // no shuffle: the hung name comes first
+      (name) => {
+        asked.push(name);
+        return new Promise<never>(() => {});
+      },
+      () => 20,
+    );
+    const first = await hosts.next();
+    expect(first.endpoint).toEqual({ host: '10.0.0.9', port: 2182 });
+    hosts.failed();
+    // The next round asks the name again (and skips it again): every attempt failed, a backoff.
+    const second = await hosts.next();
+    expect(second.endpoint).toEqual({ host: '10.0.0.9', port: 2182 });
+    expect(second.delayMs).toBeGreaterThan(0);
+    expect(asked).toEqual(['hung.example', 'hung.example']);
+  });
 });

@@ -1,7 +1,7 @@
 /**
  * The servers of a connect string, tried in a shuffled order: every address of every host (a
- * host name is resolved again at the start of each round), the next one at once after each
- * failure, a backoff once every one of them has failed in a row.
+ * host name is resolved when its turn comes, within a deadline), the next one at once after
+ * each failure, a backoff once every one of them has failed in a row.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -49,17 +49,23 @@ export type HostLookup = (hostname: string) => Promise<readonly string[]> | read
 export const systemLookup: HostLookup = async (hostname) =>
   (await dnsLookup(hostname, { all: true })).map((entry) => entry.address);
 
+/** How long one name's lookup may take before its host is skipped for the round, by default. */
+const DEFAULT_LOOKUP_TIMEOUT_MS = 5_000;
+
 /**
  * Hands out the next server address to try and how long to wait before trying it.
  *
- * The hosts are shuffled once (so a fleet of clients spreads over the ensemble). Each round
- * resolves every host name again (a Kubernetes headless service's addresses change as its pods
- * come and go) and tries every address of every host, shuffled within the host, each at once
- * after the previous one failed: a host whose first address accepts and closes (a server out of
- * its quorum) is not a dead end. Java's StaticHostProvider resolves again on each try too, and
- * kazoo tries every address getaddrinfo returns. A name that does not resolve stays in the
- * round as it is: the attempt fails with the resolver's error, which is logged. After a whole
- * round failed the next one waits, with jitter, `firstDelayMs` doubling up to `maxDelayMs`. A
+ * The hosts are shuffled once (so a fleet of clients spreads over the ensemble). A round goes
+ * through the hosts in that order and tries every address of each, shuffled within the host,
+ * each at once after the previous one failed: a host whose first address accepts and closes (a
+ * server out of its quorum) is not a dead end. A host name is resolved when its turn comes, in
+ * every round (a Kubernetes headless service's addresses change as its pods come and go) —
+ * only that name, and within a deadline: a name whose lookup hangs is skipped for the round
+ * (its lookup counts as a failed attempt) and never holds up the hosts after it, those given
+ * as addresses above all. Java's StaticHostProvider resolves the host it is about to try too,
+ * and kazoo tries every address getaddrinfo returns. A name that does not resolve is tried as
+ * it is: the attempt fails with the resolver's error, which is logged. After a whole round
+ * failed the next one waits, with jitter, `firstDelayMs` doubling up to `maxDelayMs`. A
  * connection that establishes a session resets that. After a lost connection the first try
  * waits a short random time: a fleet of clients does not hit the next server all at once, and a
  * client whose session another connection took over (the server drops the older one) does not
@@ -73,18 +79,29 @@ export const systemLookup: HostLookup = async (hostname) =>
  */
 export class HostList {
   private readonly hosts: Endpoint[];
-  private round: Endpoint[] = [];
-  private index = 0;
+  /** The next host of the round to resolve and try. */
+  private hostIndex = 0;
+  /** The addresses of the current host not tried yet. */
+  private addresses: Endpoint[] = [];
+  /** Attempts made in this round, and how many of them failed. */
+  private triedInRound = 0;
   private failedInRound = 0;
   private failedRounds = 0;
   private reconnecting = false;
   private preferred: Endpoint | undefined;
+  /** The addresses each host name last resolved to (for the read-write search). */
+  private readonly known = new Map<Endpoint, readonly Endpoint[]>();
 
+  /**
+   * @param lookupTimeoutMs How long a name's lookup may take (read at each lookup): past it, the
+   *   host is skipped for the round.
+   */
   constructor(
     endpoints: readonly Endpoint[],
     private readonly backoff: BackoffOptions = defaultBackoff,
     private readonly random: () => number = Math.random,
     private readonly lookup: HostLookup = systemLookup,
+    private readonly lookupTimeoutMs: () => number = () => DEFAULT_LOOKUP_TIMEOUT_MS,
   ) {
     this.hosts = this.shuffle([...endpoints]);
   }
@@ -103,34 +120,45 @@ export class HostList {
       return { endpoint: preferred, delayMs: 0 };
     }
     let delayMs = 0;
-    if (this.index >= this.round.length) {
-      if (this.round.length > 0 && this.failedInRound >= this.round.length) {
-        this.failedRounds += 1;
-        const ceiling = Math.min(
-          this.backoff.maxDelayMs,
-          this.backoff.firstDelayMs * 2 ** (this.failedRounds - 1),
-        );
-        delayMs = Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
+    while (this.addresses.length === 0) {
+      if (this.hostIndex >= this.hosts.length) {
+        if (this.triedInRound > 0 && this.failedInRound >= this.triedInRound) {
+          this.failedRounds += 1;
+          const ceiling = Math.min(
+            this.backoff.maxDelayMs,
+            this.backoff.firstDelayMs * 2 ** (this.failedRounds - 1),
+          );
+          delayMs = Math.max(delayMs, Math.round(ceiling / 2 + (this.random() * ceiling) / 2));
+        }
+        this.hostIndex = 0;
+        this.triedInRound = 0;
+        this.failedInRound = 0;
       }
-      this.round = await this.resolveRound();
-      this.index = 0;
-      this.failedInRound = 0;
+      const host = this.hosts[this.hostIndex]!;
+      this.hostIndex += 1;
+      const addresses = await this.resolve(host);
+      if (addresses === undefined) {
+        // The name's lookup took too long: a failed attempt, and on to the next host.
+        this.triedInRound += 1;
+        this.failedInRound += 1;
+        continue;
+      }
+      this.addresses = addresses;
     }
     if (this.reconnecting) {
       this.reconnecting = false;
       const [low, high] = this.backoff.reconnectDelayMs ?? [0, 0];
       delayMs = Math.max(delayMs, Math.round(low + this.random() * (high - low)));
     }
-    const endpoint = this.round[this.index]!;
-    this.index += 1;
-    return { endpoint, delayMs };
+    this.triedInRound += 1;
+    return { endpoint: this.addresses.shift()!, delayMs };
   }
 
-  /** The addresses of this round but `current` (to look for a read-write server). */
+  /** The addresses known of every host but `current` (to look for a read-write server). */
   others(current: Endpoint): Endpoint[] {
-    return this.round.filter(
-      (endpoint) => endpoint.host !== current.host || endpoint.port !== current.port,
-    );
+    return this.hosts
+      .flatMap((host) => this.known.get(host) ?? [host])
+      .filter((endpoint) => endpoint.host !== current.host || endpoint.port !== current.port);
   }
 
   /** The next `next()` returns `endpoint`, at once (a read-write server found). */
@@ -146,6 +174,7 @@ export class HostList {
   /** A session was established: the next failure starts a fresh count of rounds. */
   succeeded(): void {
     this.failedInRound = 0;
+    this.triedInRound = 0;
     this.failedRounds = 0;
     this.reconnecting = false;
   }
@@ -153,31 +182,40 @@ export class HostList {
   /** An established connection was lost: the next try waits `reconnectDelayMs`. */
   lost(): void {
     this.failedInRound = 0;
+    this.triedInRound = 0;
     this.failedRounds = 0;
     this.reconnecting = true;
   }
 
-  private async resolveRound(): Promise<Endpoint[]> {
-    const resolved = await Promise.all(
-      this.hosts.map(async (endpoint): Promise<Endpoint[]> => {
-        if (isIP(endpoint.host) !== 0) return [endpoint];
-        let addresses: readonly string[];
-        try {
-          addresses = await this.lookup(endpoint.host);
-        } catch {
-          return [endpoint];
-        }
-        if (addresses.length === 0) return [endpoint];
-        return this.shuffle(
-          [...new Set(addresses)].map((address) => ({
-            host: address,
-            port: endpoint.port,
-            name: endpoint.host,
-          })),
-        );
-      }),
+  /**
+   * The addresses of `host`, shuffled: itself for an address or a name that does not resolve;
+   * undefined when its lookup did not settle within the deadline.
+   */
+  private async resolve(host: Endpoint): Promise<Endpoint[] | undefined> {
+    if (isIP(host.host) !== 0) return [host];
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.lookupTimeoutMs());
+    });
+    let addresses: readonly string[] | 'late';
+    try {
+      addresses = await Promise.race([Promise.resolve(this.lookup(host.host)), deadline]);
+    } catch {
+      return [host];
+    } finally {
+      clearTimeout(timer);
+    }
+    if (addresses === 'late') return undefined;
+    if (addresses.length === 0) return [host];
+    const resolved = this.shuffle(
+      [...new Set(addresses)].map((address) => ({
+        host: address,
+        port: host.port,
+        name: host.host,
+      })),
     );
-    return resolved.flat();
+    this.known.set(host, resolved);
+    return resolved;
   }
 
   private shuffle<T>(items: T[]): T[] {

@@ -109,7 +109,11 @@ export class ProtocolSession implements SessionHandle {
   ) {
     const parsed = parseConnectString(options.connect);
     this.paths = chrootPaths(parsed.chroot);
-    this.hosts = new HostList(parsed.endpoints, undefined, undefined, options.lookup);
+    // A name's lookup gets what one connection attempt gets: a hung resolver costs the round
+    // that one host, never the hosts after it.
+    this.hosts = new HostList(parsed.endpoints, undefined, undefined, options.lookup, () =>
+      this.attemptTimeoutMs(),
+    );
     this.authFrames = options.auth.map((auth) =>
       encodeAuth(auth.scheme, Buffer.from(auth.credentials, 'utf8')),
     );
