@@ -97,6 +97,31 @@ describe('a call given up by its signal', () => {
     expect(client.state).toBe('connected');
   });
 
+  it('says a retried write may have been applied when aborted between its attempts', async () => {
+    // An unversioned set is retried after a lost connection (idempotent). Its first attempt
+    // reached the server; the connection drops before the reply; the call is aborted while it
+    // waits to be sent again: it may have been applied, and it was.
+    const proxy = await proxyTo();
+    const client = await connectedClient({ connect: proxy.connectString });
+    const observer = await connectedClient();
+    const root = await testRoot();
+    await observer.promises.create(`${root}/value`, 'before');
+    proxy.holdReplies(true);
+    const controller = new AbortController();
+    const write = rejectionOf(
+      client.promises.set(`${root}/value`, 'after', { signal: controller.signal }),
+    );
+    await waitFor(
+      async () => (await observer.promises.get(`${root}/value`)).data.toString() === 'after',
+    );
+    await partition(proxy, client);
+    controller.abort();
+    const error = (await write) as ZkAbortError;
+    expect(ZkAbortError.isInstance(error)).toBe(true);
+    expect(error.sent).toBe(true);
+    expect(error.message).toContain('may still be applied');
+  });
+
   it('takes AbortSignal.timeout as a deadline for a call the server never answers', async () => {
     const proxy = await proxyTo();
     const client = await connectedClient({ connect: proxy.connectString, retry: false });

@@ -136,6 +136,7 @@ export class CallRunner {
       if (signal?.aborted) return reject(new ZkAbortError(name, path, false, signal.reason));
       const started = performance.now();
       let retries = 0;
+      /** An earlier attempt was lost with its connection: it may have reached the server. */
       let lostBefore = false;
       let timer: ReturnType<typeof setTimeout> | undefined;
       let cancelWait: (() => void) | undefined;
@@ -166,7 +167,9 @@ export class CallRunner {
         withdraw?.abort(signal?.reason);
         if (!this.pending.has(call)) return; // withdrawn: the reply said "not sent"
         stopWaiting();
-        fail(new ZkAbortError(name, path, call.inFlight, signal?.reason));
+        // Sent if this attempt is out, or an earlier one was lost in flight (between attempts
+        // of a retried call, nothing is out, yet the first may have been applied).
+        fail(new ZkAbortError(name, path, call.inFlight || lostBefore, signal?.reason));
       };
       const settle = (rc: number, value?: OperationResult<N>, cause?: unknown): void => {
         call.inFlight = false;
@@ -182,7 +185,8 @@ export class CallRunner {
         const why = outcome.cause ?? cause;
         if (outcome.rc === Rc.failedWithCause && ZkError.isInstance(why)) {
           if (why.code === ZkErrorCode.Aborted && signal) {
-            return fail(new ZkAbortError(name, path, false, signal.reason));
+            // This attempt was withdrawn unsent; an earlier one may have landed.
+            return fail(new ZkAbortError(name, path, lostBefore, signal.reason));
           }
         }
         if (outcome.rc === Rc.connectionLoss || outcome.rc === Rc.operationTimeout) {
