@@ -175,6 +175,19 @@ describe.runIf(transportName === 'typescript')('gets of one turn in one multiRea
       expect(client.state).toBe('connected');
     });
 
+    it('answers the gets sent again at their place: before a read made after them', async () => {
+      // get(a…d); children(root): the batch's reply is too large, the gets go again after the
+      // listing, whose reply comes first — they are still answered first, in the order made.
+      const { client, paths, root } = await bigNodes();
+      const order: string[] = [];
+      const calls = [
+        ...paths.map((path, i) => client.promises.get(path).then(() => order.push(`get ${i}`))),
+        client.promises.children(root).then(() => order.push('children')),
+      ];
+      await Promise.all(calls);
+      expect(order).toEqual(['get 0', 'get 1', 'get 2', 'get 3', 'children']);
+    });
+
     it('fails them ReplyTooLarge, saying why, when a write went after them', async () => {
       const { tap, proxy, client, paths, from } = await bigNodes({ proxy: true });
       proxy!.holdReplies(true);

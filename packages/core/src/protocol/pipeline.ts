@@ -16,6 +16,7 @@ import {
   isDataRead,
   MAX_BATCH_PATH_BYTES,
   ReadBatch,
+  RecentLargest,
 } from './read-batch';
 import {
   encodeHeaderOnly,
@@ -211,8 +212,15 @@ export class RequestPipeline {
   /** Frames sent so far, and the count when the last one that was not a data read went. */
   private sentSeq = 0;
   private lastWriteSeq = 0;
-  /** The largest get result seen, in bytes: it bounds the next batches. */
-  private largestRead = 0;
+  /** The largest get result seen lately, in bytes: it bounds the next batches. */
+  private readonly largestRead = new RecentLargest();
+  /**
+   * While gets of a batch are sent again one by one (their batch's reply was unusable), the
+   * replies to requests sent after the batch come before theirs: those replies, and the events
+   * read with them, wait here, in wire order, until the gets sent again are answered — so every
+   * call is still answered at its place in the session's order.
+   */
+  private held: { readonly awaiting: Set<number>; readonly frames: Array<() => void> } | undefined;
   /**
    * performance.now() before which the server surely last heard from the session: when the
    * latest request it answered (or the ConnectRequest it accepted) was queued. ZooKeeper expires
@@ -322,7 +330,7 @@ export class RequestPipeline {
     if (this.run.length === 0) connection.beforeFlush(this.sendRunNow);
     this.run.push(member);
     this.runPathBytes += member.path.length;
-    const limit = batchLimit(this.batchReads?.maxFrameBytes ?? 0, this.largestRead);
+    const limit = batchLimit(this.batchReads?.maxFrameBytes ?? 0, this.largestRead.value);
     if (this.run.length >= limit || this.runPathBytes >= MAX_BATCH_PATH_BYTES) {
       this.sendRun(connection);
     }
@@ -361,8 +369,48 @@ export class RequestPipeline {
       batch.fail(Rc.failedWithCause, batchNotResent(batch, code, why));
       return;
     }
+    // Requests sent after the batch are answered before the gets sent now: hold their replies.
+    const later = [...this.inflight.keys()];
+    if (later.length > 0 || this.held) {
+      this.held ??= { awaiting: new Set(), frames: [] };
+      for (const member of batch.members) this.held.awaiting.add(member.xid);
+    }
     for (const member of batch.members)
       this.send(connection, member.xid, member.frame, member.request);
+  }
+
+  /**
+   * Whether the frame answering `xid` (0 for an event) waits behind gets sent again: queued
+   * with `process` then. A reply to one of those gets goes at once, and the last of them lets
+   * the queue go, in order.
+   */
+  private holds(xid: number, process: () => void): boolean {
+    const held = this.held;
+    if (!held) return false;
+    if (!held.awaiting.has(xid)) {
+      held.frames.push(process);
+      return true;
+    }
+    held.awaiting.delete(xid);
+    process();
+    if (held.awaiting.size === 0) this.release();
+    return true;
+  }
+
+  /**
+   * Delivers every held frame, in order, and stops holding — unless one of them (another
+   * batch's unusable reply) sends gets again: the frames after it are held behind those then.
+   */
+  private release(): void {
+    const frames = this.held?.frames ?? [];
+    this.held = undefined;
+    for (let index = 0; index < frames.length; index++) {
+      if (this.held) {
+        this.held.frames.push(...frames.slice(index));
+        return;
+      }
+      frames[index]!();
+    }
   }
 
   /**
@@ -431,6 +479,19 @@ export class RequestPipeline {
    * `reason`. In the order they were made.
    */
   failAll(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
+    // Replies already read (held behind gets sent again) are delivered first: they were answered.
+    // Holding ends with the connection (the gets sent again fail below, in their order).
+    const held = this.held;
+    this.held = undefined;
+    if (held) {
+      for (const process of held.frames) {
+        try {
+          process();
+        } catch {
+          // A held frame that fits nothing: the connection is going anyway.
+        }
+      }
+    }
     const inflight = [...this.inflight.values()].flatMap((entry) =>
       entry instanceof ReadBatch ? entry.members.map((member) => member.request) : [entry],
     );
@@ -450,6 +511,15 @@ export class RequestPipeline {
    * in flight (a notification or a ping is never that large).
    */
   receiveOversized(header: Buffer, length: number, maxFrameBytes: number): void {
+    if (this.held) {
+      const copy = Buffer.from(header);
+      const xid = copy.readInt32BE(0);
+      if (this.holds(xid, () => this.processOversized(copy, length, maxFrameBytes))) return;
+    }
+    this.processOversized(header, length, maxFrameBytes);
+  }
+
+  private processOversized(header: Buffer, length: number, maxFrameBytes: number): void {
     const reader = new JuteReader(header);
     const xid = reader.int();
     const zxid = reader.long();
@@ -462,7 +532,7 @@ export class RequestPipeline {
     if (zxid > 0) this.lastZxid = zxid;
     this.heard(request.sentAt);
     if (request instanceof ReadBatch) {
-      this.largestRead = Math.max(this.largestRead, Math.ceil(length / request.members.length));
+      this.largestRead.note(Math.ceil(length / request.members.length), request.members.length);
       this.resendBatch(
         request,
         ZkErrorCode.ReplyTooLarge,
@@ -499,11 +569,23 @@ export class RequestPipeline {
       batch.fail(err);
       return;
     }
-    this.largestRead = Math.max(this.largestRead, batch.answer(reader));
+    this.largestRead.note(batch.answer(reader), batch.members.length);
   }
 
   /** One reply frame (after the ConnectResponse). Throws ProtocolError on one that fits nothing. */
   receive(frame: Buffer): void {
+    if (this.held) {
+      const xid = frame.readInt32BE(0);
+      if (xid > 0 || xid === Xid.notification) {
+        // The frame is a view of a shared read buffer: a held one is copied.
+        const copy = Buffer.from(frame);
+        if (this.holds(xid > 0 ? xid : 0, () => this.process(copy))) return;
+      }
+    }
+    this.process(frame);
+  }
+
+  private process(frame: Buffer): void {
     const reader = new JuteReader(frame);
     const xid = reader.int();
     const zxid = reader.long();
@@ -518,9 +600,7 @@ export class RequestPipeline {
         this.receiveBatch(request, reader, err);
         return;
       }
-      if (request.batchPath !== undefined && frame.length > this.largestRead) {
-        this.largestRead = frame.length;
-      }
+      if (request.batchPath !== undefined) this.largestRead.note(frame.length);
       let value: unknown;
       if (err === Rc.ok && request.decode) {
         try {

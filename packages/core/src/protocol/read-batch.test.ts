@@ -4,7 +4,7 @@ import { OpCode } from './codes';
 import type { Connection } from './connection';
 import { JuteWriter, ProtocolError } from './jute';
 import { PendingRequest, RequestPipeline } from './pipeline';
-import { batchLimit, isDataRead, MAX_BATCH_READS } from './read-batch';
+import { batchLimit, isDataRead, MAX_BATCH_READS, RecentLargest } from './read-batch';
 import { encodePathWatch, readNodeData } from './records';
 
 /** A connection that records frames, and runs the pre-flush hook when told (end of the turn). */
@@ -26,9 +26,9 @@ function fakeConnection() {
   return { connection: connection as unknown as Connection, sent, endTurn };
 }
 
-function batchingPipeline(maxFrameBytes = 4 * 1024 * 1024) {
+function batchingPipeline(maxFrameBytes = 4 * 1024 * 1024, onNotification = () => {}) {
   const requests = new RequestPipeline(
-    { onNotification: () => {}, onAuthReply: () => {} },
+    { onNotification, onAuthReply: () => {} },
     { maxFrameBytes },
   );
   const wire = fakeConnection();
@@ -181,4 +181,93 @@ describe('a batch of reads in the pipeline', () => {
     expect(isDataRead(frameOf(OpCode.sync))).toBe(false);
     expect(isDataRead(Buffer.alloc(0))).toBe(false);
   });
+
+  it('answers gets sent again after an unusable batch reply before the requests made after them', () => {
+    // get(a); get(b); children(c): the batch's reply is over maxFrameBytes, a and b go again,
+    // alone, after c — whose reply comes first. a and b are still answered first, and an event
+    // read among those replies keeps its place behind c's.
+    const order: string[] = [];
+    const { requests, sent, endTurn } = batchingPipeline(64 * 1024, () => order.push('event'));
+    const told = (name: string) => () => order.push(name);
+    const submitGet = (path: string) => {
+      const xid = requests.xid();
+      const frame = encodePathWatch(xid, OpCode.getData, path, false);
+      requests.submit(xid, frame, new PendingRequest(readNodeData, told(path), 0, '', 0, path));
+      return xid;
+    };
+    const a = submitGet('/a');
+    const b = submitGet('/b');
+    const c = requests.xid();
+    requests.submit(
+      c,
+      encodePathWatch(c, OpCode.getChildren2, '/c', false),
+      new PendingRequest(undefined, told('/c')),
+    );
+    endTurn();
+    expect(sent.map(typeOf)).toEqual([OpCode.multiRead, OpCode.getChildren2]);
+    requests.receiveOversized(header(xidOf(sent[0]!), 0), 1024 * 1024, 64 * 1024);
+    expect(sent.slice(2).map(xidOf)).toEqual([a, b]);
+    // On the wire: c's reply, an event, then a's and b's.
+    requests.receive(header(c, 0));
+    requests.receive(
+      new JuteWriter(30).int(-1).long(-1).int(0).int(3).int(3).ustring('/x').finish(),
+    );
+    expect(order).toEqual([]);
+    requests.receive(getReply(a, 'A'));
+    expect(order).toEqual(['/a']);
+    requests.receive(getReply(b, 'B'));
+    expect(order).toEqual(['/a', '/b', '/c', 'event']);
+    expect(requests.outstanding).toBe(0);
+  });
+
+  it('delivers what it held before failing the rest when the connection goes meanwhile', () => {
+    const { requests, sent, endTurn } = batchingPipeline(64 * 1024);
+    const order: string[] = [];
+    const a = requests.xid();
+    requests.submit(
+      a,
+      encodePathWatch(a, OpCode.getData, '/a', false),
+      new PendingRequest(readNodeData, (rc) => order.push(`/a ${rc}`), 0, '', 0, '/a'),
+    );
+    const b = requests.xid();
+    requests.submit(
+      b,
+      encodePathWatch(b, OpCode.getData, '/b', false),
+      new PendingRequest(readNodeData, (rc) => order.push(`/b ${rc}`), 0, '', 0, '/b'),
+    );
+    const c = requests.xid();
+    requests.submit(
+      c,
+      encodePathWatch(c, OpCode.getChildren2, '/c', false),
+      new PendingRequest(undefined, (rc) => order.push(`/c ${rc}`)),
+    );
+    endTurn();
+    requests.receiveOversized(header(xidOf(sent[0]!), 0), 1024 * 1024, 64 * 1024);
+    requests.receive(header(c, 0));
+    requests.detach(Rc.connectionLoss);
+    expect(order).toEqual(['/c 0', `/a ${Rc.connectionLoss}`, `/b ${Rc.connectionLoss}`]);
+  });
+
+  it('bounds the batches by the large replies of late, not by one long ago', () => {
+    const largest = new RecentLargest();
+    largest.note(200 * 1024);
+    expect(batchLimit(4 * 1024 * 1024, largest.value)).toBe(10);
+    // Two windows of small replies later, the one large reply no longer counts.
+    largest.note(100, 1_024);
+    expect(largest.value).toBe(200 * 1024);
+    largest.note(100, 1_024);
+    expect(largest.value).toBe(100);
+    expect(batchLimit(4 * 1024 * 1024, largest.value)).toBe(MAX_BATCH_READS);
+  });
 });
+
+/** A getData reply: header, the data, a Stat. */
+function getReply(xid: number, text: string): Buffer {
+  const data = Buffer.from(text);
+  const w = new JuteWriter(16 + 4 + data.length + 68).int(xid).long(9).int(0);
+  w.buffer(data);
+  for (let i = 0; i < 4; i++) w.long(0);
+  for (let i = 0; i < 3; i++) w.int(0);
+  w.long(0).int(data.length).int(0).long(0);
+  return w.finish();
+}

@@ -27,12 +27,16 @@
  * The reply is dropped unread (FrameReader); the gets are sent again one by one, each then
  * answered as it would have been alone — but only when the session sent no request since the
  * batch that could change what they read (a write: anything but a data read). A get sent again
- * is answered after the requests sent since; if those were reads only, it still reads what it
- * would have read when it was made, or later data, never data the session itself wrote after
- * it. If a write went after it, the gets fail with ZkError `ReplyTooLarge` instead, which says
- * so. Either way the session learns: batches after hold at most as many gets as half of
- * `maxFrameBytes` fits at the largest get reply seen, so a session whose nodes are large
- * batches fewer of them (down to none).
+ * is read by the server after the requests sent since; those were reads only, so it still reads
+ * what it would have read when it was made, or later data, never data the session itself wrote
+ * after it. Its caller still hears in the order the calls were made: the replies to the
+ * requests sent after the batch, and the events read among them, are held (in wire order)
+ * until the gets sent again are answered (the pipeline's `held`). If a write went after the
+ * gets, they fail with ZkError `ReplyTooLarge` instead, which says so. Either way the session
+ * learns: batches after hold at most as many gets as half of `maxFrameBytes` fits at the
+ * largest get reply seen lately (`RecentLargest`: the last one or two windows of 1,024 get
+ * replies), so a session whose nodes are large batches fewer of them (down to none), and one
+ * that read a large node once batches fully again later.
  *
  * A server that does not know multiRead (before 3.6) answers it Unimplemented (its
  * UnimplementedRequestProcessor; a reply with no results is taken the same way): the gets are
@@ -147,6 +151,37 @@ export function isDataRead(frame: Buffer): boolean {
 export function batchLimit(maxFrameBytes: number, largestRead: number): number {
   if (largestRead <= 0) return MAX_BATCH_READS;
   return Math.max(1, Math.min(MAX_BATCH_READS, Math.floor(maxFrameBytes / (2 * largestRead))));
+}
+
+/** Get replies per window of {@link RecentLargest}. */
+const LARGEST_WINDOW = 1_024;
+
+/**
+ * The largest get reply (bytes) of the last one or two windows of {@link LARGEST_WINDOW} get
+ * replies: what bounds the next batches ({@link batchLimit}). One large reply shrinks the
+ * batches for a while, not for good: once two windows passed without one as large, the bound
+ * is what the session reads now.
+ */
+export class RecentLargest {
+  private current = 0;
+  private previous = 0;
+  private seen = 0;
+
+  /** The largest reply of this window and the one before. */
+  get value(): number {
+    return Math.max(this.current, this.previous);
+  }
+
+  /** A get reply of `bytes` (or `count` of them, the largest `bytes`) was read. */
+  note(bytes: number, count = 1): void {
+    if (bytes > this.current) this.current = bytes;
+    this.seen += count;
+    if (this.seen >= LARGEST_WINDOW) {
+      this.previous = this.current;
+      this.current = 0;
+      this.seen = 0;
+    }
+  }
 }
 
 /**
