@@ -97,13 +97,30 @@ export class CallRunner {
     input: OperationInputs[N],
     options: RunOptions<N, T> = {},
   ): Promise<T> {
+    return new Promise<T>((resolve, reject) => this.runWith(name, input, options, resolve, reject));
+  }
+
+  /**
+   * {@link CallRunner.run} with callbacks: `resolve` is called in the turn the reply is read, so
+   * a recipe of several calls that settles its own promise from its last call's `resolve` keeps
+   * the wire order (its caller continues before any watch event read after that reply), which
+   * an `await` or a `then` in between would lose.
+   */
+  runWith<N extends OperationName, T = OperationResult<N>>(
+    name: N,
+    input: OperationInputs[N],
+    options: RunOptions<N, T>,
+    resolve: (value: T) => void,
+    reject: (error: unknown) => void,
+  ): void {
     let request: OperationRequest<N>;
     try {
       request = (operations[name] as Operation<N>).prepare(input, this.settings.context);
     } catch (error) {
-      return Promise.reject(error);
+      reject(error);
+      return;
     }
-    return this.send(name, request, options);
+    this.dispatch(name, request, options, resolve, reject);
   }
 
   /**
@@ -118,127 +135,134 @@ export class CallRunner {
     request: OperationRequest<N>,
     options: RunOptions<N, T> = {},
   ): Promise<T> {
+    return new Promise<T>((resolve, reject) =>
+      this.dispatch(name, request, options, resolve, reject),
+    );
+  }
+
+  private dispatch<N extends OperationName, T>(
+    name: N,
+    request: OperationRequest<N>,
+    options: RunOptions<N, T>,
+    resolve: (value: T) => void,
+    reject: (error: unknown) => void,
+  ): void {
     const operation = operations[name] as Operation<N>;
     const path = operation.path(request);
     const idempotent = options.idempotent ?? operation.idempotent(request);
     const signal = options.signal;
     if (signal !== undefined && !isAbortSignal(signal)) {
-      return Promise.reject(
+      reject(
         new ZkError(
           ZkErrorCode.BadArguments,
           `${name}${path === undefined ? '' : ` ${path}`}: signal must be an AbortSignal, got ${typeof signal}`,
           { path },
         ),
       );
+      return;
     }
-    return new Promise<T>((resolve, reject) => {
-      if (this.closed) return reject(this.closedError(name, path));
-      if (signal?.aborted) return reject(new ZkAbortError(name, path, false, signal.reason));
-      const started = performance.now();
-      let retries = 0;
-      /** An earlier attempt was lost with its connection: it may have reached the server. */
-      let lostBefore = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let cancelWait: (() => void) | undefined;
-      // Aborted first by the caller's signal: the transport takes back what it has not written.
-      const withdraw = signal ? new AbortController() : undefined;
-      const stopWaiting = () => {
-        clearTimeout(timer);
-        timer = undefined;
-        cancelWait?.();
-        cancelWait = undefined;
-      };
-      const finish = () => {
-        this.pending.delete(call);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const fail = (error: ZkError) => {
-        finish();
-        reject(error);
-      };
-      const call: PendingCall = {
-        inFlight: false,
-        cancel: () => {
-          stopWaiting();
-          fail(this.closedError(name, path));
-        },
-      };
-      const onAbort = () => {
-        withdraw?.abort(signal?.reason);
-        if (!this.pending.has(call)) return; // withdrawn: the reply said "not sent"
+    if (this.closed) return reject(this.closedError(name, path));
+    if (signal?.aborted) return reject(new ZkAbortError(name, path, false, signal.reason));
+    const started = performance.now();
+    let retries = 0;
+    /** An earlier attempt was lost with its connection: it may have reached the server. */
+    let lostBefore = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let cancelWait: (() => void) | undefined;
+    // Aborted first by the caller's signal: the transport takes back what it has not written.
+    const withdraw = signal ? new AbortController() : undefined;
+    const stopWaiting = () => {
+      clearTimeout(timer);
+      timer = undefined;
+      cancelWait?.();
+      cancelWait = undefined;
+    };
+    const finish = () => {
+      this.pending.delete(call);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const fail = (error: ZkError) => {
+      finish();
+      reject(error);
+    };
+    const call: PendingCall = {
+      inFlight: false,
+      cancel: () => {
         stopWaiting();
-        // Sent if this attempt is out, or an earlier one was lost in flight (between attempts
-        // of a retried call, nothing is out, yet the first may have been applied).
-        fail(new ZkAbortError(name, path, call.inFlight || lostBefore, signal?.reason));
-      };
-      const settle = (rc: number, value?: OperationResult<N>, cause?: unknown): void => {
-        call.inFlight = false;
-        if (!this.pending.has(call)) return;
-        const outcome: Outcome<T> = options.outcome
-          ? options.outcome(rc, value, lostBefore, request)
-          : { rc, value: value as T, cause };
-        if (outcome.rc === Rc.ok) {
-          finish();
-          resolve(outcome.value as T);
+        fail(this.closedError(name, path));
+      },
+    };
+    const onAbort = () => {
+      withdraw?.abort(signal?.reason);
+      if (!this.pending.has(call)) return; // withdrawn: the reply said "not sent"
+      stopWaiting();
+      // Sent if this attempt is out, or an earlier one was lost in flight (between attempts
+      // of a retried call, nothing is out, yet the first may have been applied).
+      fail(new ZkAbortError(name, path, call.inFlight || lostBefore, signal?.reason));
+    };
+    const settle = (rc: number, value?: OperationResult<N>, cause?: unknown): void => {
+      call.inFlight = false;
+      if (!this.pending.has(call)) return;
+      const outcome: Outcome<T> = options.outcome
+        ? options.outcome(rc, value, lostBefore, request)
+        : { rc, value: value as T, cause };
+      if (outcome.rc === Rc.ok) {
+        finish();
+        resolve(outcome.value as T);
+        return;
+      }
+      const why = outcome.cause ?? cause;
+      if (outcome.rc === Rc.failedWithCause && ZkError.isInstance(why)) {
+        if (why.code === ZkErrorCode.Aborted && signal) {
+          // This attempt was withdrawn unsent; an earlier one may have landed.
+          return fail(new ZkAbortError(name, path, lostBefore, signal.reason));
+        }
+      }
+      if (outcome.rc === Rc.connectionLoss || outcome.rc === Rc.operationTimeout) {
+        lostBefore = true;
+      }
+      const error = this.errorOf(outcome.rc, name, path, why);
+      if (
+        idempotent &&
+        !this.closed &&
+        (error.isRetryable || error.code === ZkErrorCode.SessionExpired)
+      ) {
+        retries += 1;
+        const delay = this.settings.retry.nextDelayMs(retries, performance.now() - started, error);
+        if (delay !== undefined) {
+          timer = setTimeout(attempt, delay);
           return;
         }
-        const why = outcome.cause ?? cause;
-        if (outcome.rc === Rc.failedWithCause && ZkError.isInstance(why)) {
-          if (why.code === ZkErrorCode.Aborted && signal) {
-            // This attempt was withdrawn unsent; an earlier one may have landed.
-            return fail(new ZkAbortError(name, path, lostBefore, signal.reason));
-          }
-        }
-        if (outcome.rc === Rc.connectionLoss || outcome.rc === Rc.operationTimeout) {
-          lostBefore = true;
-        }
-        const error = this.errorOf(outcome.rc, name, path, why);
-        if (
-          idempotent &&
-          !this.closed &&
-          (error.isRetryable || error.code === ZkErrorCode.SessionExpired)
-        ) {
-          retries += 1;
-          const delay = this.settings.retry.nextDelayMs(
-            retries,
-            performance.now() - started,
-            error,
-          );
-          if (delay !== undefined) {
-            timer = setTimeout(attempt, delay);
-            return;
-          }
-        }
-        fail(error);
-      };
-      const attempt = (): void => {
-        timer = undefined;
-        if (this.closed) return fail(this.closedError(name, path));
-        if (!this.keeper.hadSession) {
-          // Never connected: "ZooKeeper unreachable" must not look like a slow server.
-          const remaining = this.settings.connectTimeoutMs - (performance.now() - started);
-          cancelWait = this.keeper.untilConnected(
-            remaining,
-            name,
-            this.settings.connectString,
-            (error) => {
-              cancelWait = undefined;
-              if (!this.pending.has(call)) return;
-              if (!error) return attempt();
-              fail(error.code === ZkErrorCode.ClientClosed ? this.closedError(name, path) : error);
-            },
-          );
-          return;
-        }
-        const handle = this.keeper.handle;
-        if (!handle) return settle(Rc.closing);
-        call.inFlight = true;
-        handle.call(name, request, settle, withdraw?.signal);
-      };
-      this.pending.add(call);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      attempt();
-    });
+      }
+      fail(error);
+    };
+    const attempt = (): void => {
+      timer = undefined;
+      if (this.closed) return fail(this.closedError(name, path));
+      if (!this.keeper.hadSession) {
+        // Never connected: "ZooKeeper unreachable" must not look like a slow server.
+        const remaining = this.settings.connectTimeoutMs - (performance.now() - started);
+        cancelWait = this.keeper.untilConnected(
+          remaining,
+          name,
+          this.settings.connectString,
+          (error) => {
+            cancelWait = undefined;
+            if (!this.pending.has(call)) return;
+            if (!error) return attempt();
+            fail(error.code === ZkErrorCode.ClientClosed ? this.closedError(name, path) : error);
+          },
+        );
+        return;
+      }
+      const handle = this.keeper.handle;
+      if (!handle) return settle(Rc.closing);
+      call.inFlight = true;
+      handle.call(name, request, settle, withdraw?.signal);
+    };
+    this.pending.add(call);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    attempt();
   }
 
   /**

@@ -18,73 +18,93 @@ const isNoNode = (error: unknown) => ZkError.isInstance(error) && error.code ===
 
 /**
  * Creates `path` and every missing parent (existing nodes are fine), as `persistent` or
- * `container` nodes.
+ * `container` nodes. Settles in the turn its last reply is read (the runner's callbacks, no
+ * `await` in between), so its caller continues before a watch event read after that reply.
  */
-export async function mkdirp(
+export function mkdirp(
   runner: CallRunner,
   path: string,
   options: MkdirpOptions = {},
 ): Promise<void> {
-  validatePath(path);
-  const mode = options.mode ?? 'persistent';
-  if (mode !== 'persistent' && mode !== 'container') {
-    throw bad(
-      `mkdirp ${path}: mode must be 'persistent' or 'container', got ${String(mode)}`,
-      path,
-    );
-  }
-  if (options.acl !== undefined) validateAcl(options.acl, path);
-  if (path === '/') return;
-  const segments = path.split('/').slice(1);
-  // ZooKeeper reaps an empty container: one made here, or found here, can go before its child
-  // is made (NoNode). Walk again then; a few times, as a reaper that keeps winning is a bug.
-  for (let attempt = 1; ; attempt++) {
+  return new Promise<void>((resolve, reject) => {
     try {
-      await walk(runner, segments, mode, options.acl, options.signal);
-      return;
+      validatePath(path);
     } catch (error) {
-      if (!isNoNode(error) || attempt >= MKDIRP_ATTEMPTS) throw error;
+      return reject(error);
     }
-  }
+    const mode = options.mode ?? 'persistent';
+    if (mode !== 'persistent' && mode !== 'container') {
+      return reject(
+        bad(`mkdirp ${path}: mode must be 'persistent' or 'container', got ${String(mode)}`, path),
+      );
+    }
+    try {
+      if (options.acl !== undefined) validateAcl(options.acl, path);
+    } catch (error) {
+      return reject(error);
+    }
+    if (path === '/') return resolve();
+    const segments = path.split('/').slice(1);
+    // ZooKeeper reaps an empty container: one made here, or found here, can go before its child
+    // is made (NoNode). Walk again then; a few times, as a reaper that keeps winning is a bug.
+    const walkFrom = (attempt: number) =>
+      walk(runner, segments, mode, options.acl, options.signal, resolve, (error) => {
+        if (!isNoNode(error) || attempt >= MKDIRP_ATTEMPTS) reject(error);
+        else walkFrom(attempt + 1);
+      });
+    walkFrom(1);
+  });
 }
 
-async function walk(
+/**
+ * One walk: the longest prefix that exists (from the end: most of the time only the last
+ * segments are missing), then a create for each segment after it, `done` called from the last
+ * reply.
+ */
+function walk(
   runner: CallRunner,
   segments: readonly string[],
   mode: 'persistent' | 'container',
   acl: readonly Acl[] | undefined,
   signal: AbortSignal | undefined,
-): Promise<void> {
-  // Fast path: most of the time only the last segments are missing.
-  let missingFrom = segments.length;
-  while (missingFrom > 0) {
-    const prefix = `/${segments.slice(0, missingFrom).join('/')}`;
-    const found = await runner.run(
-      'exists',
-      { path: prefix },
-      { signal, outcome: (rc, stat) => (rc === Rc.noNode ? { rc: Rc.ok } : { rc, value: stat }) },
-    );
-    if (found) break;
-    missingFrom -= 1;
-  }
-  for (let index = missingFrom; index < segments.length; index++) {
-    const prefix = `/${segments.slice(0, index + 1).join('/')}`;
+  done: () => void,
+  failed: (error: unknown) => void,
+): void {
+  const prefix = (length: number) => `/${segments.slice(0, length).join('/')}`;
+  const createFrom = (index: number): void => {
+    if (index >= segments.length) return done();
     // A create of a fixed path is safe to send again: NodeExists after a lost connection
     // means done — and NodeExists at all means someone made it, which is fine here.
-    await runner.run(
+    runner.runWith(
       'create',
-      { path: prefix, options: { mode, acl } },
+      { path: prefix(index + 1), options: { mode, acl } },
       {
         signal,
         idempotent: true,
         outcome: (rc) => (rc === Rc.nodeExists ? { rc: Rc.ok } : { rc }),
       },
+      () => createFrom(index + 1),
+      failed,
     );
-  }
+  };
+  const findFrom = (missingFrom: number): void => {
+    if (missingFrom === 0) return createFrom(0);
+    runner.runWith(
+      'exists',
+      { path: prefix(missingFrom) },
+      { signal, outcome: (rc, stat) => (rc === Rc.noNode ? { rc: Rc.ok } : { rc, value: stat }) },
+      (found) => (found ? createFrom(missingFrom) : findFrom(missingFrom - 1)),
+      failed,
+    );
+  };
+  findFrom(segments.length);
 }
 
-/** A create, then (with `parents`) its missing parents and the create again if it said NoNode. */
-export async function createWithParents(
+/**
+ * A create, then (with `parents`) its missing parents and the create again if it said NoNode.
+ * Settles in the turn the reply of its last create is read (see {@link mkdirp}).
+ */
+export function createWithParents(
   runner: CallRunner,
   path: string,
   data: ZkData,
@@ -92,21 +112,21 @@ export async function createWithParents(
 ): Promise<Created> {
   const signal = options?.signal;
   const parents = options?.parents;
-  try {
-    return await runner.run('create', { path, data, options }, { signal });
-  } catch (error) {
-    if (!parents || !isNoNode(error)) throw error;
+  if (!parents) return runner.run('create', { path, data, options }, { signal });
+  return new Promise<Created>((resolve, reject) => {
     // A container parent can vanish again before our create lands: try a few times.
-    let lastError: unknown = error;
-    for (let tries = 0; tries < PARENTS_ATTEMPTS; tries++) {
-      await mkdirp(runner, parentOf(path), { mode: parents, acl: options?.acl, signal });
-      try {
-        return await runner.run('create', { path, data, options }, { signal });
-      } catch (retryError) {
-        lastError = retryError;
-        if (!isNoNode(retryError)) throw retryError;
-      }
-    }
-    throw lastError;
-  }
+    const createAfter = (tries: number, error: unknown): void => {
+      if (!isNoNode(error) || tries >= PARENTS_ATTEMPTS) return reject(error);
+      mkdirp(runner, parentOf(path), { mode: parents, acl: options?.acl, signal }).then(
+        () =>
+          runner.runWith('create', { path, data, options }, { signal }, resolve, (retryError) =>
+            createAfter(tries + 1, retryError),
+          ),
+        reject,
+      );
+    };
+    runner.runWith('create', { path, data, options }, { signal }, resolve, (error) =>
+      createAfter(0, error),
+    );
+  });
 }

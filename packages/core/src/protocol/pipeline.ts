@@ -183,6 +183,12 @@ function emptyLists(): { [K in keyof WatchLists]: string[] } {
   return { data: [], exist: [], child: [], persistent: [], persistentRecursive: [] };
 }
 
+/** Frames held behind gets sent again, and the xids of those gets. */
+interface HeldReplies {
+  readonly awaiting: Set<number>;
+  readonly frames: Array<() => void>;
+}
+
 interface Waiting {
   readonly xid: number;
   readonly frame: Buffer;
@@ -220,7 +226,7 @@ export class RequestPipeline {
    * read with them, wait here, in wire order, until the gets sent again are answered — so every
    * call is still answered at its place in the session's order.
    */
-  private held: { readonly awaiting: Set<number>; readonly frames: Array<() => void> } | undefined;
+  private held: HeldReplies | undefined;
   /**
    * performance.now() before which the server surely last heard from the session: when the
    * latest request it answered (or the ConnectRequest it accepted) was queued. ZooKeeper expires
@@ -405,8 +411,10 @@ export class RequestPipeline {
     const frames = this.held?.frames ?? [];
     this.held = undefined;
     for (let index = 0; index < frames.length; index++) {
-      if (this.held) {
-        this.held.frames.push(...frames.slice(index));
+      // (A frame delivered above may have begun a new hold: read the field again.)
+      const again = this.held as HeldReplies | undefined;
+      if (again) {
+        again.frames.push(...frames.slice(index));
         return;
       }
       frames[index]!();
@@ -579,7 +587,7 @@ export class RequestPipeline {
       if (xid > 0 || xid === Xid.notification) {
         // The frame is a view of a shared read buffer: a held one is copied.
         const copy = Buffer.from(frame);
-        if (this.holds(xid > 0 ? xid : 0, () => this.process(copy))) return;
+        if (this.holds(Math.max(xid, 0), () => this.process(copy))) return;
       }
     }
     this.process(frame);
