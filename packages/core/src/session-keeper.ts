@@ -247,7 +247,8 @@ export class SessionKeeper {
     // after a quorum loss the new leader restarts every session's clock. So the client stays
     // `suspended`, reconnecting, until it is `reconnected` or the server answers "expired" —
     // as Apache's Java client (3.8) does. Holders follow `suspended` (the recipes' default
-    // gives up at once; `onSuspended: 'continue'` gives up after a session timeout of it).
+    // gives up at once; `onSuspended: 'continue'` before the servers could expire the session,
+    // on the clock of `sessionSurvivesMs`).
     this.setState('suspended', handle.sessionId);
   }
 

@@ -12,8 +12,10 @@ export interface CandidateOptions {
   id?: string;
   /**
    * While the connection is suspended leadership is uncertain: `release` (default) gives it up
-   * at once, so at most one leader works at any instant; `continue` keeps it until the session
-   * is known to be lost (fewer leader changes on network blips, a window of two leaders).
+   * at once, so at most one leader works at any instant; `continue` keeps it until the servers
+   * could be about to expire the session (a session timeout, less a sixth of it, after the last
+   * request they answered was sent) — fewer leader changes on network blips; a leader works on
+   * only while its session surely lives.
    */
   onSuspended?: SuspendedPolicy;
   /**

@@ -128,7 +128,7 @@ describe('mutex under failures', () => {
     await untilEmpty(b, path);
   });
 
-  it("with onSuspended: 'continue' gives up after a whole session timeout suspended, and its node goes once back", async () => {
+  it("with onSuspended: 'continue' gives up before the server could expire the session, and its node goes once back", async () => {
     const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 4_000 });
     const b = await connectedClient();
     const path = lockPath();

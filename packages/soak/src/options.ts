@@ -37,7 +37,7 @@ seeded nemesis injects faults; a checker judges the history against ZooKeeper's 
 One summary line per mode on stdout, progress on stderr; exit 1 on any violation.
 
   --modes a,b,...        ${[...DEFAULT_MODES, ...CONTROL_MODES].join(', ')} (default: ${DEFAULT_MODES.join(',')};
-                         broken, continue and broken-fleet are positive controls: they must fail)
+                         broken, deaf and broken-fleet are positive controls: they must fail)
   --seed N               replay a run's fault plan (printed at start)
   --workers N            worker processes (default 8)
   --session-timeout MS   the workers' session timeout (default 3000)

@@ -13,6 +13,8 @@ export type WorkerMode =
   | 'curator'
   /** Positive control: "acquires" by creating its node and going ahead without waiting. */
   | 'broken'
+  /** Positive control: a mutex holder that hears of its loss a session timeout late. */
+  | 'deaf'
   /** A member of a `@zkrx/fleet` partition, joining and leaving when the coordinator says. */
   | 'fleet'
   /** Positive control: a partition member that keeps each item a while after giving it up. */

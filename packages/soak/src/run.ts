@@ -29,7 +29,7 @@ import { buildTruth } from './truth';
 import { readQuorumLog } from './txn-log';
 import { type Latency, latencyOf } from './verdict';
 
-/** What `pnpm soak` can run; `broken` and `continue` are the positive controls. */
+/** What `pnpm soak` can run; `broken`, `deaf` and `broken-fleet` are the positive controls. */
 export type SoakMode =
   | 'mutex'
   | 'rwlock'
@@ -39,6 +39,7 @@ export type SoakMode =
   | 'mixed'
   | 'broken'
   | 'continue'
+  | 'deaf'
   | 'fleet'
   | 'broken-fleet';
 
@@ -49,9 +50,10 @@ export const DEFAULT_MODES: readonly SoakMode[] = [
   'multi-lock',
   'leader',
   'mixed',
+  'continue',
   'fleet',
 ];
-export const CONTROL_MODES: readonly SoakMode[] = ['broken', 'continue', 'broken-fleet'];
+export const CONTROL_MODES: readonly SoakMode[] = ['broken', 'deaf', 'broken-fleet'];
 
 /** Fleet modes: the workers are members of one `@zkrx/fleet` partition. */
 export const isFleetMode = (mode: SoakMode) => mode === 'fleet' || mode === 'broken-fleet';
@@ -227,13 +229,25 @@ function shapeOf(mode: SoakMode, sessionTimeoutMs: number): ModeShape {
         weights: {},
       };
     case 'continue':
-      // The documented-unsafe policy, long holds, and long blackholes on the holder.
+      // A lease kept through suspensions: it must still let go before the servers could
+      // expire its session, timed from what they last heard — under blackholes and cuts on
+      // the holder, and stalls of its process, with holds long enough to outlive a session.
       return {
         ...base,
         onSuspended: 'continue',
         workerModes: () => 'mutex',
-        resources: (root) => paths(root, 'continue', 1),
-        // Holds of 2.5 session timeouts: struck as it begins, a hold outlives the session.
+        resources: (root) => paths(root, 'continue', 2),
+        // Three quarters of the faults on a worker make its next hold long enough to outlive
+        // the session had the lease not let go, and strike as it begins.
+        weights: { blackhole: 3, stall: 2, cut: 1, 'reply-lost': 1 },
+      };
+    case 'deaf':
+      // Positive control: a holder that hears of its loss a session timeout late, behind
+      // blackholes struck as its long holds begin — it outlives its node.
+      return {
+        ...base,
+        workerModes: () => 'deaf',
+        resources: (root) => paths(root, 'deaf', 1),
         profile: {
           ...SHORT_PROFILE,
           longHoldChance: 1,

@@ -533,6 +533,19 @@ async function zkrxWorker(client: ZkClient): Promise<void> {
           release: () => multi.release(),
         };
       });
+    case 'deaf':
+      // Positive control: a mutex whose holder hears of its loss a session timeout late.
+      return loop(async (signal, timeoutMs) => {
+        const path = random.pick(resources);
+        const lease = await acquire(client, path, lockOptions(signal, timeoutMs));
+        const held = fromLease(lease, path, 'exclusive');
+        const late = new AbortController();
+        const hear = () =>
+          setTimeout(() => late.abort(lease.signal.reason), config!.sessionTimeoutMs);
+        if (lease.signal.aborted) hear();
+        else lease.signal.addEventListener('abort', hear, { once: true });
+        return { ...held, holds: held.holds.map((hold) => ({ ...hold, signal: late.signal })) };
+      });
     case 'broken':
       // Positive control: make the node, then go ahead without looking at the queue.
       return loop(async () => {

@@ -160,7 +160,7 @@ export class LeaseCore {
     this.revocable = options.revocable === true;
     this.state$ = new BehaviorSubject<LeaseState>('held');
     // The policy is the session view's: `release` ends it at the first suspension, `continue`
-    // after a whole session timeout suspended (see `SuspensionPolicy`).
+    // before the servers could expire the session (see `SuspensionPolicy`).
     this.session = sessionOf(this.client, {
       id: hold.sessionId,
       onSuspended: options.onSuspended,

@@ -34,7 +34,11 @@ export interface LockOptions {
   /**
    * While the connection is suspended ownership is uncertain: `release` (default) treats it as
    * lost at once (LockLostError `suspended`), so at most one holder works at any instant;
-   * `continue` keeps the lease (state `suspended`) until the session is known to be lost.
+   * `continue` keeps the lease (state `suspended`) until the servers could be about to expire
+   * its session — a session timeout, less a sixth of it, after the last request they answered
+   * was sent (`client.sessionSurvivesMs`) — or until it expires; back to `held` once reconnected
+   * to a read-write server and its node is found still ours. A read-only server confirms
+   * nothing: the lease stays `suspended` there.
    */
   onSuspended?: SuspendedPolicy;
   /** Re-acquiring in an async context that holds the lock re-enters it (default true). */
