@@ -3,11 +3,32 @@
 # pnpm 10 (not corepack: its signature check fails against this registry), ZooKeeper 3.8 from
 # Debian (brings Java), tmux (the zkrx command's tests drive it in a terminal), and with
 # --with-interop Curator 5.4 and kazoo 2.8 for the interop tests; then the workspace's
-# dependencies (pnpm compiles the zookeeper binding) and a build.
+# dependencies (pnpm compiles the zookeeper binding) and a build. One line per step; what the
+# steps print goes to .bootstrap.log (ZKRX_BOOTSTRAP_LOG), shown only when a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+LOG_FILE=${ZKRX_BOOTSTRAP_LOG:-$PWD/.bootstrap.log}
+: >"$LOG_FILE"
+
 log() { printf '\033[1;34m[bootstrap]\033[0m %s\n' "$*" >&2; }
+
+# step "what" command...: one line saying what and how long it took; its output in the log,
+# printed (the last 100 lines) if it fails.
+step() {
+  local what=$1 started=$SECONDS status=0
+  shift
+  printf '\033[1;34m[bootstrap]\033[0m %s ...' "$what" >&2
+  { printf '\n==== %s: %s\n' "$what" "$*"; } >>"$LOG_FILE"
+  "$@" >>"$LOG_FILE" 2>&1 || status=$?
+  if [[ $status -ne 0 ]]; then
+    printf ' failed (exit %s)\n' "$status" >&2
+    printf -- '---- the last lines of %s ----\n' "$LOG_FILE" >&2
+    tail -n 100 "$LOG_FILE" >&2
+    exit "$status"
+  fi
+  printf ' done (%s s)\n' "$((SECONDS - started))" >&2
+}
 
 as_root() {
   if [[ $(id -u) -eq 0 ]]; then "$@"
@@ -17,8 +38,7 @@ as_root() {
 }
 
 if ! command -v pnpm >/dev/null 2>&1 || [[ $(pnpm --version 2>/dev/null) != 10.* ]]; then
-  log "installing pnpm 10"
-  npm install --global --no-fund --no-audit pnpm@10 >&2
+  step "installing pnpm 10" npm install --global --no-fund --no-audit pnpm@10
 fi
 
 have_zookeeper() {
@@ -36,14 +56,12 @@ if [[ ${1:-} == --with-interop ]] && ! have_interop; then
   packages+=(libcurator-recipes-java python3-kazoo)
 fi
 if [[ ${#packages[@]} -gt 0 ]]; then
-  log "installing Debian packages: ${packages[*]}"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >&2
+  step "updating Debian's package lists" as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  step "installing Debian packages: ${packages[*]}" \
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}"
 fi
 command -v java >/dev/null 2>&1 || { log "java is missing (apt-get install -y zookeeper brings it)"; exit 1; }
 
-log "installing dependencies"
-pnpm install --frozen-lockfile --reporter=append-only >&2
+step "installing dependencies" pnpm install --frozen-lockfile --reporter=append-only
 
-log "building"
-TURBO_TELEMETRY_DISABLED=1 pnpm exec turbo run build --output-logs=errors-only >&2
+step "building" env TURBO_TELEMETRY_DISABLED=1 pnpm exec turbo run build --output-logs=errors-only
