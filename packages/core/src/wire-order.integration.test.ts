@@ -5,7 +5,14 @@
  * read in one turn of the event loop.
  */
 import { describe, expect, it } from 'vitest';
-import { connectedClient, proxyTo, record, testRoot, waitFor } from '../test/support';
+import {
+  connectedClient,
+  proxyTo,
+  record,
+  testRoot,
+  transportName,
+  waitFor,
+} from '../test/support';
 import { OPEN_ACL_UNSAFE, op, type ZkClient } from './index';
 
 describe('wire order', () => {
@@ -70,6 +77,17 @@ describe('wire order', () => {
   // parents that exist, mkdirp of a path that exists): its reply is held by the proxy, a watched
   // node is then deleted, and both are forwarded in one segment. The call's continuation must
   // come first. (A recipe of several requests settles from its last reply the same way.)
+  // On the native transport the stock binding reads a created node's Stat, and a node before
+  // its ACL, with a second request (the event comes before that one's reply), and has no
+  // multi, getAllChildrenNumber or getEphemerals: those run on the default transport only.
+  const nativeLacks = new Set([
+    'create',
+    'create with parents',
+    'getAcl',
+    'multi',
+    'getAllChildrenNumber',
+    'getEphemerals',
+  ]);
   const calls: Array<[string, (client: ZkClient, root: string) => Promise<unknown>]> = [
     ['create', (c, root) => c.promises.create(`${root}/made`, 'x')],
     [
@@ -89,31 +107,34 @@ describe('wire order', () => {
     ['getEphemerals', (c, root) => c.promises.getEphemerals(root)],
   ];
 
-  it.each(calls)('so does %s', async (_, call) => {
-    const proxy = await proxyTo();
-    const client = await connectedClient({ connect: proxy.connectString });
-    const writer = await connectedClient();
-    const root = await testRoot();
-    for (const name of ['watched', 'read', 'gone']) {
-      await writer.promises.create(`${root}/${name}`, 'x');
-    }
-    const order: string[] = [];
-    const watched = record(client.watchExists(`${root}/watched`));
-    await waitFor(() => watched.values.length === 1);
-    watched.subscription.add(
-      client.watchExists(`${root}/watched`).subscribe((stat) => {
-        if (stat === null) order.push('event');
-      }),
-    );
-    proxy.holdReplies(true);
-    const done = call(client, root).then(() => order.push('reply'));
-    await waitFor(() => proxy.heldReplyBytes > 0);
-    const heldReply = proxy.heldReplyBytes;
-    await writer.promises.delete(`${root}/watched`);
-    await waitFor(() => proxy.heldReplyBytes > heldReply);
-    proxy.holdReplies(false);
-    await done;
-    await waitFor(() => order.length === 2);
-    expect(order).toEqual(['reply', 'event']);
-  });
+  it.each(calls.filter(([name]) => transportName === 'typescript' || !nativeLacks.has(name)))(
+    'so does %s',
+    async (_, call) => {
+      const proxy = await proxyTo();
+      const client = await connectedClient({ connect: proxy.connectString });
+      const writer = await connectedClient();
+      const root = await testRoot();
+      for (const name of ['watched', 'read', 'gone']) {
+        await writer.promises.create(`${root}/${name}`, 'x');
+      }
+      const order: string[] = [];
+      const watched = record(client.watchExists(`${root}/watched`));
+      await waitFor(() => watched.values.length === 1);
+      watched.subscription.add(
+        client.watchExists(`${root}/watched`).subscribe((stat) => {
+          if (stat === null) order.push('event');
+        }),
+      );
+      proxy.holdReplies(true);
+      const done = call(client, root).then(() => order.push('reply'));
+      await waitFor(() => proxy.heldReplyBytes > 0);
+      const heldReply = proxy.heldReplyBytes;
+      await writer.promises.delete(`${root}/watched`);
+      await waitFor(() => proxy.heldReplyBytes > heldReply);
+      proxy.holdReplies(false);
+      await done;
+      await waitFor(() => order.length === 2);
+      expect(order).toEqual(['reply', 'event']);
+    },
+  );
 });
