@@ -61,6 +61,13 @@ export function selectMatrix(options: BenchOptions): MatrixEntry[] {
   );
   const seen = new Set<string>();
   const selected: MatrixEntry[] = [];
+  // The fleet scenarios are not in the default matrix (their sizes are the command line's).
+  if (options.scenarios.includes('fleet-scale')) {
+    picked.push({ scenario: 'fleet-scale', clients: 4, ops: 200 });
+  }
+  if (options.scenarios.includes('fleet-members')) {
+    picked.push({ scenario: 'fleet-members', clients: 50, ops: 1 });
+  }
   for (const entry of picked) {
     const clients = options.clients ?? entry.clients;
     const ops = options.ops ?? Math.max(10, Math.floor(entry.ops * options.scale));
@@ -119,6 +126,10 @@ export function childCommand(
     ...common,
   ];
   if (entry.impl !== 'zkrx') args.push('--impl', entry.impl);
+  if (entry.scenario === 'fleet-scale') {
+    if (options.processes !== undefined) args.push('--processes', String(options.processes));
+    if (options.fleetSteps) args.push('--fleet-steps', options.fleetSteps.join(','));
+  }
   if (entry.scenario === 'pipelined-get') {
     args.push('--in-flight', String(options.inFlight));
     if (options.dataBytes !== undefined) args.push('--data-bytes', String(options.dataBytes));

@@ -51,6 +51,8 @@ export function runSettings(
     stallSeconds: options.stallSeconds,
     selfTestBroken: options.selfTestBroken,
     selfTestStall: options.selfTestStall,
+    processes: options.processes,
+    fleetSteps: options.fleetSteps,
   };
 }
 
