@@ -5,7 +5,7 @@
  * fleet keeps on the server (no watch per item per member).
  */
 import { READ_ACL_UNSAFE, type ZkClient } from '@zkrx/core';
-import { childrenOf, connectedClients } from '@zkrx/test-support';
+import { childrenOf, connectedClients, deferred } from '@zkrx/test-support';
 import { mntr, testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import { Subject } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
@@ -95,6 +95,34 @@ describe('partition (issue 25)', () => {
     expect(ReleaseTimeoutError.isInstance(hung.state.error)).toBe(true);
     expect(hung.state.error).toMatchObject({ path, item: moved.item, waitedMs: 200 });
     await vi.waitUntil(() => other.items().length === 2);
+    expect(log.violations).toEqual([]);
+  });
+
+  it('client.close() tells the items at once and releases each only after its tracked runs', async () => {
+    const [a, b] = (await connectedClients(2, { closeTimeoutMs: 60_000 })) as [ZkClient, ZkClient];
+    const path = uniqueRoot('fleet');
+    const log = fleetLog();
+    const first = startMember(log, a, path, ['only'], { id: 'first' });
+    await vi.waitUntil(() => first.items().length === 1);
+    const owned = first.latest()?.owned.get('only') as OwnedItem;
+    const gate = deferred();
+    let settled = false;
+    owned.track(gate.promise.then(() => (settled = true)));
+    let settledAtHandOver: boolean | undefined;
+    const second = startMember(log, b, path, ['only'], { id: 'second' }, (assignment) => {
+      if (assignment.added.includes('only')) settledAtHandOver = settled;
+    });
+    await vi.waitUntil(async () => (await childrenOf(b, `${path}/members`)).length === 2);
+    const closing = a.close();
+    // Told at once, while close waits: the run can stop before the session (and its lock) go.
+    expect(owned.signal.reason).toMatchObject({ reason: 'closed' });
+    // The member has left (its node deleted), but the item's lock is held while its run goes on.
+    await vi.waitUntil(() => second.latest()?.members.length === 1);
+    expect(await b.promises.exists(owned.node)).not.toBeNull();
+    gate.resolve();
+    await vi.waitUntil(() => second.items().length === 1);
+    expect(settledAtHandOver).toBe(true);
+    await closing;
     expect(log.violations).toEqual([]);
   });
 

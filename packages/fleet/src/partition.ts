@@ -14,7 +14,7 @@ import {
   ZkErrorCode,
 } from '@zkrx/core';
 import { type Lease, LockLostError, mutex } from '@zkrx/lock';
-import { Observable, type Subscription } from 'rxjs';
+import { Observable, Subscription } from 'rxjs';
 import {
   type AssignmentRecord,
   decodeAssignment,
@@ -172,6 +172,15 @@ class PartitionEngine {
 
   /** The item set first: a member joins only once it knows what it could be given. */
   start(): void {
+    // `client.close()` begins: every item given up at once (signals abort, reason `closed`),
+    // each lock released once its runs settled — close waits for those releases (up to the
+    // client's closeTimeoutMs) before it ends the session, which would release them at once.
+    const closing = this.client.closing;
+    const onClosing = () => this.end('closed');
+    closing.addEventListener('abort', onClosing, { once: true });
+    this.subscriptions.push(
+      new Subscription(() => closing.removeEventListener('abort', onClosing)),
+    );
     const source = this.resolved.items;
     if (Array.isArray(source)) this.setItems(source);
     else {
