@@ -5,7 +5,7 @@
  */
 import { createClient, type ZkClient } from '@zkrx/core';
 import { type Assignment, partition } from '@zkrx/fleet';
-import { expireSession } from '@zkrx/testing';
+import { expireSession, startProxy, type TcpProxy } from '@zkrx/testing';
 import type { Subscription } from 'rxjs';
 
 /** What the scenario hears from a host. */
@@ -27,6 +27,7 @@ export type FleetCommand =
   | { readonly type: 'join'; readonly ids: readonly string[] }
   | { readonly type: 'leave'; readonly id: string }
   | { readonly type: 'expire'; readonly id: string }
+  | { readonly type: 'crash'; readonly id: string }
   | { readonly type: 'cpu' }
   | { readonly type: 'close' };
 
@@ -36,6 +37,8 @@ export interface FleetHostSettings {
   readonly path: string;
   readonly items: number;
   readonly sessionTimeoutMs: number;
+  /** The member the `crash` step cuts off for good: its client goes through a proxy. */
+  readonly crashVictim?: string;
 }
 
 /** The items of a run: `item-00000`, ... (sorted as they are numbered). */
@@ -52,6 +55,8 @@ export function memberId(index: number): string {
 interface HostedMember {
   readonly client: ZkClient;
   subscription: Subscription | undefined;
+  /** The crash victim's proxy. */
+  proxy?: TcpProxy;
 }
 
 export class FleetHost {
@@ -83,6 +88,15 @@ export class FleetHost {
       case 'expire':
         await expireSession(this.member(command.id).client);
         return undefined;
+      case 'crash': {
+        // As if its process died: no close, no packet more; the server expires its session
+        // after the session timeout.
+        const proxy = this.member(command.id).proxy;
+        if (!proxy) throw new Error(`${command.id} is not the crash victim`);
+        proxy.refuse();
+        proxy.cut();
+        return undefined;
+      }
       case 'cpu': {
         const { user, system } = process.cpuUsage();
         return user + system;
@@ -94,11 +108,13 @@ export class FleetHost {
   }
 
   private async connect(id: string): Promise<void> {
+    const proxy =
+      id === this.settings.crashVictim ? await startProxy(this.settings.connect) : undefined;
     const client = createClient({
-      connect: this.settings.connect,
+      connect: proxy?.connectString ?? this.settings.connect,
       sessionTimeoutMs: this.settings.sessionTimeoutMs,
     });
-    this.members.set(id, { client, subscription: undefined });
+    this.members.set(id, { client, subscription: undefined, proxy });
     await client.connected(60_000);
   }
 
@@ -133,7 +149,12 @@ export class FleetHost {
 
   async close(): Promise<void> {
     for (const member of this.members.values()) member.subscription?.unsubscribe();
-    await Promise.all([...this.members.values()].map((member) => member.client.close()));
+    await Promise.all(
+      [...this.members.values()].map(async (member) => {
+        await member.client.close();
+        await member.proxy?.close();
+      }),
+    );
     this.members.clear();
   }
 }

@@ -42,6 +42,7 @@ export const MATRIX: readonly Omit<MatrixEntry, 'impl'>[] = [
   { scenario: 'semaphore', clients: 32, ops: 1000 },
   { scenario: 'leader-failover', clients: 8, ops: 200 },
   { scenario: 'leader-failover', clients: 32, ops: 200 },
+  { scenario: 'leader-failover', clients: 500, ops: 50 },
   { scenario: 'herd', clients: 10, ops: 30 },
   { scenario: 'herd', clients: 50, ops: 30 },
   { scenario: 'herd', clients: 100, ops: 30 },

@@ -89,7 +89,7 @@ export const PEER_NAMES = ['java', 'node-zookeeper-client', 'zkrx-unbatched'] as
 export type PeerName = (typeof PEER_NAMES)[number];
 
 /** The steps of fleet-scale, in their order. */
-export const FLEET_STEP_NAMES = ['cold', 'join', 'leave', 'expire'] as const;
+export const FLEET_STEP_NAMES = ['cold', 'join', 'leave', 'expire', 'crash'] as const;
 
 export type FleetStepName = (typeof FLEET_STEP_NAMES)[number];
 

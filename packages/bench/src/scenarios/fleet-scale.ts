@@ -13,7 +13,10 @@
  * - `leave`: the first member leaves (unsubscribes); time until its items are owned again and
  *   the fleet balanced;
  * - `expire`: the next member's session is expired on the server (`expireSession`); time until
- *   it knew, joined again and the fleet is balanced again.
+ *   it knew, joined again and the fleet is balanced again;
+ * - `crash`: the third member is cut off for good (its client goes through a proxy that then
+ *   refuses it), as if its process died: time until ZooKeeper expired its session (the session
+ *   timeout, `session_timeout_ms`) and the others own its items, balanced.
  *
  * Every member's client connects before any clock starts. What the members own is taken from
  * their emissions: an item enters an assignment only once its lock is held. With one process
@@ -40,7 +43,7 @@ import type { Scenario } from '../scenario';
 import { round } from '../stats';
 
 /** The steps a run can take, in their order. */
-export const FLEET_STEPS = ['cold', 'join', 'leave', 'expire'] as const;
+export const FLEET_STEPS = ['cold', 'join', 'leave', 'expire', 'crash'] as const;
 export type FleetStep = (typeof FLEET_STEPS)[number];
 
 const SESSION_TIMEOUT_MS = 10_000;
@@ -216,24 +219,27 @@ export const fleetScale: Scenario = {
   defaultOps: 200,
   warmupFor: () => 0,
   warmupHoldMs: 0,
+  // The crash step waits a session timeout for ZooKeeper to expire the victim's session.
+  minStallSeconds: 60,
   async run(context): Promise<ScenarioResult> {
     const { clients: count, ops: items, connect } = context.settings;
     const processes = Math.max(1, Math.min(context.settings.processes ?? 1, count));
     const steps = context.settings.fleetSteps ?? FLEET_STEPS;
     const path = joinPath(context.base, 'fleet');
+    // Member i lives in process i mod P; the newcomer of `join` is member C.
+    const ids = Array.from({ length: count + 1 }, (_, index) => memberId(index));
     const settings: FleetHostSettings = {
       connect,
       path,
       items,
       sessionTimeoutMs: SESSION_TIMEOUT_MS,
+      crashVictim: steps.includes('crash') && count >= 3 ? ids[2] : undefined,
     };
     const view = new FleetView(items, processes === 1, context);
     const report = (event: FleetEvent) => view.onEvent(event);
     const hosts: Host[] = Array.from({ length: processes }, () =>
       processes === 1 ? localHost(settings, report) : workerHost(settings, report),
     );
-    // Member i lives in process i mod P; the newcomer of `join` is member C.
-    const ids = Array.from({ length: count + 1 }, (_, index) => memberId(index));
     const hostOf = (id: string) => hosts[ids.indexOf(id) % processes] as Host;
     const byHost = (chosen: readonly string[]) =>
       hosts.map((host) => ({ host, ids: chosen.filter((id) => hostOf(id) === host) }));
@@ -364,6 +370,19 @@ export const fleetScale: Scenario = {
             lost ||= (view.counts.get(victim) ?? 0) === 0;
             return lost && view.balanced();
           },
+          minimum,
+        );
+      }
+      if (steps.includes('crash') && settings.crashVictim) {
+        const victim = settings.crashVictim;
+        const minimum = view.counts.get(victim) ?? 0;
+        await change(
+          'crash',
+          async () => {
+            await hostOf(victim).run({ type: 'crash', id: victim });
+            view.live.delete(victim);
+          },
+          () => (view.counts.get(victim) ?? 0) === 0 && view.balanced(),
           minimum,
         );
       }
