@@ -35,7 +35,6 @@ import {
   type FleetEvent,
   FleetHost,
   type FleetHostSettings,
-  fleetItems,
   memberId,
 } from '../fleet-host';
 import { firstHost, type RunContext, type ScenarioResult } from '../run-context';
