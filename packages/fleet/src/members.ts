@@ -462,8 +462,10 @@ export function watchMembers(client: ZkClient, path: string): Observable<readonl
     let names: readonly string[] | undefined;
     let last: readonly Member[] | undefined;
     let stopped = false;
+    /** Listed names still being read: the membership is emitted once there are none. */
+    let unread = 0;
     const emit = () => {
-      if (names === undefined || subscriber.closed) return;
+      if (names === undefined || unread > 0 || subscriber.closed) return;
       const found: Member[] = [];
       for (const name of names) {
         const value = entries.get(name)?.value;
@@ -482,6 +484,7 @@ export function watchMembers(client: ZkClient, path: string): Observable<readonl
       client.promises.get(joinPath(path, name)).then(
         (value) => {
           if (!current()) return;
+          unread -= 1;
           entry.value =
             value.stat.ephemeralOwner === '0'
               ? null
@@ -496,6 +499,7 @@ export function watchMembers(client: ZkClient, path: string): Observable<readonl
         },
         (error: unknown) => {
           if (!current()) return;
+          unread -= 1;
           // Gone between the listing and the read: the next listing drops it.
           if (isZkError(error, ZkErrorCode.NoNode)) {
             entry.value = null;
@@ -514,11 +518,17 @@ export function watchMembers(client: ZkClient, path: string): Observable<readonl
       next: (listed) => {
         names = listed;
         const now = new Set(listed);
-        for (const name of entries.keys()) if (!now.has(name)) entries.delete(name);
+        for (const [name, entry] of entries) {
+          if (now.has(name)) continue;
+          // Dropped while being read: its read no longer counts.
+          if (entry.value === undefined) unread -= 1;
+          entries.delete(name);
+        }
         for (const name of listed) {
           if (entries.has(name)) continue;
           const entry: Entry = { value: undefined };
           entries.set(name, entry);
+          unread += 1;
           read(name, entry);
         }
         emit();
