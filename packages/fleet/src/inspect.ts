@@ -6,7 +6,7 @@
 import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type InspectedParticipant, inspect } from '@zkrx/lock';
 import { unlessGone } from '@zkrx/lock/recipe';
-import { decodeAssignment } from './assignment-record';
+import { decodeAssignment, type PoisonedItem } from './assignment-record';
 import { readPoisonReport } from './coordinator';
 import type { Member } from './members';
 import {
@@ -55,15 +55,9 @@ export interface InspectedItem {
 }
 
 /** An item no member owns because its lock failed for good, as its member reported it. */
-export interface InspectedPoison {
+export interface InspectedPoison extends PoisonedItem {
   /** The item. */
   readonly item: string;
-  /** The member that found it (the report goes when that member leaves). */
-  readonly member: string;
-  /** The error's code (`NoAuth`, `LockConflict`, ...). */
-  readonly code: string;
-  /** The error's message. */
-  readonly message: string;
   /** The report's node (delete it to have the item tried again). */
   readonly node: string;
 }
