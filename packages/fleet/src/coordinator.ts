@@ -64,6 +64,8 @@ export class Coordinator {
   private readonly poison = new Map<string, PoisonedItem>();
   private writing = false;
   private dirty = false;
+  /** Conditional writes refused in a row (another writer, or the container made again). */
+  private conflicts = 0;
   /** What this coordinator last wrote: the node's version after it, and the owners it gave. */
   private written: { version: number; data: Buffer; owners: Map<string, string> } | undefined;
 
@@ -112,6 +114,9 @@ export class Coordinator {
       reentrant: false,
     }).subscribe({
       next: () => {
+        // A new term: what we wrote in an earlier one may be gone (the container made again).
+        this.written = undefined;
+        this.conflicts = 0;
         this.holding = true;
         this.watchPoison();
         this.schedule();
@@ -229,9 +234,16 @@ export class Coordinator {
       stat = await this.client.promises.set(membersPath(this.path), data, node.version);
     } catch (error) {
       if (this.stopped) return;
-      // Written meanwhile (a coordinator before us, or the container made again): the watch
-      // brings the new value, and with it another computation.
-      if (isZkError(error, ZkErrorCode.BadVersion, ZkErrorCode.NoNode)) return;
+      // Written meanwhile (a coordinator before us), or the container made again (its version
+      // back to 0): compute again from what the watch read (our own write is no longer the
+      // latest). The watch's read of the change comes a round trip after it at most.
+      if (isZkError(error, ZkErrorCode.BadVersion, ZkErrorCode.NoNode)) {
+        this.written = undefined;
+        // A few times at once; then the watch's next read brings the next attempt.
+        this.conflicts += 1;
+        if (this.conflicts <= 3) this.dirty = true;
+        return;
+      }
       if (isZkError(error) && (error.isRetryable || error.code === ZkErrorCode.SessionExpired)) {
         await this.client.connected().catch(ignore);
         this.dirty = true;
@@ -242,5 +254,6 @@ export class Coordinator {
       return;
     }
     this.written = { version: stat.version, data, owners };
+    this.conflicts = 0;
   }
 }
