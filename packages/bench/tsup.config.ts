@@ -14,6 +14,7 @@ export default defineConfig({
     'tools/watch-tree-memory': 'src/tools/watch-tree-memory.ts',
     'tools/otel-sdk': 'src/tools/otel-sdk.ts',
     'tools/fleet-rebalance': 'src/tools/fleet-rebalance.ts',
+    'tools/fleet-worker': 'src/tools/fleet-worker.ts',
     'tools/curator-classpath': 'src/tools/curator-classpath.ts',
   },
   format: ['esm'],

@@ -42,6 +42,7 @@ export const MATRIX: readonly Omit<MatrixEntry, 'impl'>[] = [
   { scenario: 'semaphore', clients: 32, ops: 1000 },
   { scenario: 'leader-failover', clients: 8, ops: 200 },
   { scenario: 'leader-failover', clients: 32, ops: 200 },
+  { scenario: 'leader-failover', clients: 500, ops: 50 },
   { scenario: 'herd', clients: 10, ops: 30 },
   { scenario: 'herd', clients: 50, ops: 30 },
   { scenario: 'herd', clients: 100, ops: 30 },
@@ -61,6 +62,13 @@ export function selectMatrix(options: BenchOptions): MatrixEntry[] {
   );
   const seen = new Set<string>();
   const selected: MatrixEntry[] = [];
+  // The fleet scenarios are not in the default matrix (their sizes are the command line's).
+  if (options.scenarios.includes('fleet-scale')) {
+    picked.push({ scenario: 'fleet-scale', clients: 4, ops: 200 });
+  }
+  if (options.scenarios.includes('fleet-members')) {
+    picked.push({ scenario: 'fleet-members', clients: 50, ops: 1 });
+  }
   for (const entry of picked) {
     const clients = options.clients ?? entry.clients;
     const ops = options.ops ?? Math.max(10, Math.floor(entry.ops * options.scale));
@@ -119,6 +127,10 @@ export function childCommand(
     ...common,
   ];
   if (entry.impl !== 'zkrx') args.push('--impl', entry.impl);
+  if (entry.scenario === 'fleet-scale') {
+    if (options.processes !== undefined) args.push('--processes', String(options.processes));
+    if (options.fleetSteps) args.push('--fleet-steps', options.fleetSteps.join(','));
+  }
   if (entry.scenario === 'pipelined-get') {
     args.push('--in-flight', String(options.inFlight));
     if (options.dataBytes !== undefined) args.push('--data-bytes', String(options.dataBytes));

@@ -16,6 +16,8 @@ export const SCENARIO_NAMES = [
   'leader-failover',
   'herd',
   'memory',
+  'fleet-scale',
+  'fleet-members',
 ] as const;
 
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
@@ -47,6 +49,10 @@ export interface BenchOptions {
   readonly peers: readonly PeerName[] | undefined;
   readonly clients: number | undefined;
   readonly ops: number | undefined;
+  /** fleet-scale: the Node processes the members are spread over (default 1). */
+  readonly processes: number | undefined;
+  /** fleet-scale: the steps to take (default all). */
+  readonly fleetSteps: readonly FleetStepName[] | undefined;
   /** pipelined-get: requests kept in flight on the one session. */
   readonly inFlight: number;
   /** pipelined-get: the node's data size; undefined: a small value (18 bytes). */
@@ -82,6 +88,11 @@ export const PEER_NAMES = ['java', 'node-zookeeper-client', 'zkrx-unbatched'] as
 
 export type PeerName = (typeof PEER_NAMES)[number];
 
+/** The steps of fleet-scale, in their order. */
+export const FLEET_STEP_NAMES = ['cold', 'join', 'leave', 'expire', 'crash'] as const;
+
+export type FleetStepName = (typeof FLEET_STEP_NAMES)[number];
+
 /** pipelined-get's requests in flight when `--in-flight` is not given. */
 export const DEFAULT_IN_FLIGHT = 256;
 
@@ -99,6 +110,10 @@ Options:
   --scenario S[,S...]  ${SCENARIO_NAMES.join(', ')}
   --clients C          ZooKeeper sessions (herd: waiters; memory: always 2)
   --ops N              measured ops (herd: measured releases; memory: pending waiters)
+  --members C          fleet-scale: members (the same as --clients)
+  --items N            fleet-scale: items (the same as --ops)
+  --processes P        fleet-scale: Node processes the members are spread over (default 1)
+  --fleet-steps S,...  fleet-scale: ${FLEET_STEP_NAMES.join(', ')} (default all; cold first)
   --impl I             one run's client: ${IMPL_NAMES.join(', ')} (default zkrx;
                        node-zookeeper-client runs ${PEER_SCENARIOS.join(', ')})
   --in-flight K        pipelined-get: requests kept in flight (default ${DEFAULT_IN_FLIGHT})
@@ -167,6 +182,10 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         scenario: { type: 'string' },
         clients: { type: 'string' },
         ops: { type: 'string' },
+        members: { type: 'string' },
+        items: { type: 'string' },
+        processes: { type: 'string' },
+        'fleet-steps': { type: 'string' },
         impl: { type: 'string' },
         'in-flight': { type: 'string' },
         'data-bytes': { type: 'string' },
@@ -224,6 +243,19 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   if (connect !== undefined && !/^[^,/:]+:\d+/.test(connect)) {
     throw new UsageError(`--connect must be host:port, got ${JSON.stringify(connect)}`);
   }
+  let fleetSteps: FleetStepName[] | undefined;
+  const stepList = text('fleet-steps');
+  if (stepList !== undefined) {
+    fleetSteps = [];
+    for (const name of stepList.split(',').filter(Boolean)) {
+      if (!(FLEET_STEP_NAMES as readonly string[]).includes(name)) {
+        throw new UsageError(
+          `unknown fleet step ${JSON.stringify(name)} (${FLEET_STEP_NAMES.join(', ')})`,
+        );
+      }
+      fleetSteps.push(name as FleetStepName);
+    }
+  }
   const scale = positive('scale', text('scale'), 1);
   if (scale === 0) throw new UsageError('--scale must be > 0');
   return {
@@ -231,8 +263,10 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     scenarios,
     impl: impl as ImplName,
     peers,
-    clients: integer('clients', text('clients'), 1),
-    ops: integer('ops', text('ops'), 1),
+    clients: integer('members', text('members'), 1) ?? integer('clients', text('clients'), 1),
+    ops: integer('items', text('items'), 1) ?? integer('ops', text('ops'), 1),
+    processes: integer('processes', text('processes'), 1),
+    fleetSteps,
     inFlight: integer('in-flight', text('in-flight'), 1) ?? DEFAULT_IN_FLIGHT,
     dataBytes: integer('data-bytes', text('data-bytes'), 0),
     rounds: integer('rounds', text('rounds'), 1) ?? 1,

@@ -27,7 +27,7 @@ function sessionTransport(): Transport | undefined {
 }
 
 import { mntr } from '@zkrx/testing';
-import type { ImplName, ScenarioName } from './options';
+import type { FleetStepName, ImplName, ScenarioName } from './options';
 import {
   connectNodeZookeeperClient,
   NODE_ZOOKEEPER_CLIENT,
@@ -66,6 +66,10 @@ export interface RunSettings {
   readonly stallSeconds: number;
   readonly selfTestBroken: boolean;
   readonly selfTestStall: boolean;
+  /** fleet-scale: the Node processes the members are spread over. */
+  readonly processes?: number;
+  /** fleet-scale: the steps to take. */
+  readonly fleetSteps?: readonly FleetStepName[];
 }
 
 /** Where a run writes its diagnostics (stderr in the CLI). */

@@ -3,6 +3,8 @@
  */
 import type { ScenarioName } from './options';
 import type { Scenario } from './scenario';
+import { fleetMembers } from './scenarios/fleet-members';
+import { fleetScale } from './scenarios/fleet-scale';
 import { floorCreateDelete, floorGetChildren } from './scenarios/floor';
 import { herd } from './scenarios/herd';
 import { leaderFailover } from './scenarios/leader-failover';
@@ -24,4 +26,6 @@ export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
   'leader-failover': leaderFailover,
   herd,
   memory,
+  'fleet-scale': fleetScale,
+  'fleet-members': fleetMembers,
 };

@@ -16,6 +16,11 @@ export interface Scenario {
   warmupFor(ops: number): number;
   /** Hold in the critical section during warm-up when `--warmup-hold-ms` is not given. */
   readonly warmupHoldMs: number;
+  /**
+   * The stall watchdog's limit at least (fleet-scale waits out a session timeout with nothing
+   * happening).
+   */
+  readonly minStallSeconds?: number;
   /** Fixes the client count (memory always runs 2 sessions). */
   clientsFor?(asked: number): number;
   run(context: RunContext): Promise<ScenarioResult>;

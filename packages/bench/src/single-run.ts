@@ -48,9 +48,11 @@ export function runSettings(
     ops: total,
     warmup: options.warmup ?? scenario.warmupFor(total),
     warmupHoldMs: options.warmupHoldMs ?? scenario.warmupHoldMs,
-    stallSeconds: options.stallSeconds,
+    stallSeconds: Math.max(options.stallSeconds, scenario.minStallSeconds ?? 0),
     selfTestBroken: options.selfTestBroken,
     selfTestStall: options.selfTestStall,
+    processes: options.processes,
+    fleetSteps: options.fleetSteps,
   };
 }
 

@@ -76,6 +76,12 @@ const runs: readonly [string, readonly string[], readonly string[]][] = [
     ['--ops', '200'],
     ['heap_bytes_per_waiter', 'rss_bytes_per_waiter', 'enqueue_packets_per_waiter'],
   ],
+  [
+    'fleet-scale',
+    ['--members', '3', '--items', '12', '--fleet-steps', 'cold,join,leave,expire'],
+    ['cold_balanced_ms', 'watches', 'join_moved', 'join_minimum', 'leave_ms', 'expire_ms'],
+  ],
+  ['fleet-members', ['--members', '5'], ['cold_ms', 'watches', 'join_ms', 'join_packets']],
 ];
 
 describe('every scenario, tiny N, through the CLI entry', () => {
@@ -94,6 +100,7 @@ describe('every scenario, tiny N, through the CLI entry', () => {
     expect(line.server_packets_sent_per_op as number).toBeGreaterThan(0);
     for (const key of extra) expect(line, key).toHaveProperty(key);
     if (scenario === 'semaphore') expect(line.max_concurrent_holders).toBeLessThanOrEqual(4);
+    if (scenario === 'fleet-scale') expect(line.join_moved).toBe(line.join_minimum);
   });
 
   it.each([

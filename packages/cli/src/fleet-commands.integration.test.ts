@@ -91,7 +91,8 @@ describe('zkrx members and zkrx partitions', () => {
         new RegExp(`^  ${item} +${id} +${token} +0x${client.sessionId} +held ≤\\S+ +-$`),
       );
     }
-    expect(lines.at(-1)).toBe('  owned: worker-1 2 · worker-2 2');
+    expect(lines.at(-2)).toBe('  owned: worker-1 2 · worker-2 2');
+    expect(lines.at(-1)).toMatch(/^ {2}coordinator: worker-[12]$/);
 
     const json = JSON.parse((await zkrx(['partitions', path, '--json'])).out);
     expect(json.fleet.items).toHaveLength(4);

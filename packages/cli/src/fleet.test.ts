@@ -42,6 +42,8 @@ function fleet(items: InspectedItem[], ids = ['a', 'b']): InspectedFleet {
       items: items.filter((found) => found.owner?.member === id).map((found) => found.item),
     })),
     items,
+    poisoned: [],
+    coordinator: undefined,
     balanced: false,
     readAt: 0,
   };
@@ -65,6 +67,36 @@ describe('zkrx partitions', () => {
       '  z     not a member (tool)  8      0xff     held ≤2.5s  -',
       '  owned: a 1 · b 0',
     ]);
+  });
+
+  it('shows poison items, with or without a lock path, and the coordinator', () => {
+    const view: InspectedFleet = {
+      ...fleet([item('a', hold('a', 'sa', 7)), item('bad')]),
+      coordinator: 'a',
+      poisoned: [
+        { item: 'bad', member: 'a', code: 'NoAuth', message: 'no access', node: '/f/poison/bad' },
+        {
+          item: 'c',
+          member: 'b',
+          code: 'LockConflict',
+          message: 'a read lock',
+          node: '/f/poison/c',
+        },
+      ],
+    };
+    expect(renderPartitions(view, { command: 'partitions', now: 3_500, paint: noColours })).toEqual(
+      [
+        '/f  partition · 2 members · 2 items (1 owned) · 2 poison · not balanced',
+        '  ITEM  OWNER                     TOKEN  SESSION  SINCE       WAITING',
+        '  a     a                         7      0xsa     held ≤2.5s  -',
+        '  bad   poison: NoAuth (a)        -      -        -           -',
+        '  c     poison: LockConflict (b)  -      -        -           -',
+        '  owned: a 1 · b 0',
+        '  coordinator: a',
+        '  poison: bad: no access (delete /f/poison/bad to try it again)',
+        '  poison: c: a read lock (delete /f/poison/c to try it again)',
+      ],
+    );
   });
 
   it('lists joins, leaves, items taken, moved and freed between two reads', () => {

@@ -33,13 +33,15 @@ export function fleetTitle(fleet: InspectedFleet, paint: Paint): string {
     return `${paint.bold(fleet.path)}  membership · ${plural(fleet.members.length, 'member')}`;
   }
   const owned = fleet.items.filter((item) => item.owner !== undefined).length;
+  const poison =
+    fleet.poisoned.length === 0 ? '' : ` · ${paint.red(`${fleet.poisoned.length} poison`)}`;
   const balance =
     fleet.balanced === undefined
       ? ''
       : fleet.balanced
         ? ` · ${paint.green('balanced')}`
         : ` · ${paint.yellow('not balanced')}`;
-  return `${paint.bold(fleet.path)}  partition · ${plural(fleet.members.length, 'member')} · ${plural(fleet.items.length, 'item')} (${owned} owned)${balance}`;
+  return `${paint.bold(fleet.path)}  partition · ${plural(fleet.members.length, 'member')} · ${plural(fleet.items.length, 'item')} (${owned} owned)${poison}${balance}`;
 }
 
 /** The lines of `zkrx members` (no trailing newline). */
@@ -65,10 +67,30 @@ function holder(hold: InspectedHold): string {
 /** The lines of `zkrx partitions` (no trailing newline). */
 export function renderPartitions(fleet: InspectedFleet, options: FleetRenderOptions): string[] {
   const { paint, now } = options;
-  const rows = fleet.items.map((item) => {
+  const poisoned = new Map(fleet.poisoned.map((entry) => [entry.item, entry]));
+  // A poison item has no lock path when nobody could make one: it gets a row all the same.
+  const listed = new Set(fleet.items.map((item) => item.item));
+  const items = [
+    ...fleet.items,
+    ...fleet.poisoned
+      .filter((entry) => !listed.has(entry.item))
+      .map((entry) => ({ item: entry.item, owner: undefined, waiting: [] })),
+  ].sort((a, b) => (a.item < b.item ? -1 : a.item > b.item ? 1 : 0));
+  const rows = items.map((item) => {
     const owner = item.owner;
     const waiting =
       item.waiting.length === 0 ? '-' : item.waiting.map((hold) => holder(hold)).join(', ');
+    const poison = poisoned.get(item.item);
+    if (!owner && poison) {
+      return [
+        item.item,
+        paint.red(`poison: ${poison.code} (${poison.member})`),
+        '-',
+        '-',
+        '-',
+        waiting,
+      ];
+    }
     if (!owner) return [item.item, paint.yellow('free'), '-', '-', '-', waiting];
     return [
       item.item,
@@ -86,6 +108,14 @@ export function renderPartitions(fleet: InspectedFleet, options: FleetRenderOpti
   if (fleet.members.length > 0) {
     lines.push(
       `  ${paint.dim('owned:')} ${fleet.members.map((member) => `${member.id} ${member.items.length}`).join(' · ')}`,
+    );
+  }
+  if (fleet.coordinator !== undefined) {
+    lines.push(`  ${paint.dim('coordinator:')} ${fleet.coordinator}`);
+  }
+  for (const entry of fleet.poisoned) {
+    lines.push(
+      `  ${paint.dim('poison:')} ${entry.item}: ${entry.message} (delete ${entry.node} to try it again)`,
     );
   }
   return lines;

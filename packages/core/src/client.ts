@@ -66,6 +66,7 @@ export class ZkClient {
   /** True once the session is being torn down (after `close()` waited for tracked work). */
   private tornDown = false;
   private closePromise: Promise<void> | undefined;
+  private readonly closeController = new AbortController();
 
   constructor(options: ZkClientOptions) {
     const resolved = resolveClientOptions(options);
@@ -161,6 +162,14 @@ export class ZkClient {
   /** The current session id (hex), once connected. */
   get sessionId(): string | undefined {
     return this.keeper.sessionId;
+  }
+
+  /**
+   * Aborts when `close()` is called, before close waits for tracked work: a recipe gives up what
+   * it holds then (its work told to stop) and tracks the release, which close waits for.
+   */
+  get closing(): AbortSignal {
+    return this.closeController.signal;
   }
 
   /** True once `close()` has been called. */
@@ -444,6 +453,7 @@ export class ZkClient {
    */
   close(): Promise<void> {
     if (this.closePromise) return this.closePromise;
+    this.closeController.abort();
     this.closePromise = this.shutdown();
     return this.closePromise;
   }

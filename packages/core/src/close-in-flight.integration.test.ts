@@ -31,6 +31,24 @@ describe('close() with requests in flight', () => {
     }
   });
 
+  it('closing aborts as close() is called: work tracked then is waited for, connected', async () => {
+    const root = await testRoot();
+    const client = await connectedClient();
+    let stateWhenTold: string | undefined;
+    let written: Promise<unknown> | undefined;
+    client.closing.addEventListener('abort', () => {
+      stateWhenTold = client.state;
+      written = client.promises.create(`${root}/last-word`, 'bye');
+      client.track(written);
+    });
+    expect(client.closing.aborted).toBe(false);
+    const closing = client.close();
+    expect(client.closing.aborted).toBe(true);
+    expect(stateWhenTold).toBe('connected');
+    await closing;
+    await expect(written).resolves.toMatchObject({ path: `${root}/last-word` });
+  });
+
   it('a call waiting for a connection fails ClientClosed: it never reached the server', async () => {
     const proxy = await proxyTo();
     const root = await testRoot();

@@ -34,6 +34,8 @@ export interface AssignInput {
  * // Output: Map { '1' => 'a', '2' => 'a', '4' => 'b', '3' => 'c' }
  * ```
  *
+ * O(n + m log m + p log m) for n items, m members and p items placed.
+ *
  * @param input Members in join order, sorted items, current owners.
  * @return Each item's owner-to-be (empty without members).
  */
@@ -45,6 +47,7 @@ export function assign(input: AssignInput): Map<string, string> {
   const base = Math.floor(items.length / count);
   const extra = items.length % count;
   const index = new Map(members.map((id, at) => [id, at]));
+  // Each member's items in item order (one pass over the items: O(n)).
   const owned: string[][] = members.map(() => []);
   for (const item of items) {
     const owner = owners.get(item);
@@ -59,21 +62,79 @@ export function assign(input: AssignInput): Map<string, string> {
   for (const at of ranked.slice(0, extra)) quota[at] = base + 1;
   const room = quota.slice();
   for (const [at, list] of owned.entries()) {
-    for (const item of list.slice(0, quota[at])) {
-      result.set(item, members[at] as string);
-      room[at] = (room[at] as number) - 1;
-    }
+    const keep = Math.min(list.length, quota[at] as number);
+    for (let k = 0; k < keep; k++) result.set(list[k] as string, members[at] as string);
+    room[at] = (room[at] as number) - keep;
   }
+  // The rest, in item order, each to the member with the most room left (ties by join order):
+  // a heap of members by room, O(log m) a placement. The rooms left add up to the items left.
+  const heap = new RoomHeap(room);
   for (const item of items) {
     if (result.has(item)) continue;
-    let best = 0;
-    for (let at = 1; at < count; at++) {
-      if ((room[at] as number) > (room[best] as number)) best = at;
-    }
-    result.set(item, members[best] as string);
-    room[best] = (room[best] as number) - 1;
+    const at = heap.takeOne();
+    result.set(item, members[at] as string);
   }
   return result;
+}
+
+/** Members by room left: the most room first, ties by the lowest index (join order). */
+class RoomHeap {
+  private readonly heap: number[] = [];
+
+  constructor(private readonly room: number[]) {
+    for (let at = 0; at < room.length; at++) if ((room[at] as number) > 0) this.push(at);
+  }
+
+  /** The member with the most room (ties: the lowest index), its room one less. */
+  takeOne(): number {
+    const top = this.heap[0];
+    if (top === undefined) throw new Error('assign: no room left (a bug)');
+    this.room[top] = (this.room[top] as number) - 1;
+    const last = this.heap.pop() as number;
+    if (this.heap.length > 0) {
+      this.heap[0] = last;
+      this.down(0);
+    }
+    if ((this.room[top] as number) > 0) this.push(top);
+    return top;
+  }
+
+  private before(a: number, b: number): boolean {
+    const roomA = this.room[a] as number;
+    const roomB = this.room[b] as number;
+    return roomA > roomB || (roomA === roomB && a < b);
+  }
+
+  private push(at: number): void {
+    const heap = this.heap;
+    heap.push(at);
+    let child = heap.length - 1;
+    while (child > 0) {
+      const parent = (child - 1) >> 1;
+      if (!this.before(heap[child] as number, heap[parent] as number)) break;
+      [heap[child], heap[parent]] = [heap[parent] as number, heap[child] as number];
+      child = parent;
+    }
+  }
+
+  private down(start: number): void {
+    const heap = this.heap;
+    let parent = start;
+    for (;;) {
+      const left = 2 * parent + 1;
+      const right = left + 1;
+      let best = parent;
+      if (left < heap.length && this.before(heap[left] as number, heap[best] as number)) {
+        best = left;
+      }
+      if (right < heap.length && this.before(heap[right] as number, heap[best] as number)) {
+        best = right;
+      }
+      if (best === parent) return;
+      [heap[best], heap[parent]] = [heap[parent] as number, heap[best] as number];
+      parent = best;
+    }
+  }
 }
 
 /** How many owned items `next` takes from their current owner (what a change costs). */

@@ -70,3 +70,29 @@ export class OwnershipEndedError extends ZkrxError<'OwnershipEnded'> {
     );
   }
 }
+
+/**
+ * A member gave an item up and the runs tracked on it (`owned.track(run)`) had not settled
+ * `releaseTimeoutMs` later: the item's lock was released anyway (a run must not pin its item for
+ * ever) and the member left the fleet, as a Kafka consumer that exceeds `max.poll.interval.ms`
+ * leaves its group. The run may still be going: only the fencing token keeps its writes out.
+ */
+export class ReleaseTimeoutError extends ZkrxError<'ReleaseTimeout'> {
+  protected static override readonly marker = '@zkrx/fleet.ReleaseTimeoutError';
+  declare static readonly isInstance: (value: unknown) => value is ReleaseTimeoutError;
+  override readonly name = 'ReleaseTimeoutError';
+
+  constructor(
+    /** The partition path. */
+    readonly path: string,
+    /** The item whose runs did not settle. */
+    readonly item: string,
+    /** How long it waited: the partition's `releaseTimeoutMs`. */
+    readonly waitedMs: number,
+  ) {
+    super(
+      'ReleaseTimeout',
+      `Item ${JSON.stringify(item)} of ${path}: the runs tracked on it had not settled ${waitedMs} ms after it was given up (releaseTimeoutMs); its lock was released and the member left`,
+    );
+  }
+}

@@ -3,9 +3,16 @@
  * cooperative work partitioner where no item is ever owned twice.
  */
 
+export type { PoisonedItem } from './assignment-record';
 export type { OwnershipEndedReason } from './errors';
-export { DuplicateMemberError, OwnershipEndedError } from './errors';
-export type { InspectedFleet, InspectedHold, InspectedItem, InspectedMember } from './inspect';
+export { DuplicateMemberError, OwnershipEndedError, ReleaseTimeoutError } from './errors';
+export type {
+  InspectedFleet,
+  InspectedHold,
+  InspectedItem,
+  InspectedMember,
+  InspectedPoison,
+} from './inspect';
 export { inspectFleet } from './inspect';
 export type { JoinPartitionOptions, PartitionMembership } from './join-partition';
 export { joinPartition } from './join-partition';

@@ -6,8 +6,17 @@
 import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type InspectedParticipant, inspect } from '@zkrx/lock';
 import { unlessGone } from '@zkrx/lock/recipe';
+import { decodeAssignment, type PoisonedItem } from './assignment-record';
+import { readPoisonReport } from './coordinator';
 import type { Member } from './members';
-import { checkClient, checkFleetPath, compareNames, itemsPath, membersPath } from './options';
+import {
+  checkClient,
+  checkFleetPath,
+  compareNames,
+  itemsPath,
+  membersPath,
+  poisonPath,
+} from './options';
 
 /** A member, as read. */
 export interface InspectedMember extends Member {
@@ -45,6 +54,14 @@ export interface InspectedItem {
   readonly waiting: readonly InspectedHold[];
 }
 
+/** An item no member owns because its lock failed for good, as its member reported it. */
+export interface InspectedPoison extends PoisonedItem {
+  /** The item. */
+  readonly item: string;
+  /** The report's node (delete it to have the item tried again). */
+  readonly node: string;
+}
+
 /** A membership group or a partition, as read. */
 export interface InspectedFleet {
   /** The path inspected. */
@@ -60,6 +77,10 @@ export interface InspectedFleet {
    * whose idle lock path was reaped is not seen). Empty for a plain membership.
    */
   readonly items: readonly InspectedItem[];
+  /** Partition: the items left unowned because their lock failed for good, sorted. */
+  readonly poisoned: readonly InspectedPoison[];
+  /** Partition: the member whose assignment is in force (the coordinator that wrote it). */
+  readonly coordinator: string | undefined;
   /**
    * Partition: every member owns ⌊k/m⌋ or ⌈k/m⌉ of the k owned items (and each owned item's
    * owner is a member). Undefined for a plain membership or without members.
@@ -114,7 +135,8 @@ async function mapLimited<T, R>(
  *
  * A partition is recognised by its `members` or `items` child (persistent nodes); otherwise the
  * path's ephemeral children are a group's members. What it costs: a listing and a read per
- * member, a listing of `items`, and one `inspect` per item (16 at a time). What it gives is
+ * member, a listing of `items`, one `inspect` per item (16 at a time), and a listing and a read
+ * per poison report. What it gives is
  * what the connected server showed over those reads: a change made meanwhile may show in part.
  *
  * ## Example
@@ -148,10 +170,18 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
   const members = await readMembers(client, where);
   const ownSession = client.sessionId;
   const items = isPartition ? await readItems(client, valid, members) : [];
+  const poisoned = isPartition ? await readPoison(client, valid) : [];
+  const coordinator = isPartition
+    ? decodeAssignment((await unlessGone(client.promises.get(where)))?.data ?? Buffer.alloc(0))
+        ?.coordinator
+    : undefined;
   const owned = new Map<string, string[]>();
   for (const item of items) {
     const member = item.owner?.member;
-    if (member !== undefined) owned.set(member, [...(owned.get(member) ?? []), item.item]);
+    if (member === undefined) continue;
+    const list = owned.get(member);
+    if (list) list.push(item.item);
+    else owned.set(member, [item.item]);
   }
   return {
     path: valid,
@@ -163,6 +193,8 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
       items: owned.get(member.id) ?? [],
     })),
     items,
+    poisoned,
+    coordinator,
     balanced: isPartition ? isBalanced(members, items, owned) : undefined,
     readAt,
   };
@@ -197,6 +229,19 @@ async function readItems(
       waiting: (lock?.waiters ?? []).map(hold),
     };
   });
+}
+
+/** The poison reports of a partition, sorted by item. */
+async function readPoison(client: ZkClient, path: string): Promise<InspectedPoison[]> {
+  const where = poisonPath(path);
+  const names = ((await unlessGone(client.promises.children(where))) ?? []).sort(compareNames);
+  const found = await mapLimited(names, async (item) => {
+    const node = joinPath(where, item);
+    const read = await unlessGone(client.promises.get(node));
+    const report = read ? readPoisonReport(read.data) : undefined;
+    return report ? { item, node, ...report } : undefined;
+  });
+  return found.filter((entry): entry is InspectedPoison => entry !== undefined);
 }
 
 /**

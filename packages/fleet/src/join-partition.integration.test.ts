@@ -12,7 +12,7 @@ import {
   untilGone,
 } from '@zkrx/test-support';
 import { uniqueRoot } from '@zkrx/testing';
-import { filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
+import { filter, firstValueFrom, lastValueFrom, Subject, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
   type Assignment,
@@ -77,6 +77,31 @@ describe('joinPartition', () => {
     expect((await taken).members).toMatchObject([{ id: 'same' }]);
     expect(second.assignment?.items).toEqual(items);
     await second.leave();
+  });
+
+  it('a hot item set is subscribed once: after a failure to join, the retry still has it', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = uniqueRoot('fleet');
+    const blocker = joinPartition(b!, path, ['x', 'y'], { id: 'same' });
+    await blocker.joined;
+    const items = new Subject<readonly string[]>();
+    const membership = joinPartition(a!, path, items, { id: 'same', retryDelayMs: 0 });
+    items.next(['x', 'y']); // emitted once, while the first attempt is under way
+    await expect(membership.joined).rejects.toBeInstanceOf(DuplicateMemberError);
+    await blocker.leave();
+    await owning(membership, 2);
+    expect(membership.assignment?.items).toEqual(['x', 'y']);
+    await membership.leave();
+  });
+
+  it('a default id is new for each process: host name, pid and a random part', async () => {
+    const [client] = await connectedClients(1);
+    const path = uniqueRoot('fleet');
+    const membership = joinPartition(client!, path, ['x']);
+    await membership.joined;
+    const id = membership.assignment?.members[0]?.id as string;
+    expect(id).toMatch(new RegExp(`^[^:]+:${process.pid}:[0-9a-f]{8}$`));
+    await membership.leave();
   });
 
   it('leave() resolves once a tracked run settled, and the item lock goes only after it', async () => {

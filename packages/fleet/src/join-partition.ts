@@ -3,11 +3,12 @@
  * after a failure, with the latest assignment, runs kept in view, and a `leave()` that waits for
  * them. What the adapters (express `itemOwnerOnly`, nest `FleetService`) are wired to.
  */
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { isZkError, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { validateTimeout } from '@zkrx/lock';
 import { LeaseRuns } from '@zkrx/lock/recipe';
-import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
+import { isObservable, type Observable, ReplaySubject, type Subscription } from 'rxjs';
 import {
   checkClient,
   checkOptionsObject,
@@ -18,14 +19,21 @@ import { type Assignment, partition } from './partition';
 
 /** How a member joins with `joinPartition`: `partition`'s options, and how it rides out a failure. */
 export interface JoinPartitionOptions extends Omit<PartitionOptions, 'id'> {
-  /** This member's id: unique among the partition's live members. Default `hostname:pid`. */
+  /**
+   * This member's id: unique among the partition's live members. Default
+   * `hostname:pid:<8 random hex digits>`, new for each process: a container restarted in the
+   * same slot (same host name, pid 1) never finds its id held by its previous life's session.
+   */
   id?: string;
   /**
    * After a failure to join (ZooKeeper unreachable at start, the id taken by a live member, no
-   * access), the member owns nothing and joins again after this many milliseconds, until it
-   * leaves or the client closes. Default 1000.
+   * access), the member owns nothing and joins again after a delay: `retryDelayMs` the first
+   * time, doubled at each failure in a row up to `maxRetryDelayMs`, each drawn at random
+   * between half and all of it (so that many members do not retry in step). Default 1000.
    */
   retryDelayMs?: number;
+  /** The longest delay between two attempts to join. Default 30,000. */
+  maxRetryDelayMs?: number;
 }
 
 /** A member of a partition joined with `joinPartition`, until it leaves. */
@@ -56,8 +64,30 @@ export interface PartitionMembership {
 }
 
 const what = 'joinPartition';
-const defaultId = `${hostname()}:${process.pid}`;
+/** New for each process: the same host name and pid after a restart is not the same member. */
+const defaultId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 const defaultRetryDelayMs = 1_000;
+const defaultMaxRetryDelayMs = 30_000;
+
+/**
+ * The delay before attempt `failures + 1` after `failures` failures in a row: `base` doubled
+ * each time up to `max`, then drawn between half and all of it (`random` in [0, 1)).
+ *
+ * ## Example
+ * ```ts
+ * console.log(retryDelay(3, 1_000, 30_000, () => 0.5));
+ * // Output: 3000 (4000, drawn between 2000 and 4000)
+ * ```
+ */
+export function retryDelay(
+  failures: number,
+  base: number,
+  max: number,
+  random: () => number = Math.random,
+): number {
+  const full = Math.min(max, base * 2 ** Math.max(0, failures - 1));
+  return full / 2 + random() * (full / 2);
+}
 
 class Membership implements PartitionMembership {
   readonly joined: Promise<void>;
@@ -66,6 +96,16 @@ class Membership implements PartitionMembership {
   private latest: Assignment | undefined;
   private subscription: Subscription | undefined;
   private retry: ReturnType<typeof setTimeout> | undefined;
+  /** Failures in a row (the next delay doubles with each). */
+  private failures = 0;
+  /**
+   * An observable item set, subscribed once for the membership's life: each attempt to join
+   * gets its latest set (a hot source is not subscribed again, and loses nothing).
+   */
+  private readonly itemSets: ReplaySubject<readonly string[]> | undefined;
+  private itemsSubscription: Subscription | undefined;
+  /** The item set's error: the membership ends with it (joining again cannot help). */
+  private itemsFailed: { error: unknown } | undefined;
   /** Left, or the client closed: no more joining. */
   private over = false;
   /** Settles `joined`, until it is. */
@@ -77,11 +117,23 @@ class Membership implements PartitionMembership {
     private readonly items: readonly string[] | Observable<readonly string[]>,
     private readonly options: PartitionOptions,
     private readonly retryDelayMs: number,
+    private readonly maxRetryDelayMs: number,
   ) {
     this.joined = new Promise<void>((resolve, reject) => {
       this.settleJoined = { resolve, reject };
     });
     this.joined.catch(() => {});
+    if (isObservable(items)) {
+      const sets = new ReplaySubject<readonly string[]>(1);
+      this.itemSets = sets;
+      this.itemsSubscription = items.subscribe({
+        next: (set) => sets.next(set),
+        error: (error: unknown) => {
+          this.itemsFailed = { error };
+          sets.error(error);
+        },
+      });
+    }
     this.join();
   }
 
@@ -110,8 +162,10 @@ class Membership implements PartitionMembership {
   private join(): void {
     this.retry = undefined;
     if (this.over) return;
-    this.subscription = partition(this.client, this.path, this.items, this.options).subscribe({
+    const items = this.itemSets ?? this.items;
+    this.subscription = partition(this.client, this.path, items, this.options).subscribe({
       next: (assignment) => {
+        this.failures = 0;
         this.latest = assignment;
         this.assignments.next(assignment);
         this.settleJoined?.resolve();
@@ -127,7 +181,13 @@ class Membership implements PartitionMembership {
           this.end(`partition ${this.path}: the client closed`);
           return;
         }
-        this.retry = setTimeout(() => this.join(), this.retryDelayMs);
+        if (this.itemsFailed) {
+          this.end(`partition ${this.path}: the item set failed`);
+          return;
+        }
+        this.failures += 1;
+        const delay = retryDelay(this.failures, this.retryDelayMs, this.maxRetryDelayMs);
+        this.retry = setTimeout(() => this.join(), delay);
         this.retry.unref?.();
       },
       complete: () => this.end(`partition ${this.path}: the client closed`),
@@ -143,6 +203,7 @@ class Membership implements PartitionMembership {
     this.settleJoined?.reject(new ZkError(ZkErrorCode.ClientClosed, why));
     this.settleJoined = undefined;
     this.subscription?.unsubscribe();
+    this.itemsSubscription?.unsubscribe();
     this.latest = undefined;
     this.assignments.complete();
   }
@@ -151,8 +212,10 @@ class Membership implements PartitionMembership {
 /**
  * Joins the partition at `path` as a member and returns the membership at once: it owns its
  * share of `items` as `partition` gives it (`assignment`, `watchAssignment()`), joins again after
- * `retryDelayMs` when joining fails (ZooKeeper unreachable at start, the id taken by a live
- * member), and lasts until `leave()` or the client closes. `joined` resolves at the first
+ * a delay when joining fails (ZooKeeper unreachable at start, the id taken by a live member;
+ * `retryDelayMs` doubled at each failure in a row up to `maxRetryDelayMs`, with jitter), and
+ * lasts until `leave()` or the client closes. An observable `items` is subscribed once: every
+ * attempt gets its latest set. `joined` resolves at the first
  * assignment.
  *
  * ## Example
@@ -169,7 +232,8 @@ class Membership implements PartitionMembership {
  * @param client The client whose session is the membership.
  * @param path The partition's path, shared by every member.
  * @param items The items (the same set on every member), or an observable of the set.
- * @param options The member `id` (default `hostname:pid`), `data`, `onSuspended`, `retryDelayMs`.
+ * @param options The member `id` (default `hostname:pid:<random>`), `data`, `onSuspended`,
+ *   `releaseTimeoutMs`, `retryDelayMs`, `maxRetryDelayMs`.
  * @return The membership. Throws ZkError `BadArguments` / `InvalidPath` on bad input, before
  *   anything is sent.
  */
@@ -182,11 +246,23 @@ export function joinPartition(
   checkClient(client, what);
   const given = checkOptionsObject(options, what);
   const retryDelayMs = validateTimeout(given.retryDelayMs, 'retryDelayMs') ?? defaultRetryDelayMs;
+  const maxRetryDelayMs =
+    validateTimeout(given.maxRetryDelayMs, 'maxRetryDelayMs') ?? defaultMaxRetryDelayMs;
   const partitionOptions = { id: given.id ?? defaultId } as PartitionOptions;
+  if (given.releaseTimeoutMs !== undefined) {
+    partitionOptions.releaseTimeoutMs = given.releaseTimeoutMs as number;
+  }
   if (given.data !== undefined) partitionOptions.data = given.data as string;
   if (given.onSuspended !== undefined) {
     partitionOptions.onSuspended = given.onSuspended as PartitionOptions['onSuspended'];
   }
   validatePartition(path, items, partitionOptions);
-  return new Membership(client, path, items, partitionOptions, retryDelayMs);
+  return new Membership(
+    client,
+    path,
+    items,
+    partitionOptions,
+    retryDelayMs,
+    Math.max(retryDelayMs, maxRetryDelayMs),
+  );
 }

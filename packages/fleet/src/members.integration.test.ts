@@ -5,8 +5,14 @@
  */
 import type { ZkClient } from '@zkrx/core';
 import { ZkError } from '@zkrx/core';
-import { childrenOf, connectedClient, connectedClients, proxiedClient } from '@zkrx/test-support';
-import { expireSession, uniqueRoot } from '@zkrx/testing';
+import {
+  childrenOf,
+  connectedClient,
+  connectedClients,
+  proxiedClient,
+  watchersOf,
+} from '@zkrx/test-support';
+import { expireSession, testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import type { Subscription } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DuplicateMemberError, type Member, members } from './index';
@@ -72,6 +78,76 @@ describe('members', () => {
     await vi.waitUntil(async () => (await childrenOf(c, path)).length === 0);
   });
 
+  it('watches the group, not each member: a member node is watched by its own session only', async () => {
+    const server = await testZooKeeper();
+    const clients = await connectedClients(4);
+    const path = `${uniqueRoot('fleet')}/workers`;
+    const joined = clients.map((client, index) => join(client, path, `w${index}`));
+    await vi.waitUntil(() => joined.every((member) => member.latest()?.length === 4));
+    const sessions = clients.map((client) => client.sessionId as string);
+    // On a member node, only its owner's own watch (it joins again when an operator deletes
+    // it); the others keep one children watch on the group (`wchp` lists data watches only), so
+    // a join costs each of them one notification.
+    for (const [index, session] of sessions.entries()) {
+      const watchers = await watchersOf(server, `${path}/w${index}`);
+      expect(watchers.filter((watcher) => watcher !== session)).toEqual([]);
+    }
+  });
+
+  it('refuses the same id twice on one client: DuplicateMemberError, the first keeps its node', async () => {
+    const [a, observer] = (await connectedClients(2)) as [ZkClient, ZkClient];
+    const path = `${uniqueRoot('fleet')}/workers`;
+    const first = join(a, path, 'w');
+    await vi.waitUntil(() => first.seen.length > 0);
+    const second = join(a, path, 'w');
+    await vi.waitUntil(() => second.state.error !== undefined || second.seen.length > 0);
+    expect(DuplicateMemberError.isInstance(second.state.error)).toBe(true);
+    expect(second.state.error).toMatchObject({ path, id: 'w' });
+    second.subscription.unsubscribe();
+    const stat = await observer.promises.exists(`${path}/w`);
+    expect(stat?.ephemeralOwner).toBe(a.sessionId);
+    // Two ids on one client are two members.
+    const other = join(a, path, 'v');
+    await vi.waitUntil(() => other.latest()?.length === 2 && first.latest()?.length === 2);
+    expect(first.ids()).toEqual(['w', 'v']);
+  });
+
+  it('a restarted member with the same id waits for its old session to expire, then joins', async () => {
+    const { client: old, proxy } = await proxiedClient({ sessionTimeoutMs: 2_000 });
+    const fresh = await connectedClient({ sessionTimeoutMs: 4_000 });
+    const path = `${uniqueRoot('fleet')}/workers`;
+    const before = join(old, path, 'w');
+    await vi.waitUntil(() => before.seen.length > 0);
+    const oldSession = old.sessionId;
+    // The old process is gone: its connection cut for good; its session lives until it expires.
+    proxy.refuse();
+    proxy.cut();
+    const after = join(fresh, path, 'w');
+    await vi.waitUntil(() => after.state.error !== undefined || after.seen.length > 0, {
+      timeout: 30_000,
+    });
+    expect(after.state.error).toBeUndefined();
+    expect(after.latest()).toMatchObject([{ id: 'w', sessionId: fresh.sessionId }]);
+    expect(fresh.sessionId).not.toBe(oldSession);
+  });
+
+  it('leaves nothing behind when unsubscribed while its create was in flight and the reply lost', async () => {
+    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 6_000 });
+    const observer = await connectedClient();
+    const path = `${uniqueRoot('fleet')}/workers`;
+    await observer.promises.mkdirp(path);
+    proxy.holdReplies();
+    const one = join(a, path, 'one');
+    // The create reaches the server and is applied; its reply never comes back.
+    await vi.waitUntil(async () => (await childrenOf(observer, path)).length === 1);
+    one.subscription.unsubscribe();
+    proxy.cut();
+    proxy.holdReplies(false);
+    // The same session comes back: the node it made is removed.
+    await vi.waitUntil(async () => (await childrenOf(observer, path)).length === 0);
+    expect(one.state.error).toBeUndefined();
+  });
+
   it('refuses an id another live member has: DuplicateMemberError, the other undisturbed', async () => {
     const [a, b] = (await connectedClients(2)) as [ZkClient, ZkClient];
     const path = `${uniqueRoot('fleet')}/workers`;
@@ -122,10 +198,13 @@ describe('members', () => {
     await vi.waitUntil(() => one.latest()?.length === 2);
     expect(one.ids()).toEqual(['two', 'one']);
 
-    // An operator deletes its node: it joins again.
-    const count = two.seen.length;
+    // An operator deletes its node: it joins again (with a new node; `two` may not see the
+    // delete and the create apart: one listing can fall after both, see `watchMembers`).
     await b.promises.delete(`${path}/one`);
-    await vi.waitUntil(() => two.seen.length > count + 1 && two.latest()?.length === 2);
+    await vi.waitUntil(async () => {
+      const stat = await b.promises.exists(`${path}/one`);
+      return stat !== null && stat.czxid > after.czxid;
+    });
     expect(one.state.error).toBeUndefined();
     expect((await b.promises.exists(`${path}/one`))?.ephemeralOwner).toBe(a.sessionId);
   });

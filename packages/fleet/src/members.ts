@@ -42,9 +42,17 @@ export interface Joined {
   readonly node: string;
   readonly sessionId: string;
   readonly czxid: number;
+  /** Its creation, ms since the epoch by the server's clock. */
+  readonly ctime: number;
 }
 
 const ignore = () => {};
+
+/**
+ * The member nodes each client is joining or holds, by path: two joins of one id on one client
+ * would share one node (and one would delete it under the other), so the second is refused.
+ */
+const joinsOf = new WeakMap<ZkClient, Set<string>>();
 
 const lostConnection: readonly ZkErrorCode[] = [
   ZkErrorCode.ConnectionLoss,
@@ -63,6 +71,10 @@ export class GroupJoin {
   private stopped = false;
   private joined: Joined | undefined;
   private joining = false;
+  private registered = false;
+  /** Our node's data version as we last knew it: a newer one is another session's probe. */
+  private knownVersion = 0;
+  private answering = false;
   /** Every session this client had while we were a member: their nodes are ours, going. */
   private readonly ownSessions = new Set<string>();
   private readonly subscriptions: Subscription[] = [];
@@ -88,6 +100,18 @@ export class GroupJoin {
   }
 
   start(): void {
+    const joins = joinsOf.get(this.client) ?? new Set<string>();
+    joinsOf.set(this.client, joins);
+    if (joins.has(this.node)) {
+      // Another member of this very client has the id: refused before anything is sent.
+      this.stopped = true;
+      this.events.failed(
+        new DuplicateMemberError(this.path, this.id, this.client.sessionId ?? 'this client'),
+      );
+      return;
+    }
+    joins.add(this.node);
+    this.registered = true;
     this.subscriptions.push(
       this.client.session$.subscribe({
         next: ({ state, sessionId }) => {
@@ -117,6 +141,8 @@ export class GroupJoin {
 
   /** Leaves: our node is removed (in the background, tracked by the client). Idempotent. */
   leave(): void {
+    if (this.registered) joinsOf.get(this.client)?.delete(this.node);
+    this.registered = false;
     if (this.stopped) return;
     this.stopped = true;
     for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
@@ -128,10 +154,36 @@ export class GroupJoin {
   private onNodeValue(value: NodeData | null): void {
     const joined = this.joined;
     if (!joined || this.stopped) return;
-    if (value !== null && value.stat.czxid === joined.czxid) return;
+    if (value !== null && value.stat.czxid === joined.czxid) {
+      if (value.stat.version > this.knownVersion) this.answer(joined, value.stat.version);
+      return;
+    }
     // A value read before our create never comes after its reply (one session's replies and
     // watch events arrive in order): our node is gone, or was replaced.
     if (value === null || value.stat.ephemeralOwner !== joined.sessionId) this.lose();
+  }
+
+  /**
+   * Another session probed our node (a process starting with our id, asking whether we are
+   * alive, see `probe`): we answer by writing our data back, which changes the version again.
+   */
+  private answer(joined: Joined, version: number): void {
+    this.knownVersion = version;
+    if (this.answering) return;
+    this.answering = true;
+    const work = this.client.promises
+      .set(joined.node, this.data, version)
+      .then(
+        (stat) => {
+          this.knownVersion = Math.max(this.knownVersion, stat.version);
+        },
+        // BadVersion: probed again meanwhile, the watch brings that; NoNode: our node is gone.
+        ignore,
+      )
+      .finally(() => {
+        this.answering = false;
+      });
+    this.client.track(work);
   }
 
   private lose(): void {
@@ -165,14 +217,26 @@ export class GroupJoin {
         const session = this.client.sessionId as string;
         this.ownSessions.add(session);
         try {
-          const created = await this.client.promises.create(this.node, this.data, {
+          const creating = this.client.promises.create(this.node, this.data, {
             mode: 'ephemeral',
             parents: 'container',
           });
+          let created: Awaited<typeof creating>;
+          try {
+            created = await creating;
+          } catch (error) {
+            // Left while the create was in flight and its reply was lost: it may have been
+            // applied. Our session's node, if there is one, is removed.
+            if (this.stopped && isZkError(error, ZkErrorCode.ConnectionLoss)) {
+              removeNodeOfSession(this.client, this.node, session);
+            }
+            throw error;
+          }
           const joined = {
             node: created.path,
             sessionId: created.stat.ephemeralOwner,
             czxid: created.stat.czxid,
+            ctime: created.stat.ctime,
           };
           if (this.stopped) {
             removeMemberNode(this.client, joined);
@@ -197,16 +261,23 @@ export class GroupJoin {
         if (this.stopped) return;
         if (stat === null) continue;
         if (stat.ephemeralOwner === this.client.sessionId) {
+          // Ours: the reply of our create was lost (another join of this client with this id
+          // is refused before it sends anything, see `start`).
           return this.adopt({
             node: this.node,
             sessionId: stat.ephemeralOwner,
             czxid: stat.czxid,
+            ctime: stat.ctime,
           });
         }
         if (this.ownSessions.has(stat.ephemeralOwner)) {
           await this.untilGone(stat.czxid);
           continue;
         }
+        // Another session's: a live member, or a dying one (a process that restarted with the
+        // same id while its old session lives on until it times out). Ask it.
+        if ((await this.probe()) === 'gone') continue;
+        if (this.stopped) return;
         throw new DuplicateMemberError(this.path, this.id, stat.ephemeralOwner);
       }
     } catch (error) {
@@ -218,7 +289,69 @@ export class GroupJoin {
 
   private adopt(joined: Joined): void {
     this.joined = joined;
+    this.knownVersion = 0;
     this.events.joined(joined);
+  }
+
+  /**
+   * Whether the session holding our id is alive: we write the node's data back unchanged (its
+   * version goes up) and watch it. A live member answers (its own watch on its node sees the new
+   * version, and it writes back: see `answer`); a dying session cannot, and ZooKeeper deletes
+   * its node when it expires. `gone` once the node is gone (join then); `live` once answered,
+   * or when neither came within twice our session timeout (the other's timeout is not known:
+   * the same configuration is assumed), or when we may not write the node.
+   */
+  private async probe(): Promise<'gone' | 'live'> {
+    const deadline = Date.now() + 2 * this.client.sessionTimeoutMs;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      if (this.stopped) return 'live';
+      let node: NodeData;
+      try {
+        node = await this.client.promises.get(this.node);
+      } catch (error) {
+        if (isZkError(error, ZkErrorCode.NoNode)) return 'gone';
+        if (isZkError(error, ...lostConnection)) continue;
+        throw error;
+      }
+      let probed: number;
+      try {
+        probed = (await this.client.promises.set(this.node, node.data, node.stat.version)).version;
+      } catch (error) {
+        if (isZkError(error, ZkErrorCode.NoNode)) return 'gone';
+        // Changed meanwhile (another probe, or its owner): read it again.
+        if (isZkError(error, ZkErrorCode.BadVersion, ...lostConnection)) continue;
+        if (isZkError(error, ZkErrorCode.NoAuth)) return 'live';
+        throw error;
+      }
+      return this.untilAnswered(node.stat.czxid, probed, deadline);
+    }
+    return 'live';
+  }
+
+  /** `gone` once the node made at `czxid` is gone; `live` once its version passed `probed`. */
+  private untilAnswered(czxid: number, probed: number, deadline: number): Promise<'gone' | 'live'> {
+    return new Promise((resolve) => {
+      let subscription: Subscription | undefined;
+      let done = false;
+      const finish = (verdict: 'gone' | 'live') => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        queueMicrotask(() => subscription?.unsubscribe());
+        resolve(verdict);
+      };
+      const timer = setTimeout(() => finish('live'), Math.max(0, deadline - Date.now()));
+      subscription = this.client.watchData(this.node).subscribe({
+        next: (value) => {
+          if (this.stopped) finish('live');
+          else if (value === null || value.stat.czxid !== czxid) finish('gone');
+          else if (value.stat.version > probed) finish('live');
+        },
+        error: () => finish('live'),
+        complete: () => finish('live'),
+      });
+      if (done) subscription.unsubscribe();
+    });
   }
 
   /** Resolves once the node made at `czxid` is gone (or we stopped, or the client closed). */
@@ -268,6 +401,30 @@ export function removeMemberNode(client: ZkClient, joined: Joined): void {
   client.track(work);
 }
 
+/**
+ * Removes the node at `node` if the session `sessionId` owns it, while that is the client's
+ * session (a create whose reply was lost may have made it), retried across disconnections,
+ * tracked so that `client.close()` waits.
+ */
+function removeNodeOfSession(client: ZkClient, node: string, sessionId: string): void {
+  const work = (async () => {
+    for (;;) {
+      await client.connected().catch(ignore);
+      if (client.isClosed || client.sessionId !== sessionId) return;
+      try {
+        const stat = await client.promises.exists(node);
+        if (!stat || stat.ephemeralOwner !== sessionId) return;
+        await client.promises.delete(node, stat.version);
+        return;
+      } catch (error) {
+        if (isZkError(error, ZkErrorCode.NoNode)) return;
+        if (!isZkError(error) || !error.isRetryable) return;
+      }
+    }
+  })();
+  client.track(work);
+}
+
 /** Two member lists alike (what a new emission must differ in). */
 function sameMembers(a: readonly Member[], b: readonly Member[]): boolean {
   return (
@@ -285,59 +442,94 @@ function sameMembers(a: readonly Member[], b: readonly Member[]): boolean {
 }
 
 /**
- * The live members under `path`, in join order, now and on every change, without joining: a
- * children watch on the path plus a data watch on each member node (a member that leaves and
- * joins again between two listings keeps its name, not its node: the data watch sees it).
- * Children that are not ephemeral are not members. Emits once every member's node was read.
+ * The live members under `path`, in join order, now and on every change, without joining: one
+ * children watch on the path, and one read of each member node when its name first appears
+ * (the reads of one listing go as one request with the client's `batchReads`). No watch per
+ * member: a join costs each watcher one notification, one listing and one read. Children that
+ * are not ephemeral are not members. Emits once every listed member's node was read.
+ *
+ * A member that leaves and joins again under the same id faster than a watcher lists the path
+ * again (the two changes fall between two of its listings, which then show the same names) is
+ * not seen to: that watcher keeps its earlier node (session, join order) until the next change.
  */
 export function watchMembers(client: ZkClient, path: string): Observable<readonly Member[]> {
   return new Observable<readonly Member[]>((subscriber) => {
+    /** Each listed name's member: `value` undefined while being read, null when not a member. */
     interface Entry {
-      value: NodeData | null | undefined;
-      subscription: Subscription | undefined;
+      value: Member | null | undefined;
     }
     const entries = new Map<string, Entry>();
     let names: readonly string[] | undefined;
     let last: readonly Member[] | undefined;
+    let stopped = false;
+    /** Listed names still being read: the membership is emitted once there are none. */
+    let unread = 0;
     const emit = () => {
-      if (names === undefined || subscriber.closed) return;
+      if (names === undefined || unread > 0 || subscriber.closed) return;
       const found: Member[] = [];
       for (const name of names) {
         const value = entries.get(name)?.value;
         if (value === undefined) return;
-        if (value === null || value.stat.ephemeralOwner === '0') continue;
-        found.push({
-          id: name,
-          data: value.data.toString('utf8'),
-          sessionId: value.stat.ephemeralOwner,
-          joinedAt: value.stat.ctime,
-          czxid: value.stat.czxid,
-        });
+        if (value !== null) found.push(value);
       }
       found.sort((a, b) => a.czxid - b.czxid);
       if (last && sameMembers(last, found)) return;
       last = found;
       subscriber.next(found);
     };
+    const read = (name: string, entry: Entry) => {
+      // A read of a name that was dropped meanwhile (and maybe listed again: a new entry) is
+      // not this entry's.
+      const current = () => !stopped && entries.get(name) === entry;
+      client.promises.get(joinPath(path, name)).then(
+        (value) => {
+          if (!current()) return;
+          unread -= 1;
+          entry.value =
+            value.stat.ephemeralOwner === '0'
+              ? null
+              : {
+                  id: name,
+                  data: value.data.toString('utf8'),
+                  sessionId: value.stat.ephemeralOwner,
+                  joinedAt: value.stat.ctime,
+                  czxid: value.stat.czxid,
+                };
+          emit();
+        },
+        (error: unknown) => {
+          if (!current()) return;
+          unread -= 1;
+          // Gone between the listing and the read: the next listing drops it.
+          if (isZkError(error, ZkErrorCode.NoNode)) {
+            entry.value = null;
+            emit();
+            return;
+          }
+          if (isZkError(error, ZkErrorCode.ClientClosed) && client.isClosed) {
+            subscriber.complete();
+            return;
+          }
+          subscriber.error(error);
+        },
+      );
+    };
     const children = client.watchChildren(path).subscribe({
       next: (listed) => {
         names = listed;
+        const now = new Set(listed);
         for (const [name, entry] of entries) {
-          if (listed.includes(name)) continue;
-          entry.subscription?.unsubscribe();
+          if (now.has(name)) continue;
+          // Dropped while being read: its read no longer counts.
+          if (entry.value === undefined) unread -= 1;
           entries.delete(name);
         }
         for (const name of listed) {
           if (entries.has(name)) continue;
-          const entry: Entry = { value: undefined, subscription: undefined };
+          const entry: Entry = { value: undefined };
           entries.set(name, entry);
-          entry.subscription = client.watchData(joinPath(path, name)).subscribe({
-            next: (value) => {
-              entry.value = value;
-              emit();
-            },
-            error: (error: unknown) => subscriber.error(error),
-          });
+          unread += 1;
+          read(name, entry);
         }
         emit();
       },
@@ -345,8 +537,8 @@ export function watchMembers(client: ZkClient, path: string): Observable<readonl
       complete: () => subscriber.complete(),
     });
     return () => {
+      stopped = true;
       children.unsubscribe();
-      for (const entry of entries.values()) entry.subscription?.unsubscribe();
       entries.clear();
     };
   });
@@ -433,15 +625,33 @@ export function joinMembers(
       return;
     }
     let latest: readonly Member[] | undefined;
+    let emitted: readonly Member[] | undefined;
     let seenSelf = false;
     const emit = () => {
       if (!latest || subscriber.closed) return;
-      if (!seenSelf) {
-        const self = join.current;
-        if (!self || !latest.some((member) => member.czxid === self.czxid)) return;
-        seenSelf = true;
+      let list = latest;
+      const self = join.current;
+      if (self) {
+        // Our own node as we made it: a listing may still show the node our id had before
+        // (a leave and a join again between two listings look alike, see `watchMembers`).
+        const at = list.findIndex((member) => member.id === id);
+        if (at >= 0 && (list[at] as Member).czxid !== self.czxid) {
+          const ours: Member = {
+            id,
+            data: data.toString('utf8'),
+            sessionId: self.sessionId,
+            joinedAt: self.ctime,
+            czxid: self.czxid,
+          };
+          list = list.map((member, index) => (index === at ? ours : member));
+          list = [...list].sort((a, b) => a.czxid - b.czxid);
+        }
+        if (at >= 0) seenSelf = true;
       }
-      subscriber.next(latest);
+      if (!seenSelf) return;
+      if (emitted && sameMembers(emitted, list)) return;
+      emitted = list;
+      subscriber.next(list);
     };
     const join: GroupJoin = new GroupJoin(client, path, id, data, {
       joined: (joined) => {

@@ -4,7 +4,7 @@
  * problem.
  */
 import { joinPath, toDataBuffer, validatePath, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { type SuspendedPolicy, validateLockPath } from '@zkrx/lock';
+import { type SuspendedPolicy, validateLockPath, validateTimeout } from '@zkrx/lock';
 import { isObservable, type Observable } from 'rxjs';
 
 /** A ZkClient from any copy of @zkrx/core (its brand, `ZkClient.isInstance`). */
@@ -24,8 +24,21 @@ export function checkFleetPath(path: unknown, what: string): string {
 }
 
 /**
- * A name that becomes one znode: a member id or an item. Not empty, no `/`, not `.` or `..`, no
- * character ZooKeeper refuses in a path.
+ * The longest member id or item name, in UTF-8 bytes (255, as most file systems' names): each is
+ * a znode's name, carried in every request about it and, for a member id, in the assignment.
+ */
+export const MAX_NAME_BYTES = 255;
+
+/**
+ * The most items a partition takes: the assignment carries a few bytes per item in one znode,
+ * which must stay well within ZooKeeper's 1 MB (`jute.maxbuffer`).
+ */
+export const MAX_ITEMS = 100_000;
+
+/**
+ * A name that becomes one znode: a member id or an item. Not empty, at most
+ * {@link MAX_NAME_BYTES} bytes of UTF-8, no `/`, not `.` or `..`, no character ZooKeeper refuses
+ * in a path.
  */
 export function checkName(value: unknown, field: string, what: string): string {
   if (typeof value !== 'string') {
@@ -38,6 +51,13 @@ export function checkName(value: unknown, field: string, what: string): string {
     throw new ZkError(
       ZkErrorCode.BadArguments,
       `${what}: ${field} ${JSON.stringify(value)} cannot be a znode's name (not empty, no "/", not "." or "..")`,
+    );
+  }
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > MAX_NAME_BYTES) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: ${field} is ${bytes} bytes long (${JSON.stringify(`${value.slice(0, 40)}...`)}): at most ${MAX_NAME_BYTES} bytes of UTF-8`,
     );
   }
   try {
@@ -98,6 +118,12 @@ export function checkItems(items: unknown, path: string, what: string): string[]
       `${what}: items must be an array of names (or an observable of such arrays), got ${items === null ? 'null' : typeof items}`,
     );
   }
+  if (items.length > MAX_ITEMS) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: ${items.length} items: a partition takes at most ${MAX_ITEMS} (split the set over several partitions)`,
+    );
+  }
   const seen = new Set<string>();
   for (const [index, item] of items.entries()) {
     checkName(item, `items[${index}]`, what);
@@ -137,6 +163,16 @@ export function membersPath(path: string): string {
   return `${path}/members`;
 }
 
+/** Where a partition's members queue to coordinate: a mutex, its holder the coordinator. */
+export function coordinatorPath(path: string): string {
+  return `${path}/coordinator`;
+}
+
+/** Where a partition's members report the items whose lock failed for good. */
+export function poisonPath(path: string): string {
+  return `${path}/poison`;
+}
+
 /** Where a partition keeps its items' locks. */
 export function itemsPath(path: string): string {
   return `${path}/items`;
@@ -155,10 +191,12 @@ export function checkPartitionArguments(path: unknown, items: unknown, options: 
   const id = checkName(given.id, 'id', what);
   const data = checkData(given.data, joinPath(membersPath(fleetPath), id), what);
   const onSuspended = checkSuspendedPolicy(given.onSuspended, what);
+  const releaseTimeoutMs =
+    validateTimeout(given.releaseTimeoutMs, 'releaseTimeoutMs') ?? DEFAULT_RELEASE_TIMEOUT_MS;
   const source = isObservable(items)
     ? (items as Observable<readonly string[]>)
     : checkItems(items, fleetPath, what);
-  return { path: fleetPath, id, data, onSuspended, items: source };
+  return { path: fleetPath, id, data, onSuspended, releaseTimeoutMs, items: source };
 }
 
 export function resolvePartition(
@@ -211,7 +249,17 @@ export interface PartitionOptions {
    * session did expire.
    */
   onSuspended?: SuspendedPolicy;
+  /**
+   * How long an item given up waits for the runs tracked on it (`owned.track(run)`) before its
+   * lock is released anyway: a run that ignores its signal must not pin the item for ever. Past
+   * it the member leaves the fleet with `ReleaseTimeoutError` (the observable errors; from then
+   * on only the fencing token keeps that run's writes out). Default 60,000.
+   */
+  releaseTimeoutMs?: number;
 }
+
+/** How long a given-up item waits for its tracked runs by default (ms). */
+export const DEFAULT_RELEASE_TIMEOUT_MS = 60_000;
 
 export interface ResolvedPartition {
   readonly client: ZkClient;
@@ -219,5 +267,6 @@ export interface ResolvedPartition {
   readonly id: string;
   readonly data: Buffer;
   readonly onSuspended: SuspendedPolicy;
+  readonly releaseTimeoutMs: number;
   readonly items: readonly string[] | Observable<readonly string[]>;
 }

@@ -29,8 +29,10 @@ export interface OwnedItem {
   readonly isOwned: boolean;
   /**
    * Keeps `run` in view: when the item is given up (moved, removed, unsubscribed), its lock is
-   * released only once `run` settled — the next owner never starts while it still runs. (A
-   * lock that is lost cannot wait: `signal` tells the run.) Returns `run`.
+   * released only once `run` settled — the next owner never starts while it still runs — or
+   * once the partition's `releaseTimeoutMs` passed. (A lock that is lost cannot wait: `signal`
+   * tells the run.) Returns `run`. Throws the signal's reason (`OwnershipEndedError`) once the
+   * item is no longer owned: a run started then would run beside the next owner.
    */
   track<T extends PromiseLike<unknown>>(run: T): T;
   /**
@@ -75,6 +77,7 @@ export class OwnedItemHandle implements OwnedItem {
   }
 
   track<T extends PromiseLike<unknown>>(run: T): T {
+    if (!this.isOwned) throw this.signal.reason;
     return this.runs.track(run);
   }
 

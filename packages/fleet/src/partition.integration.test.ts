@@ -456,6 +456,23 @@ describe('partition', () => {
     ['an item with a slash', '/fleet/p', ['a/b'], { id: 'w' }, 'BadArguments'],
     ['an item that is not text', '/fleet/p', [3], { id: 'w' }, 'BadArguments'],
     ['a reserved item', '/fleet/p', ['locks'], { id: 'w' }, 'BadArguments'],
+    ['an item over 255 bytes', '/fleet/p', ['é'.repeat(128)], { id: 'w' }, 'BadArguments'],
+    ['an item of 1 MB', '/fleet/p', ['x'.repeat(2 ** 20)], { id: 'w' }, 'BadArguments'],
+    ['an id over 255 bytes', '/fleet/p', ['x'], { id: 'w'.repeat(256) }, 'BadArguments'],
+    [
+      'more than 100,000 items',
+      '/fleet/p',
+      Array.from({ length: 100_001 }, (_, at) => `i${at}`),
+      { id: 'w' },
+      'BadArguments',
+    ],
+    [
+      'a releaseTimeoutMs that is not a number',
+      '/fleet/p',
+      ['x'],
+      { id: 'w', releaseTimeoutMs: 'soon' },
+      'BadArguments',
+    ],
     [
       'an item named like a lock node',
       '/fleet/p',

@@ -1,27 +1,44 @@
 /**
- * `partition`: a sticky, cooperative work partitioner. Every member computes the same
- * assignment (assign.ts) and takes its share one lock per item; an item is in a member's
- * assignment only while it holds that item's lock, and leaves it before the lock is released.
+ * `partition`: a sticky, cooperative work partitioner. One member, the coordinator
+ * (coordinator.ts), writes the assignment; every member takes its share one lock per item. An
+ * item is in a member's assignment only while it holds that item's lock, and leaves it before
+ * the lock is released.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { isConnectedState, isZkError, type ZkClient, ZkErrorCode } from '@zkrx/core';
+import {
+  isConnectedState,
+  isZkError,
+  joinPath,
+  type NodeData,
+  type ZkClient,
+  ZkErrorCode,
+} from '@zkrx/core';
 import { type Lease, LockLostError, mutex } from '@zkrx/lock';
-import { Observable, type Subscription } from 'rxjs';
-import { assign } from './assign';
-import { OwnershipEndedError, type OwnershipEndedReason } from './errors';
-import { HolderWatch } from './holder-watch';
+import { Observable, Subscription } from 'rxjs';
+import {
+  type AssignmentRecord,
+  decodeAssignment,
+  itemSetDigest,
+  itemsGiven,
+  ownersOf,
+  type PoisonedItem,
+} from './assignment-record';
+import { Coordinator, poisonReport } from './coordinator';
+import { OwnershipEndedError, type OwnershipEndedReason, ReleaseTimeoutError } from './errors';
 import { type Joined, joinMembers, type Member } from './members';
 import {
   checkItems,
+  compareNames,
   itemPath,
   membersPath,
   type PartitionOptions,
+  poisonPath,
   type ResolvedPartition,
   resolvePartition,
 } from './options';
 import { type OwnedItem, OwnedItemHandle } from './owned-item';
 
-/** What a member owns, emitted whenever that or the membership changes. */
+/** What a member owns, emitted whenever that, the membership or the poison items change. */
 export interface Assignment {
   /** The items this member owns now, sorted. */
   readonly items: readonly string[];
@@ -33,10 +50,20 @@ export interface Assignment {
   readonly removed: readonly string[];
   /** The live members as this member sees them, in join order. */
   readonly members: readonly Member[];
+  /**
+   * Items no member owns because their lock failed for good (`NoAuth` on the item's path, a
+   * `LockConflictError`...), as the coordinator's last assignment lists them: who found each, and
+   * the error. Tried again once the member that found it leaves.
+   */
+  readonly poisoned: ReadonlyMap<string, PoisonedItem>;
 }
 
-/** Errors of a waiting slot that say "no connection now", not "this cannot work". */
+/** Errors of a lock that say "no connection now", not "this cannot work". */
 const transientCodes: readonly string[] = [ZkErrorCode.ConnectTimeout, ZkErrorCode.SessionExpired];
+
+const ignore = () => {};
+const noOwners: ReadonlyMap<string, string> = new Map();
+const noPoison: ReadonlyMap<string, PoisonedItem> = new Map();
 
 /** Runs callbacks in the async context of the subscription (not of the lock that woke us). */
 function contextOfNow(): <T>(fn: () => T) => T {
@@ -53,6 +80,19 @@ interface Slot {
   owned: OwnedItemHandle | undefined;
 }
 
+/** Merges two sorted lists of names. */
+function mergeSorted(a: readonly string[], b: readonly string[]): string[] {
+  const merged: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && compareNames(a[i] as string, b[j] as string) <= 0)) {
+      merged.push(a[i++] as string);
+    } else merged.push(b[j++] as string);
+  }
+  return merged;
+}
+
 /**
  * The engine of one partition subscription. Its safety rests on two rules, each kept in one
  * place below (and attacked by `partition.integration.test.ts`):
@@ -64,12 +104,17 @@ interface Slot {
  *   made later sorts before ours, so we hold until our node goes.
  * - OUT BEFORE RELEASED (`giveUp`): a held item's lock is released (its subscription ended,
  *   which deletes the node) only after its signal was aborted and an assignment without it was
- *   emitted — synchronously, in that order — and after the runs it tracks settled. So no other
- *   member can hold the item while this one still says it owns it.
+ *   emitted — synchronously, in that order — and after the runs it tracks settled (or
+ *   `releaseTimeoutMs` passed, and the member leaves the fleet). So no other member can hold the
+ *   item while this one still says it owns it.
  *
  * A lock lost without a release (session expired, suspended, node deleted) is out of our hands:
  * the item leaves the assignment as soon as the lock tells (`onSlotError`), as a lease's signal
- * aborts. The assignment itself (who should try) never decides who holds.
+ * aborts. The assignment itself (who should try, written by the coordinator) never decides who
+ * holds: a stale or wrong one costs a wasted wait.
+ *
+ * What each event costs this member: an assignment read, O(n) to find its items in it and O(k)
+ * for its own k items; a lock's acquisition or loss, O(1) and one coalesced emission, O(k).
  */
 class PartitionEngine {
   private readonly client: ZkClient;
@@ -77,15 +122,33 @@ class PartitionEngine {
   private readonly inContext = contextOfNow();
   private members: readonly Member[] | undefined;
   private joined: Joined | undefined;
+  /** The item set, sorted, and its digest; undefined until the first. */
   private items: readonly string[] | undefined;
-  private readonly holders = new Map<string, HolderWatch>();
+  private itemSet: ReadonlySet<string> = new Set();
+  private digest = '';
+  /** `<path>/members` as last read: its data version, data and the assignment in it. */
+  private node: { version: number; data: Buffer; record: AssignmentRecord | undefined } | undefined;
+  /** The last assignment this member could read (its item set was ours then), and that set. */
+  private lastGood: { record: AssignmentRecord; items: readonly string[] } | undefined;
+  private lastGoodOwners: { record: AssignmentRecord; owners: Map<string, string> } | undefined;
+  /** What the assignment gives this member; undefined: keep what it has, take nothing new. */
+  private target: ReadonlySet<string> | undefined;
+  private poisoned: ReadonlyMap<string, PoisonedItem> = noPoison;
+  /** Items whose lock failed for good here: reported, then listed by the coordinator. */
+  private readonly poisonedHere = new Map<string, 'reported' | 'listed'>();
+  /** Our poison reports (ephemeral nodes), removed when we leave. */
+  private readonly reports = new Map<string, { node: string; sessionId: string }>();
   private readonly slots = new Map<string, Slot>();
   private readonly owned = new Map<string, OwnedItemHandle>();
-  /** What the last emission said this member owns (undefined before the first). */
-  private emitted: ReadonlySet<string> | undefined;
-  /** The membership the last emission carried. */
+  /** What the last emission said this member owns, sorted (undefined before the first). */
+  private emitted: string[] | undefined;
+  private emittedSet = new Set<string>();
+  /** The membership and poison items the last emission carried. */
   private emittedMembers: readonly Member[] | undefined;
+  private emittedPoison: ReadonlyMap<string, PoisonedItem> | undefined;
+  private coordinator: Coordinator | undefined;
   private emitScheduled = false;
+  private reconcileScheduled = false;
   private reconciling = false;
   private dirty = false;
   private finished = false;
@@ -103,26 +166,21 @@ class PartitionEngine {
     this.path = resolved.path;
   }
 
+  private get id(): string {
+    return this.resolved.id;
+  }
+
+  /** The item set first: a member joins only once it knows what it could be given. */
   start(): void {
-    const { client, id, data } = this.resolved;
-    const resolvedMembers = { client, path: membersPath(this.path), id, data };
+    // `client.close()` begins: every item given up at once (signals abort, reason `closed`),
+    // each lock released once its runs settled — close waits for those releases (up to the
+    // client's closeTimeoutMs) before it ends the session, which would release them at once.
+    const closing = this.client.closing;
+    const onClosing = () => this.end('closed');
+    closing.addEventListener('abort', onClosing, { once: true });
     this.subscriptions.push(
-      joinMembers(
-        () => resolvedMembers,
-        (joined) => {
-          this.joined = joined;
-          this.reconcile();
-        },
-      ).subscribe({
-        next: (found) => {
-          this.members = found;
-          this.reconcile();
-        },
-        error: (error: unknown) => this.fail(error),
-        complete: () => this.end('closed'),
-      }),
+      new Subscription(() => closing.removeEventListener('abort', onClosing)),
     );
-    if (this.finished) return;
     const source = this.resolved.items;
     if (Array.isArray(source)) this.setItems(source);
     else {
@@ -150,27 +208,120 @@ class PartitionEngine {
     this.shutdown('left');
   }
 
+  /** Joins: the member node, the assignment's watch, the coordinator's queue. */
+  private join(): void {
+    const { client, id, data } = this.resolved;
+    const resolvedMembers = { client, path: membersPath(this.path), id, data };
+    this.coordinator = new Coordinator(
+      client,
+      this.path,
+      id,
+      {
+        members: () => this.members,
+        items: () => (this.items ? { items: this.items, digest: this.digest } : undefined),
+        assignmentNode: () => this.node,
+        previousOwners: () => this.previousOwners(),
+      },
+      (error) => this.fail(error),
+    );
+    this.subscriptions.push(
+      joinMembers(
+        () => resolvedMembers,
+        (joined) => {
+          this.joined = joined;
+          this.reconcile();
+        },
+      ).subscribe({
+        next: (found) => {
+          this.members = found;
+          this.coordinator?.changed();
+          this.reconcile();
+        },
+        error: (error: unknown) => this.fail(error),
+        complete: () => this.end('closed'),
+      }),
+    );
+    if (this.finished) return;
+    this.subscriptions.push(
+      client.watchData(membersPath(this.path)).subscribe({
+        next: (value) => this.onAssignmentNode(value),
+        error: (error: unknown) => {
+          if (isZkError(error, ZkErrorCode.ClientClosed) && client.isClosed) this.end('closed');
+          else this.fail(error);
+        },
+      }),
+    );
+    if (this.finished) return;
+    this.coordinator.start();
+  }
+
   private setItems(items: readonly string[]): void {
     if (this.finished) return;
+    const first = this.items === undefined;
     this.items = items;
-    for (const [item, watch] of this.holders) {
-      if (items.includes(item)) continue;
-      watch.stop();
-      this.holders.delete(item);
+    this.itemSet = new Set(items);
+    this.digest = itemSetDigest(items);
+    // Items no longer in the set go, whatever else we know.
+    const removed = [...this.slots.values()].filter((slot) => !this.itemSet.has(slot.item));
+    if (removed.length > 0) this.giveUp(removed, 'removed');
+    for (const item of this.poisonedHere.keys()) {
+      if (!this.itemSet.has(item)) this.withdrawPoison(item);
     }
-    for (const item of items) {
-      if (this.holders.has(item)) continue;
-      this.holders.set(
-        item,
-        new HolderWatch(
-          this.client,
-          itemPath(this.path, item),
-          () => this.reconcile(),
-          (error) => this.fail(error),
-        ),
-      );
-    }
+    if (this.finished) return;
+    this.updateTarget();
+    if (first) this.join();
+    else this.coordinator?.changed();
     this.reconcile();
+  }
+
+  private onAssignmentNode(value: NodeData | null): void {
+    if (this.finished) return;
+    this.node = value
+      ? { version: value.stat.version, data: value.data, record: decodeAssignment(value.data) }
+      : undefined;
+    const record = this.node?.record;
+    if (record) {
+      for (const [item, state] of this.poisonedHere) {
+        if (record.poison[item]) {
+          if (state === 'reported') this.poisonedHere.set(item, 'listed');
+        } else if (state === 'listed') {
+          // Listed, then no longer: its report was withdrawn (deleted): try it again.
+          this.withdrawPoison(item);
+        }
+      }
+    }
+    this.updateTarget();
+    this.coordinator?.changed();
+    this.reconcile();
+  }
+
+  /** What the last assignment gives this member, if it was computed for our item set. */
+  private updateTarget(): void {
+    const record = this.node?.record;
+    const items = this.items;
+    if (!record || !items) {
+      this.target = undefined;
+      return;
+    }
+    const given = itemsGiven(record, this.id, items, this.digest);
+    if (given === undefined) {
+      this.target = undefined;
+      return;
+    }
+    this.target = new Set(given);
+    this.lastGood = { record, items };
+    const poison = Object.entries(record.poison);
+    this.poisoned = poison.length === 0 ? noPoison : new Map(poison);
+  }
+
+  /** The owners-to-be of the last assignment we could read (for the coordinator). */
+  private previousOwners(): ReadonlyMap<string, string> {
+    const good = this.lastGood;
+    if (!good) return noOwners;
+    if (this.lastGoodOwners?.record !== good.record) {
+      this.lastGoodOwners = { record: good.record, owners: ownersOf(good.record, good.items) };
+    }
+    return this.lastGoodOwners.owners;
   }
 
   /** Acts on the current inputs; re-entrant calls (from the emissions it makes) run again after. */
@@ -191,6 +342,16 @@ class PartitionEngine {
     }
   }
 
+  /** One reconcile after the current turn (many locks can fail in one turn). */
+  private scheduleReconcile(): void {
+    if (this.reconcileScheduled) return;
+    this.reconcileScheduled = true;
+    queueMicrotask(() => {
+      this.reconcileScheduled = false;
+      this.reconcile();
+    });
+  }
+
   private isMember(): boolean {
     const joined = this.joined;
     return (
@@ -199,12 +360,7 @@ class PartitionEngine {
   }
 
   private step(): void {
-    const items = this.items;
-    if (items === undefined) return;
-    // Items no longer in the set go, whatever else we know.
-    const removed = [...this.slots.values()].filter((slot) => !items.includes(slot.item));
-    if (removed.length > 0) this.giveUp(removed, 'removed');
-    if (this.finished) return;
+    if (this.items === undefined) return;
     if (!this.isMember()) {
       // Not (or no longer) in the membership: own nothing. Without a connected session, that is
       // because the session ended (its locks go with it); else our member node was deleted.
@@ -213,49 +369,33 @@ class PartitionEngine {
         this.giveUp([...this.slots.values()], connected ? 'moved' : 'session-expired');
       return;
     }
-    // Act only on a full picture of who holds what (a new member must not see every item free).
-    for (const item of items) if (this.holders.get(item)?.holder === undefined) return;
-    const target = this.target(items);
-    const leaving = [...this.slots.values()].filter((slot) => target.get(slot.item) !== this.id);
-    if (leaving.length > 0) this.giveUp(leaving, 'moved');
-    if (this.finished) return;
-    for (const item of items) {
-      if (target.get(item) === this.id && !this.slots.has(item)) this.take(item);
-    }
-    // The first assignment, and a new membership even when this member's items stay.
-    if (this.emitted === undefined || this.emittedMembers !== this.members) this.flush();
-  }
-
-  private get id(): string {
-    return this.resolved.id;
-  }
-
-  /** The assignment from the members, the items and who holds each item now. */
-  private target(items: readonly string[]): Map<string, string> {
-    const members = this.members as readonly Member[];
-    const bySession = new Map(members.map((member) => [member.sessionId, member.id]));
-    const owners = new Map<string, string>();
-    for (const item of items) {
-      if (this.slots.get(item)?.state === 'held') {
-        owners.set(item, this.id);
-        continue;
+    const target = this.target;
+    if (target !== undefined) {
+      const leaving = [...this.slots.values()].filter((slot) => !target.has(slot.item));
+      if (leaving.length > 0) this.giveUp(leaving, 'moved');
+      if (this.finished) return;
+      for (const item of target) {
+        if (!this.slots.has(item) && !this.poisonedHere.has(item) && this.itemSet.has(item)) {
+          this.take(item);
+        }
       }
-      const holder = this.holders.get(item)?.holder;
-      if (!holder) continue;
-      const owner =
-        holder.sessionId === this.joined?.sessionId ? this.id : bySession.get(holder.sessionId);
-      if (owner !== undefined) owners.set(item, owner);
     }
-    return assign({ members: members.map((member) => member.id), items, owners });
+    // The first assignment, and a new membership or poison list even when our items stay.
+    if (
+      this.emitted === undefined ||
+      this.emittedMembers !== this.members ||
+      this.emittedPoison !== this.poisoned
+    ) {
+      this.flush();
+    }
   }
 
   /** Queues on the item's lock; `onHeld` adds it once held. */
   private take(item: string): void {
     const slot: Slot = { item, state: 'waiting', subscription: undefined, owned: undefined };
     this.slots.set(item, slot);
-    const lockPath = itemPath(this.path, item);
     // Not re-entrant: every slot makes its own node, whatever async context it was started in.
-    slot.subscription = mutex(this.client, lockPath, {
+    slot.subscription = mutex(this.client, itemPath(this.path, item), {
       data: this.id,
       onSuspended: this.resolved.onSuspended,
       reentrant: false,
@@ -274,38 +414,70 @@ class PartitionEngine {
     slot.owned = new OwnedItemHandle(slot.item, itemPath(this.path, slot.item), lease);
     this.owned.set(slot.item, slot.owned);
     this.scheduleFlush();
-    this.reconcile();
   }
 
   private onSlotError(slot: Slot, error: unknown): void {
     if (this.finished || this.slots.get(slot.item) !== slot) return;
     this.slots.delete(slot.item);
+    const owned = slot.owned;
     if (!LockLostError.isInstance(error)) {
       if (isZkError(error, ZkErrorCode.ClientClosed)) return this.end('closed');
       // No connection for longer than the client waits for one (a waiting slot's ConnectTimeout,
       // say): not the partition's failure. Queue again once connected (or once that wait ends).
       if (isZkError(error) && (error.isRetryable || transientCodes.includes(error.code))) {
-        const retry = () => this.reconcile();
+        const retry = () => this.scheduleReconcile();
         this.client.connected().then(retry, retry);
         return;
       }
-      return this.fail(error);
+      // The lock fails for good on this item (NoAuth on its path, a lock of another kind there):
+      // the item is poison. Reported, left unowned; everything else goes on.
+      if (owned) {
+        this.owned.delete(slot.item);
+        owned.end(new OwnershipEndedError(this.path, slot.item, 'removed', { cause: error }));
+        this.scheduleFlush();
+      }
+      this.reportPoison(slot.item, error);
+      return;
     }
     // The lock is gone already (or may be): out of the assignment at once; taken again if the
     // assignment still says so.
-    const owned = slot.owned;
     if (owned) {
       this.owned.delete(slot.item);
       owned.end(new OwnershipEndedError(this.path, slot.item, error.reason, { cause: error }));
       this.scheduleFlush();
     }
-    this.reconcile();
+    this.scheduleReconcile();
+  }
+
+  /** Reports `item` as poison: `<path>/poison/<item>`, ephemeral, holding who and why. */
+  private reportPoison(item: string, error: unknown): void {
+    if (this.poisonedHere.has(item)) return;
+    this.poisonedHere.set(item, 'reported');
+    const client = this.client;
+    const node = joinPath(poisonPath(this.path), item);
+    const work = client.promises
+      .create(node, poisonReport(this.id, error), { mode: 'ephemeral', parents: 'container' })
+      .then((created) => {
+        const sessionId = created.stat.ephemeralOwner;
+        if (this.finished || !this.poisonedHere.has(item)) removeReport(client, node, sessionId);
+        else this.reports.set(item, { node, sessionId });
+      }, ignore); // NodeExists: reported already (by another member); else nothing to do.
+    client.track(work);
+  }
+
+  /** Forgets that `item` was poison here (and withdraws our report): it may be tried again. */
+  private withdrawPoison(item: string): void {
+    this.poisonedHere.delete(item);
+    const report = this.reports.get(item);
+    if (!report) return;
+    this.reports.delete(item);
+    removeReport(this.client, report.node, report.sessionId);
   }
 
   /**
    * OUT BEFORE RELEASED: each held item's signal aborts and an assignment without them is emitted
-   * before any of their locks is released (after their tracked runs); waiting slots just leave
-   * the queue.
+   * before any of their locks is released (after their tracked runs, for `releaseTimeoutMs` at
+   * most); waiting slots just leave the queue.
    */
   private giveUp(slots: readonly Slot[], reason: OwnershipEndedReason, emit = true): void {
     const release: { slot: Slot; owned: OwnedItemHandle }[] = [];
@@ -324,11 +496,24 @@ class PartitionEngine {
     if (emit) this.flush();
     for (const { slot, owned } of release) {
       const unsubscribe = () => slot.subscription?.unsubscribe();
-      // Nothing tracked: released now, in this same turn. Otherwise once the runs settle; the
-      // client's close waits for that.
+      // Nothing tracked: released now, in this same turn. Otherwise once the runs settle (or the
+      // bound passes); the client's close waits for that.
       if (!owned.running) unsubscribe();
-      else this.client.track(owned.settled().then(unsubscribe));
+      else this.client.track(this.afterRuns(slot.item, owned).then(unsubscribe));
     }
+  }
+
+  /** Resolves once `owned`'s runs settled, or `releaseTimeoutMs` later: then the member leaves. */
+  private afterRuns(item: string, owned: OwnedItemHandle): Promise<void> {
+    const limit = this.resolved.releaseTimeoutMs;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), limit);
+    });
+    return Promise.race([owned.settled().then(() => false), timedOut]).then((late) => {
+      clearTimeout(timer);
+      if (late) this.fail(new ReleaseTimeoutError(this.path, item, limit));
+    });
   }
 
   private scheduleFlush(): void {
@@ -344,20 +529,39 @@ class PartitionEngine {
   private flush(): void {
     if (this.finished || !this.members) return;
     if (this.emitted === undefined && !this.isMember()) return;
-    const now = [...this.owned.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    const before = this.emitted;
-    const same = before && before.size === now.length && now.every((item) => before.has(item));
-    if (same && this.emittedMembers === this.members) return;
+    const before = this.emittedSet;
+    const added: string[] = [];
+    for (const item of this.owned.keys()) if (!before.has(item)) added.push(item);
+    const removed: string[] = [];
+    for (const item of before) if (!this.owned.has(item)) removed.push(item);
+    if (
+      this.emitted !== undefined &&
+      added.length === 0 &&
+      removed.length === 0 &&
+      this.emittedMembers === this.members &&
+      this.emittedPoison === this.poisoned
+    ) {
+      return;
+    }
+    added.sort(compareNames);
+    removed.sort(compareNames);
+    const gone = new Set(removed);
+    const kept =
+      removed.length === 0
+        ? (this.emitted ?? [])
+        : (this.emitted ?? []).filter((item) => !gone.has(item));
+    const now = added.length === 0 ? kept.slice() : mergeSorted(kept, added);
+    this.emitted = now;
+    this.emittedSet = new Set(now);
     this.emittedMembers = this.members;
-    const added = now.filter((item) => !before?.has(item));
-    const removed = before ? [...before].filter((item) => !this.owned.has(item)).sort() : [];
-    this.emitted = new Set(now);
+    this.emittedPoison = this.poisoned;
     const assignment: Assignment = {
       items: now,
       owned: new Map(now.map((item) => [item, this.owned.get(item) as OwnedItemHandle])),
       added,
       removed,
       members: this.members,
+      poisoned: this.poisoned,
     };
     this.inContext(() => this.out.next(assignment));
   }
@@ -383,10 +587,23 @@ class PartitionEngine {
     if (this.finished) return;
     this.finished = true;
     this.giveUp([...this.slots.values()], reason, false);
-    for (const watch of this.holders.values()) watch.stop();
-    this.holders.clear();
+    this.coordinator?.stop();
+    for (const report of this.reports.values()) {
+      removeReport(this.client, report.node, report.sessionId);
+    }
+    this.reports.clear();
     for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
   }
+}
+
+/** Deletes our poison report (while its session is the client's), tracked by the client. */
+function removeReport(client: ZkClient, node: string, sessionId: string): void {
+  if (client.isClosed || client.sessionId !== sessionId) return;
+  const work = (async () => {
+    const stat = await client.promises.exists(node);
+    if (stat && stat.ephemeralOwner === sessionId) await client.promises.delete(node, stat.version);
+  })().catch(ignore);
+  client.track(work);
 }
 
 /**

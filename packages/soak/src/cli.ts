@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { parseSoakArguments, SOAK_HELP } from './options';
 import { freshSeed } from './random';
 import { formatModeLine, formatViolations, historyJson } from './report';
-import { DEFAULT_MODES, type ModeReport, runMode } from './run';
+import { DEFAULT_MODES, isFleetMode, type ModeReport, runMode } from './run';
 
 async function main(argv: readonly string[]): Promise<number> {
   const parsed = parseSoakArguments(argv);
@@ -21,7 +21,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const options = parsed;
   const seed = options.seed ?? freshSeed();
   process.stderr.write(
-    `soak: seed ${seed} (replay: pnpm soak --seed ${seed}${options.modes.length < DEFAULT_MODES.length ? ` --modes ${options.modes.join(',')}` : ''}), ${options.workers} workers, session timeout ${options.sessionTimeoutMs} ms, ${Math.round(options.faultPhaseMs / 1000)} s of faults a mode\n`,
+    `soak: seed ${seed} (replay: pnpm soak --seed ${seed}${options.modes.length < DEFAULT_MODES.length ? ` --modes ${options.modes.join(',')}` : ''}), ${options.workers} workers (fleet: ${options.fleetWorkers} members, ${options.fleetItems} items), session timeout ${options.sessionTimeoutMs} ms, ${Math.round(options.faultPhaseMs / 1000)} s of faults a mode\n`,
   );
   const started = Date.now();
   const reports: ModeReport[] = [];
@@ -30,7 +30,8 @@ async function main(argv: readonly string[]): Promise<number> {
     const report = await runMode({
       mode,
       seed,
-      workers: options.workers,
+      workers: isFleetMode(mode) ? options.fleetWorkers : options.workers,
+      fleetItems: options.fleetItems,
       sessionTimeoutMs: options.sessionTimeoutMs,
       faultPhaseMs: options.faultPhaseMs,
       meanFaultGapMs: options.meanFaultGapMs,

@@ -8,6 +8,9 @@ export interface SoakOptions {
   readonly modes: readonly SoakMode[];
   readonly seed: number | undefined;
   readonly workers: number;
+  /** Fleet modes: the members (worker processes), and the first item set's size. */
+  readonly fleetWorkers: number;
+  readonly fleetItems: number;
   readonly sessionTimeoutMs: number;
   readonly faultPhaseMs: number;
   readonly meanFaultGapMs: number;
@@ -21,6 +24,8 @@ export const DEFAULT_SOAK_OPTIONS: SoakOptions = {
   modes: DEFAULT_MODES,
   seed: undefined,
   workers: 8,
+  fleetWorkers: 20,
+  fleetItems: 1_000,
   sessionTimeoutMs: 3_000,
   faultPhaseMs: 70_000,
   meanFaultGapMs: 2_500,
@@ -40,6 +45,8 @@ One summary line per mode on stdout, progress on stderr; exit 1 on any violation
                          broken, deaf and broken-fleet are positive controls: they must fail)
   --seed N               replay a run's fault plan (printed at start)
   --workers N            worker processes (default 8)
+  --fleet-workers N      the fleet modes' members, one worker process each (default 20)
+  --fleet-items N        the fleet modes' first item set (default 1000)
   --session-timeout MS   the workers' session timeout (default 3000)
   --duration S           seconds of faults per mode (default 75)
   --fault-gap MS         mean time between fault starts (default 2500)
@@ -116,6 +123,14 @@ export function parseSoakArguments(
       case '--workers':
         parsed = take('--workers', 2);
         if (typeof parsed === 'number') options.workers = Math.floor(parsed);
+        break;
+      case '--fleet-workers':
+        parsed = take('--fleet-workers', 2);
+        if (typeof parsed === 'number') options.fleetWorkers = Math.floor(parsed);
+        break;
+      case '--fleet-items':
+        parsed = take('--fleet-items', 1);
+        if (typeof parsed === 'number') options.fleetItems = Math.floor(parsed);
         break;
       case '--session-timeout':
         parsed = take('--session-timeout', 1_000);

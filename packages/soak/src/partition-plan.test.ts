@@ -4,6 +4,7 @@ import { type FleetChange, planFleet } from './partition-plan';
 const options = {
   seed: 42,
   workers: 8,
+  items: 24,
   durationMs: 75_000,
   quietMs: 4_000,
   calmChanges: 4,
@@ -55,6 +56,19 @@ describe('planFleet', () => {
         expect(members.size).toBeGreaterThanOrEqual(2);
         expect(items.length).toBeGreaterThanOrEqual(8);
         expect(items.length).toBeLessThanOrEqual(32);
+      }
+    }
+  });
+
+  it("plans the full run's fleet: 1,000 items, kept between a third and four thirds of that", () => {
+    const plan = planFleet({ ...options, workers: 20, items: 1_000 });
+    expect(plan.initialItems).toHaveLength(1_000);
+    expect(plan.initialMembers).toHaveLength(15);
+    for (const round of plan.rounds) {
+      for (const change of [...round.storm.map(({ change }) => change), ...round.calm]) {
+        if (change.kind !== 'items') continue;
+        expect(change.items.length).toBeGreaterThanOrEqual(333);
+        expect(change.items.length).toBeLessThanOrEqual(1_334);
       }
     }
   });

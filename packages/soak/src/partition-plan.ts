@@ -36,6 +36,8 @@ export interface FleetPlan {
 export interface FleetPlanOptions {
   readonly seed: number;
   readonly workers: number;
+  /** The first item set's size (3 a worker in the short runs). */
+  readonly items: number;
   /** The mode's time budget (ms): storms and calms together. */
   readonly durationMs: number;
   readonly quietMs: number;
@@ -55,8 +57,9 @@ export const itemName = (index: number) => `item-${index}`;
 /**
  * Plans a fleet run: rounds of a storm then a calm that fill `durationMs` (at least one round,
  * storms of at least 4 s). Membership never drops below a quarter of the workers (at least 1);
- * the item set stays between `workers` and `4 × workers` items, drawn from `5 × workers` names
- * (a removed item may come back: its lock path is made again).
+ * the item set starts with `items` names and stays between a third and four thirds of that,
+ * drawn from five thirds of it (`workers`, `4 × workers` and `5 × workers` for 3 a worker; a
+ * removed item may come back: its lock path is made again).
  *
  * @param options The seed, the fleet and the timings.
  * @return The plan.
@@ -68,8 +71,12 @@ export function planFleet(options: FleetPlanOptions): FleetPlan {
   const members = new Set<number>();
   for (let index = 0; index < workers - minMembers; index++) members.add(index);
   const initialMembers = [...members];
-  const universe = Array.from({ length: 5 * workers }, (_, index) => itemName(index));
-  let items: string[] = universe.slice(0, 3 * workers);
+  const fewest = Math.max(1, Math.floor(options.items / 3));
+  const most = Math.ceil((4 * options.items) / 3);
+  const universe = Array.from({ length: Math.ceil((5 * options.items) / 3) }, (_, index) =>
+    itemName(index),
+  );
+  let items: string[] = universe.slice(0, options.items);
   const initialItems = items;
 
   const nextChange = (): FleetChange => {
@@ -92,16 +99,17 @@ export function planFleet(options: FleetPlanOptions): FleetPlan {
     }
     let removed = random.int(0, 3);
     let added = random.int(removed === 0 ? 1 : 0, 3);
-    removed = Math.min(removed, items.length - workers + added);
-    added = Math.min(added, 4 * workers - items.length + removed);
+    removed = Math.min(removed, items.length - fewest + added);
+    added = Math.min(added, most - items.length + removed);
     const gone = new Set(random.sample(items, Math.max(0, removed)));
     const kept = items.filter((item) => !gone.has(item));
+    const present = new Set(items);
     const fresh = random.sample(
-      universe.filter((item) => !items.includes(item)),
+      universe.filter((item) => !present.has(item)),
       Math.max(0, added),
     );
     let next = [...kept, ...fresh].sort(byIndex);
-    // At a bound nothing may have changed: then one item goes (there are more than `workers`).
+    // At a bound nothing may have changed: then one item goes (there are more than the fewest).
     if (next.length === items.length && next.every((item, index) => item === items[index])) {
       const dropped = random.pick(items);
       next = items.filter((item) => item !== dropped);

@@ -94,6 +94,8 @@ export interface ModeOptions {
   readonly settleMs?: number;
   /** Fleet modes: changes made alone in each calm (default 4). */
   readonly calmChanges?: number;
+  /** Fleet modes: the first item set's size (default 3 a worker). */
+  readonly fleetItems?: number;
 }
 
 /** What a mode's run found. */
@@ -486,6 +488,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
     ? planFleet({
         seed: hash32(`${options.seed}:${options.mode}:fleet`),
         workers: options.workers,
+        items: options.fleetItems ?? 3 * options.workers,
         durationMs: options.faultPhaseMs,
         // The checker judges a quiet period of `settleMs`: a second more, for the change's own
         // steps (a join's member node is made after the command).
