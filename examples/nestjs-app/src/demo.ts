@@ -185,7 +185,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     let ledAt = Number.NaN;
     const watching = other.app
       .get(LeaderService)
-      .isLeader$(REPORT_ELECTION)
+      .watchLeadership(REPORT_ELECTION)
       .subscribe((leading) => {
         if (leading && Number.isNaN(ledAt)) ledAt = performance.now();
       });

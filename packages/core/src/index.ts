@@ -34,4 +34,4 @@ export type {
 export type { TreeChange } from './tree-snapshot';
 export type { TreeEvent } from './watch-tree';
 export type { ZkrxErrorOptions } from './zkrx-error';
-export { errorIdentity, ZkrxError } from './zkrx-error';
+export { ZkrxError } from './zkrx-error';

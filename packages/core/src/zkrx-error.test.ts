@@ -2,7 +2,7 @@ import { InvalidOptionError, ZooKeeperNotFoundError, ZooKeeperStartError } from 
 import { describe, expect, it } from 'vitest';
 import { ZkAbortError, ZkError } from './errors';
 import { ProtocolError } from './protocol/jute';
-import { errorIdentity, ZkrxError } from './zkrx-error';
+import { ZkrxError } from './zkrx-error';
 
 class QuotaError extends ZkrxError<'Quota'> {
   protected static override readonly marker = '@zkrx/test.QuotaError';
@@ -84,15 +84,6 @@ describe('ZkrxError', () => {
     const error = new ProtocolError('bad frame');
     expect(error.code).toBe('MarshallingError');
     expect(ProtocolError.isInstance(error) && ZkrxError.isInstance(error)).toBe(true);
-  });
-
-  it('keeps errorIdentity marking as before', () => {
-    const identity = errorIdentity('@zkrx/test.Legacy');
-    const error = new Error('legacy');
-    identity.mark(error);
-    expect(identity.is(error)).toBe(true);
-    expect(identity.is(fromAnotherCopy('@zkrx/test.Legacy'))).toBe(true);
-    expect(identity.is(new Error('other'))).toBe(false);
   });
 });
 

@@ -133,27 +133,3 @@ export class ZkrxError<Code extends string = string> extends Error {
     return isOfClass(this, value);
   }
 }
-
-/**
- * Error identity for a class that cannot extend {@link ZkrxError}: marks its instances with the
- * same `Symbol.for` key a ZkrxError subclass would get, and recognises them by it.
- *
- * @deprecated Extend `ZkrxError` and declare its `marker` instead: it marks the error, gives it a
- * `code`, and `ZkrxError.isInstance` recognises it too.
- * @param name A name unique to the class across packages (`<package>.<class>`).
- * @return `mark(error)` for the constructor, `is(value)` for the checks.
- */
-export function errorIdentity(name: string): {
-  mark(error: Error): void;
-  is(value: unknown): boolean;
-} {
-  const marker = markerSymbol(name);
-  return {
-    mark(error) {
-      Object.defineProperty(error, marker, { value: true, enumerable: false });
-    },
-    is(value) {
-      return hasMark(value, name);
-    },
-  };
-}

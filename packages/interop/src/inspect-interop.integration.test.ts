@@ -5,7 +5,7 @@
  * library writes into its nodes.
  */
 import type { ZkClient } from '@zkrx/core';
-import { elect } from '@zkrx/leader';
+import { joinElection } from '@zkrx/leader';
 import { acquire, acquireSemaphore, type InspectedLock, inspect, inspectTree } from '@zkrx/lock';
 import { acquireRead } from '@zkrx/rwlock';
 import { testZooKeeper } from '@zkrx/testing';
@@ -210,7 +210,8 @@ for (const kind of ['curator', 'kazoo'] as const) {
           const selectorPath = `${root}/selector`;
           const latch = await peer.latchStart(latchPath, { participantId: 'java-1' });
           await peer.latchAwait(latch, 10_000);
-          const election = await elect(client, latchPath, { id: 'node-2' });
+          const election = joinElection(client, latchPath, { id: 'node-2' });
+          await election.joined;
           const selector = await peer.acquire('selector', selectorPath, {
             participantId: 'java-selector',
           });
@@ -224,7 +225,7 @@ for (const kind of ['curator', 'kazoo'] as const) {
           // A LeaderSelector is a mutex on its path: its leader is the holder.
           expect(selectorLock).toMatchObject({ path: selectorPath, kind: 'mutex' });
           expect(selectorLock!.holders[0]?.data).toBe('java-selector');
-          await election.close();
+          await election.leave();
           await peer.latchClose(latch);
         },
       );

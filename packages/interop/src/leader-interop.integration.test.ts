@@ -1,9 +1,15 @@
 /**
  * zkrx's leader election on one path with Curator's LeaderLatch and LeaderSelector (Java): one
- * leader between the libraries, `leader$` agreeing with Curator at every step, alternating terms.
+ * leader between the libraries, `watchLeader` agreeing with Curator at every step, alternating terms.
  */
 import type { ZkClient } from '@zkrx/core';
-import { type Election, elect, type LeaderInfo, leader$, whileLeader } from '@zkrx/leader';
+import {
+  type Election,
+  joinElection,
+  type LeaderInfo,
+  watchLeader,
+  whileLeader,
+} from '@zkrx/leader';
 import { sortChildren } from '@zkrx/lock/recipe';
 import { expireSession, testZooKeeper } from '@zkrx/testing';
 import { Observable } from 'rxjs';
@@ -25,7 +31,7 @@ import { startPeer } from './peer';
 
 const { curator } = peerAvailability();
 
-/** The latest value of `leader$`, kept while the test runs. */
+/** The latest value of `watchLeader`, kept while the test runs. */
 function follow(source: Observable<LeaderInfo>) {
   const state: { latest: LeaderInfo | undefined; errors: unknown[] } = {
     latest: undefined,
@@ -68,7 +74,7 @@ describe.skipIf(!curator.available)(
     beforeEach(() => {
       root = interopRoot();
       path = `${root}/leader`;
-      view = follow(leader$(observer(), path));
+      view = follow(watchLeader(observer(), path));
       javaEvents = new Map();
       stopEvents = peer.onEvent((event: PeerEvent) => {
         if (event.event !== 'leadership') return;
@@ -94,7 +100,7 @@ describe.skipIf(!curator.available)(
     }
 
     /**
-     * Every view of the election at `path` says the same: `leader$`, Curator's getParticipants()
+     * Every view of the election at `path` says the same: `watchLeader`, Curator's getParticipants()
      * and each Java latch's getLeader()/getParticipants() list `ids` in this order, the first
      * leading; and by their own accounts exactly that candidate leads, nobody else.
      */
@@ -123,13 +129,14 @@ describe.skipIf(!curator.available)(
 
     /** A Node candidate whose every leadership change is recorded. */
     async function nodeCandidate(client: ZkClient, id: string) {
-      const election = await elect(client, path, { id });
+      const election = joinElection(client, path, { id });
+      await election.joined;
       const changes: boolean[] = [];
       election.leadership$.subscribe((leading) => changes.push(leading));
       return { election, changes };
     }
 
-    it('a Java latch and Node candidates queued alternately: one leader, leader$ agrees with Curator as each leader closes', async () => {
+    it('a Java latch and Node candidates queued alternately: one leader, watchLeader agrees with Curator as each leader closes', async () => {
       const [a, b] = clients as [ZkClient, ZkClient];
       const candidates: Candidates = { java: new Map(), node: new Map() };
 
@@ -158,7 +165,7 @@ describe.skipIf(!curator.available)(
       await node1.election.whenLeader();
       await expectAgreement(['node-1', 'java-2', 'node-2'], candidates);
 
-      await node1.election.close();
+      await node1.election.leave();
       candidates.node.delete('node-1');
       expect(await peer.latchAwait(java2, 5_000)).toBe(true);
       await expectAgreement(['java-2', 'node-2'], candidates);
@@ -168,7 +175,7 @@ describe.skipIf(!curator.available)(
       await node2.election.whenLeader();
       await expectAgreement(['node-2'], candidates);
 
-      await node2.election.close();
+      await node2.election.leave();
       candidates.node.delete('node-2');
       await expectAgreement([], candidates);
 
@@ -205,7 +212,7 @@ describe.skipIf(!curator.available)(
       const node2 = await nodeCandidate(b, 'node-2');
       candidates.node.set('node-2', node2.election);
       await expectAgreement(['node-1', 'java-2', 'node-2'], candidates);
-      await node1.election.close();
+      await node1.election.leave();
       candidates.node.delete('node-1');
       expect(await peer.latchAwait(java2, 5_000)).toBe(true);
       await expectAgreement(['java-2', 'node-2'], candidates);
@@ -216,7 +223,7 @@ describe.skipIf(!curator.available)(
       candidates.java.delete('java-2');
       await node2.election.whenLeader();
       await expectAgreement(['node-2'], candidates);
-      await node2.election.close();
+      await node2.election.leave();
       candidates.node.delete('node-2');
       await expectAgreement([], candidates);
 
@@ -251,7 +258,7 @@ describe.skipIf(!curator.available)(
       expect(javaEvents.get(java1)).toEqual([true, false]);
 
       await peer.latchClose(java1);
-      await node1.election.close();
+      await node1.election.leave();
       candidates.java.clear();
       candidates.node.clear();
       await expectAgreement([], candidates);
@@ -280,7 +287,7 @@ describe.skipIf(!curator.available)(
         error: (error: unknown) => errors.push(error),
       });
       const names = await untilChildren(observer(), path, 2);
-      // leader$ reads the selector's queue (lock- nodes, data = id), and Curator agrees on it.
+      // watchLeader reads the selector's queue (lock- nodes, data = id), and Curator agrees on it.
       await expect
         .poll(() => view.state.latest, { timeout: 5_000 })
         .toEqual({

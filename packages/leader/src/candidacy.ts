@@ -138,10 +138,6 @@ export class Candidacy implements Election {
     return this.closeDone;
   }
 
-  close(): Promise<void> {
-    return this.leave();
-  }
-
   [Symbol.asyncDispose](): Promise<void> {
     return this.leave();
   }
@@ -277,32 +273,6 @@ export class Candidacy implements Election {
  */
 export function joinElection(client: ZkClient, path: string, options?: ElectionOptions): Election {
   return new Candidacy(client, path, resolveCandidate(client, path, options), latch);
-}
-
-/**
- * Stands in the election at `path` (latch style) and resolves once this candidate's node is in
- * the queue; rejects if it could not be (the candidacy is then over).
- *
- * @deprecated Use {@link joinElection} (join / leave, as everywhere in zkrx): it returns the
- * election at once, `await election.joined` to wait for the queue.
- * @param client The client whose session stands.
- * @param path The election path (Curator LeaderLatch layout, `_c_<uuid>-latch-<seq>` nodes).
- * @param options The participant id and the suspended policy.
- * @return The candidacy, once queued.
- */
-export async function elect(
-  client: ZkClient,
-  path: string,
-  options?: CandidateOptions,
-): Promise<Election> {
-  const election = new Candidacy(
-    client,
-    path,
-    resolveCandidate(client, path, { ...options, retryDelayMs: undefined }),
-    latch,
-  );
-  await election.joined;
-  return election;
 }
 
 /**

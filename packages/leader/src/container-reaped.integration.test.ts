@@ -14,7 +14,7 @@ import {
 } from '@zkrx/test-support';
 import { BehaviorSubject, filter, firstValueFrom, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { elect, leadership, whileLeader } from './index';
+import { joinElection, leadership, whileLeader } from './index';
 
 /** The only node at `path` (the leader's, when one candidate stands). */
 async function onlyNode(client: ZkClient, path: string): Promise<string> {
@@ -56,23 +56,26 @@ describe('an idle election path reaped between two terms, then the other candida
     again.stop();
   });
 
-  it('elect: the earlier leader does not lead beside the new one', async () => {
+  it('joinElection: the earlier leader does not lead beside the new one', async () => {
     const server = await reapingZooKeeper();
     const [a, b] = await reapingClients(2);
     const path = lockPath('election');
-    const first = await elect(a!, path, { id: 'a' });
+    const first = joinElection(a!, path, { id: 'a' });
+    await first.joined;
     await first.whenLeader();
-    await first.close();
+    await first.leave();
     await untilGone(a!, path);
-    const other = await elect(b!, path, { id: 'b' });
+    const other = joinElection(b!, path, { id: 'b' });
+    await other.joined;
     await other.whenLeader();
     const leader = await onlyNode(b!, path);
-    const again = await elect(a!, path, { id: 'a' });
+    const again = joinElection(a!, path, { id: 'a' });
+    await again.joined;
     await untilWatching(server, a!, leader, again.whenLeader());
     expect(again.isLeader && other.isLeader).toBe(false);
-    await other.close();
+    await other.leave();
     await again.whenLeader();
-    await again.close();
+    await again.leave();
   });
 
   it('whileLeader: the earlier leader does not run its work beside the new one', async () => {

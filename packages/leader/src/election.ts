@@ -70,11 +70,6 @@ export interface Election {
    * candidate leads within a round trip of that. Idempotent.
    */
   leave(): Promise<void>;
-  /**
-   * @deprecated The old name of {@link Election.leave}: an election is joined and left (join /
-   * leave, as everywhere in zkrx).
-   */
-  close(): Promise<void>;
   /** Leaves the election (`await using election = joinElection(...)`). */
   [Symbol.asyncDispose](): Promise<void>;
 }

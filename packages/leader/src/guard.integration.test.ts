@@ -8,7 +8,7 @@ import { connectedClient, lockPath, proxiedClient } from '@zkrx/test-support';
 import { expireSession, testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import { Observable } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { elect, type LeaderTerm, whileLeader } from './index';
+import { joinElection, type LeaderTerm, whileLeader } from './index';
 
 /** The leader-only config: a persistent node under a scratch root (removed with `removeConfig`). */
 async function configNode(client: ZkClient): Promise<string> {
@@ -33,9 +33,11 @@ describe('leader-only writes', () => {
     const { connectString } = await testZooKeeper();
     const config = await configNode(b);
     const path = lockPath('election');
-    const first = await elect(a, path, { id: 'a' });
+    const first = joinElection(a, path, { id: 'a' });
+    await first.joined;
     await first.whenLeader();
-    const second = await elect(b, path, { id: 'b' });
+    const second = joinElection(b, path, { id: 'b' });
+    await second.joined;
     const results = await first.guard([op.set(config, 'by a')]);
     expect(results).toEqual([expect.objectContaining({ type: 'set' })]);
     // Not the leader: refused at once, nothing sent (ZkError Aborted, as its signal says).
@@ -65,11 +67,11 @@ describe('leader-only writes', () => {
       opIndex: 0,
     });
     // Once close() begins it stops leading at once: no more leader-only writes.
-    const closing = second.close();
+    const closing = second.leave();
     const closed = await second.guard([op.set(config, 'by b, closing')]).catch((e) => e);
     expect(LeaseReleasedError.isInstance(closed)).toBe(true);
     await closing;
-    await first.close();
+    await first.leave();
     expect(await read(b, config)).toBe('by b');
     await removeConfig(b, config);
   });

@@ -7,7 +7,7 @@ import { acquireSemaphore, LeaseReleasedError, LockConflictError, LockLostError 
 import { childrenOf, connectedClient, connectedClients, lockPath } from '@zkrx/test-support';
 import { NEVER, throwError } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { type Election, elect, joinElection, leader$, watchLeader, whileLeader } from './index';
+import { type Election, joinElection, whileLeader } from './index';
 
 /** Frees `path` of a released semaphore's containers, which a queue lock refuses to share. */
 async function clearSemaphore(client: Parameters<typeof childrenOf>[0], path: string) {
@@ -34,8 +34,7 @@ describe('joinElection', () => {
     expect(term.aborted).toBe(true);
     expect(term.reason).toBeInstanceOf(LeaseReleasedError);
     await second.whenLeader();
-    // The old name still leaves.
-    await second.close();
+    await second.leave();
     expect(await childrenOf(a!, path)).toEqual([]);
     await expect(second.whenLeader()).rejects.toSatisfy((error: unknown) =>
       isZkError(error, ZkErrorCode.ClientClosed),
@@ -72,7 +71,7 @@ describe('joinElection', () => {
     expect(states).toEqual([false, true, false]);
   });
 
-  it('without retryDelayMs, a failure ends the election (and elect rejects, as it did)', async () => {
+  it('without retryDelayMs, a failure ends the election', async () => {
     const [a, b] = await connectedClients(2);
     const path = lockPath('election');
     const semaphore = await acquireSemaphore(a!, path, { leases: 1 });
@@ -84,7 +83,6 @@ describe('joinElection', () => {
     await expect(election.whenLeader()).rejects.toSatisfy((error: unknown) =>
       isZkError(error, ZkErrorCode.ClientClosed),
     );
-    await expect(elect(b!, path, { id: 'b' })).rejects.toBeInstanceOf(LockConflictError);
     await semaphore.release();
   });
 
@@ -122,22 +120,5 @@ describe('whileLeader', () => {
     expect(terms[1]).toBeGreaterThan(terms[0]!);
     expect(errors).toEqual([]);
     subscription.unsubscribe();
-  });
-});
-
-describe('watchLeader', () => {
-  it('is what leader$ was: leader$ stays as its deprecated alias', async () => {
-    const [a, observer] = await connectedClients(2);
-    const path = lockPath('election');
-    const election = joinElection(a!, path, { id: 'alpha' });
-    await election.whenLeader();
-    const seen: (string | undefined)[] = [];
-    const viaNew = watchLeader(observer!, path).subscribe(({ leaderId }) => seen.push(leaderId));
-    const viaOld = leader$(observer!, path).subscribe(({ leaderId }) => seen.push(leaderId));
-    await vi.waitUntil(() => seen.length === 2);
-    expect(seen).toEqual(['alpha', 'alpha']);
-    viaNew.unsubscribe();
-    viaOld.unsubscribe();
-    await election.leave();
   });
 });

@@ -15,7 +15,7 @@ import { acquireRead, acquireWrite, tryAcquireRead, tryAcquireWrite } from '@zkr
 import { childrenOf, connectedClients, lockPath, untilWatching } from '@zkrx/test-support';
 import { testZooKeeper } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
-import { elect } from './index';
+import { joinElection } from './index';
 
 type Kind = 'mutex' | 'read' | 'write' | 'semaphore' | 'election';
 const kinds: readonly Kind[] = ['mutex', 'read', 'write', 'semaphore', 'election'];
@@ -32,9 +32,10 @@ async function hold(kind: Kind, client: ZkClient, path: string): Promise<() => P
     case 'semaphore':
       return release(await acquireSemaphore(client, path, { leases: 1 }));
     case 'election': {
-      const election = await elect(client, path, { id: 'first' });
+      const election = joinElection(client, path, { id: 'first' });
+      await election.joined;
       await election.whenLeader();
-      return () => election.close();
+      return () => election.leave();
     }
   }
 }
@@ -62,7 +63,8 @@ async function ask(kind: Kind, client: ZkClient, path: string): Promise<unknown>
         return outcomeOf(await acquireSemaphore(client, path, { leases: 1, timeoutMs: 300 }));
       case 'election': {
         const before = await childrenOf(client, path);
-        const election = await elect(client, path, { id: 'second' });
+        const election = joinElection(client, path, { id: 'second' });
+        await election.joined;
         try {
           const names = await childrenOf(client, path);
           const holder = names.find((name) => before.includes(name));
@@ -78,7 +80,7 @@ async function ask(kind: Kind, client: ZkClient, path: string): Promise<unknown>
           }
           return election.isLeader ? 'held' : 'waits';
         } finally {
-          await election.close();
+          await election.leave();
         }
       }
     }

@@ -66,13 +66,3 @@ export function watchLeader(client: ZkClient, path: string): Observable<LeaderIn
     );
   });
 }
-
-/**
- * Who leads the election at `path`, for anyone.
- *
- * @deprecated The old name of {@link watchLeader}: a function returning an Observable is named
- * for what it gives, without `$`.
- */
-export function leader$(client: ZkClient, path: string): Observable<LeaderInfo> {
-  return watchLeader(client, path);
-}

@@ -14,7 +14,7 @@ import {
 import { expireSession, type TcpProxy, testZooKeeper } from '@zkrx/testing';
 import { filter, firstValueFrom, Observable, of } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { elect, type LeaderInfo, leader$, leadership, whileLeader } from './index';
+import { joinElection, type LeaderInfo, leadership, watchLeader, whileLeader } from './index';
 
 /** Leader work that records itself in the log while subscribed. */
 function leaderWork(log: IntervalLog, who: string, running: Set<string>): () => Observable<never> {
@@ -135,16 +135,18 @@ describe('leader election', () => {
     expect(once).toEqual(['done']);
   });
 
-  it('leader$ tells anyone who leads and who stands, and follows changes', async () => {
+  it('watchLeader tells anyone who leads and who stands, and follows changes', async () => {
     const [a, b, observer] = await connectedClients(3);
     const path = lockPath('election');
     const seen: LeaderInfo[] = [];
-    leader$(observer!, path).subscribe((info) => seen.push(info));
+    watchLeader(observer!, path).subscribe((info) => seen.push(info));
     await vi.waitUntil(() => seen.length === 1);
     expect(seen[0]).toEqual({ leaderId: undefined, participants: [] });
-    const first = await elect(a!, path, { id: 'alpha' });
+    const first = joinElection(a!, path, { id: 'alpha' });
+    await first.joined;
     await first.whenLeader();
-    const second = await elect(b!, path, { id: 'beta' });
+    const second = joinElection(b!, path, { id: 'beta' });
+    await second.joined;
     await vi.waitUntil(() => seen.at(-1)?.participants.length === 2);
     expect(seen.at(-1)).toEqual({
       leaderId: 'alpha',
@@ -153,25 +155,27 @@ describe('leader election', () => {
         { id: 'beta', isLeader: false },
       ],
     });
-    await first.close();
+    await first.leave();
     await vi.waitUntil(() => seen.at(-1)?.leaderId === 'beta');
-    await second.close();
+    await second.leave();
     await vi.waitUntil(() => seen.at(-1)?.leaderId === undefined);
   });
 
-  it('elect gives a live state, a signal per term, and close hands over within a round trip', async () => {
+  it('joinElection gives a live state, a signal per term, and close hands over within a round trip', async () => {
     const [a, b] = await connectedClients(2);
     const path = lockPath('election');
-    const first = await elect(a!, path, { id: 'a' });
+    const first = joinElection(a!, path, { id: 'a' });
+    await first.joined;
     const signal = await first.whenLeader();
     expect(first.isLeader).toBe(true);
     expect(signal.aborted).toBe(false);
     // 'continue': an expiry is not first seen as a suspension (the default's loss).
-    const second = await elect(b!, path, { id: 'b', onSuspended: 'continue' });
+    const second = joinElection(b!, path, { id: 'b', onSuspended: 'continue' });
+    await second.joined;
     expect(second.isLeader).toBe(false);
     expect(second.signal.aborted).toBe(true);
     const handover = second.whenLeader();
-    await first.close();
+    await first.leave();
     expect(signal.aborted).toBe(true);
     expect(signal.reason).toBeInstanceOf(LeaseReleasedError);
     expect(first.isLeader).toBe(false);
@@ -184,7 +188,7 @@ describe('leader election', () => {
     expect(secondSignal.reason).toMatchObject({ reason: 'session-expired' });
     // It stands again on its new session and, alone, leads again.
     await second.whenLeader();
-    await second.close();
+    await second.leave();
   });
 
   it('hands each term a fencing token that grows from one leader to the next', async () => {
@@ -205,18 +209,20 @@ describe('leader election', () => {
       expect(terms[index]!.fencingToken).toBeGreaterThan(terms[index - 1]!.fencingToken);
     }
     expect(terms[0]!.node.startsWith(`${path}/`)).toBe(true);
-    const election = await elect(a!, lockPath('election'), { id: 'a' });
+    const election = joinElection(a!, lockPath('election'), { id: 'a' });
+    await election.joined;
     expect(election.fencingToken).toBeUndefined();
     await election.whenLeader();
     expect(election.fencingToken).toBeGreaterThan(terms.at(-1)!.fencingToken);
-    await election.close();
+    await election.leave();
     expect(election.fencingToken).toBeUndefined();
   });
 
   it('close() stops leading at once, waits for the tracked runs, then hands over: never two leaders', async () => {
     const [a, b] = await connectedClients(2);
     const path = lockPath('election');
-    const first = await elect(a!, path, { id: 'a' });
+    const first = joinElection(a!, path, { id: 'a' });
+    await first.joined;
     await first.whenLeader();
     let finishRun: () => void = () => {};
     const runSignals: AbortSignal[] = [];
@@ -228,8 +234,9 @@ describe('leader election', () => {
         }),
     );
     expect(run).toBeInstanceOf(Promise);
-    const second = await elect(b!, path, { id: 'b' });
-    const closing = first.close();
+    const second = joinElection(b!, path, { id: 'b' });
+    await second.joined;
+    const closing = first.leave();
     // Stepped down at once, and the run is asked to finish...
     expect(first.isLeader).toBe(false);
     expect(runSignals[0]!.aborted).toBe(true);
@@ -246,13 +253,14 @@ describe('leader election', () => {
     finishRun();
     await closing;
     await second.whenLeader();
-    await second.close();
+    await second.leave();
   });
 
-  it("elect's term signal tells a suspended connection from an expired session", async () => {
+  it("joinElection's term signal tells a suspended connection from an expired session", async () => {
     const { client, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
     const path = lockPath('election');
-    const election = await elect(client, path, { id: 'a' });
+    const election = joinElection(client, path, { id: 'a' });
+    await election.joined;
     const signal = await election.whenLeader();
     proxy.cut();
     await vi.waitUntil(() => signal.aborted);
@@ -261,7 +269,7 @@ describe('leader election', () => {
     // Back on the same session, it stands again and leads again.
     const next = await election.whenLeader();
     expect(next.aborted).toBe(false);
-    await election.close();
+    await election.leave();
   });
 
   it('rejects bad input before creating anything', async () => {
@@ -275,10 +283,10 @@ describe('leader election', () => {
     whileLeader(client, '/ok', 42 as never).subscribe({
       error: (error: unknown) => errors.push(error),
     });
-    leader$(client, '/a//b').subscribe({ error: (error: unknown) => errors.push(error) });
-    await expect(elect(client, '/ok', { onSuspended: 'maybe' as never })).rejects.toMatchObject({
-      code: 'BadArguments',
-    });
+    watchLeader(client, '/a//b').subscribe({ error: (error: unknown) => errors.push(error) });
+    expect(() => joinElection(client, '/ok', { onSuspended: 'maybe' as never })).toThrow(
+      expect.objectContaining({ code: 'BadArguments' }),
+    );
     expect(errors.map((error) => (error as { code: string }).code)).toEqual([
       'InvalidPath',
       'BadArguments',

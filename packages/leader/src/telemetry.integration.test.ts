@@ -6,7 +6,7 @@ import {
 } from '@zkrx/test-support';
 import { NEVER } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { elect, whileLeader } from './index';
+import { joinElection, whileLeader } from './index';
 
 let telemetry: TelemetryRecorder;
 beforeAll(() => {
@@ -17,11 +17,12 @@ afterAll(async () => {
 });
 
 describe('leader telemetry', () => {
-  it('counts a term of elect (elected, then ended) and is-leader back to 0', async () => {
+  it('counts a term of joinElection (elected, then ended) and is-leader back to 0', async () => {
     const client = await connectedClient();
     const path = lockPath('election');
     const name = `election-${process.pid}-elect`;
-    const election = await elect(client, path, { name });
+    const election = joinElection(client, path, { name });
+    await election.joined;
     await election.whenLeader();
     const match = {
       'zkrx.lock.kind': 'leader-latch',
@@ -35,7 +36,7 @@ describe('leader telemetry', () => {
         'zkrx.leader.transition': 'elected',
       }),
     ).toBe(1);
-    await election.close();
+    await election.leave();
     expect(await telemetry.total('zkrx.leader.is_leader', match)).toBe(0);
     expect(
       await telemetry.total('zkrx.leader.transitions', {
@@ -78,9 +79,10 @@ describe('leader telemetry', () => {
 
   it('leaves the path out unless the election is named', async () => {
     const client = await connectedClient();
-    const election = await elect(client, lockPath('election'));
+    const election = joinElection(client, lockPath('election'));
+    await election.joined;
     await election.whenLeader();
-    await election.close();
+    await election.leave();
     const points = await telemetry.points('zkrx.leader.transitions');
     const unnamed = points.filter((point) => point.attributes['zkrx.lock.name'] === undefined);
     expect(unnamed.length).toBeGreaterThan(0);

@@ -9,7 +9,7 @@ import { version } from '../package.json';
 
 /** The election as telemetry names it. */
 export interface ElectionLabels {
-  /** `leader-latch` (`elect`) or `leader-selector` (`whileLeader`). */
+  /** `leader-latch` (`joinElection`) or `leader-selector` (`whileLeader`). */
   readonly kind: string;
   readonly path: string;
   readonly name: string | undefined;

@@ -89,7 +89,6 @@ describe('startZooKeeper', () => {
 
     const closing = a.close();
     expect(a.close()).toBe(closing);
-    expect(a.stop()).toBe(closing); // the deprecated name of close()
     await closing;
     expect(isAlive(a.pid)).toBe(false);
     expect(existsSync(a.dir)).toBe(false);

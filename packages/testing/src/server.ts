@@ -100,8 +100,6 @@ export interface ZooKeeperServer {
    * server is done (`restart()` is refused). Idempotent.
    */
   close(): Promise<void>;
-  /** @deprecated The old name of {@link ZooKeeperServer.close} (start / close, as everywhere). */
-  stop(): Promise<void>;
   /** Stops the server and starts it again on the same port with the same data: sessions survive. */
   restart(): Promise<void>;
   /** Sends a four-letter word (`srvr`, `cons`, `wchc`, ...) to this server. */
@@ -360,7 +358,6 @@ function serverHandle(setup: ServerSetup, firstJvm: ServerProcess): ZooKeeperSer
       return jvm.pid;
     },
     close,
-    stop: close,
     restart() {
       if (closed) return Promise.reject(new Error(`ZooKeeper ${connectString} was closed`));
       return serially(async () => {

@@ -1,18 +1,20 @@
 /** @zkrx/leader from its tarball: one candidate is elected, leaves, and the next one leads. */
 export default async function smoke(load, { connect, root }) {
   const { createClient } = await load('@zkrx/core');
-  const { elect } = await load('@zkrx/leader');
+  const { joinElection } = await load('@zkrx/leader');
   const a = createClient({ connect });
   const b = createClient({ connect });
   const path = `${root}/election`;
   try {
-    const first = await elect(a, path, { id: 'a' });
+    const first = joinElection(a, path, { id: 'a' });
+    await first.joined;
     await first.whenLeader();
-    const second = await elect(b, path, { id: 'b' });
+    const second = joinElection(b, path, { id: 'b' });
+    await second.joined;
     if (second.isLeader) throw new Error('two leaders');
-    await first.close();
+    await first.leave();
     await second.whenLeader();
-    await second.close();
+    await second.leave();
     await a.promises.delete(root).catch(() => {});
     return '@zkrx/leader: a led, left, then b led';
   } finally {

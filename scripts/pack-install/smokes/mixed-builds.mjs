@@ -13,7 +13,7 @@ export default async function smoke(_load, { connect, root }) {
   const coreEsm = await import('@zkrx/core');
   const lock = await import('@zkrx/lock');
   const { acquireRead, acquireWrite, tryAcquireWrite } = await import('@zkrx/rwlock');
-  const { elect } = await import('@zkrx/leader');
+  const { joinElection } = await import('@zkrx/leader');
   const coreCjs = require('@zkrx/core');
   const lockCjs = require('@zkrx/lock');
   if (coreCjs.ZkError === coreEsm.ZkError) throw new Error('expected two copies of @zkrx/core');
@@ -70,9 +70,10 @@ export default async function smoke(_load, { connect, root }) {
     await all.release();
     done.push('multi-lock');
 
-    const election = await elect(a, `${root}/election/x`, { id: 'mixed' });
+    const election = joinElection(a, `${root}/election/x`, { id: 'mixed' });
+    await election.joined;
     await election.whenLeader();
-    await election.close();
+    await election.leave();
     done.push('election');
   } finally {
     await Promise.all([a.close(), b.close()]);

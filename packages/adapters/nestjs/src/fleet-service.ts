@@ -165,18 +165,6 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * This application's assignments in the partition at `path`.
-   *
-   * @deprecated The old name of {@link FleetService.watchAssignment}: a method returning an
-   * Observable is named for what it gives, without `$`.
-   * @param path The partition's path.
-   * @return The assignments.
-   */
-  assignment$(path: string): Observable<Assignment> {
-    return this.watchAssignment(path);
-  }
-
-  /**
    * Leaves the partition at `path`: gives every item up at once (their signals abort), and
    * resolves once the per-item runs in flight there settled, each item's lock released as its
    * runs end. A later `join(path, items)` joins again.

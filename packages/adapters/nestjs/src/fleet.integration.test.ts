@@ -133,8 +133,7 @@ describe('@zkrx/nestjs/fleet', () => {
     const { app, fleet, TenantJob, finish } = await gatedOwner(path);
     const owned = fleet.assignment(path)?.owned as ReadonlyMap<string, OwnedItem>;
     let completed = false;
-    // The old name still answers (deprecated alias of watchAssignment).
-    fleet.assignment$(path).subscribe({ complete: () => (completed = true) });
+    fleet.watchAssignment(path).subscribe({ complete: () => (completed = true) });
     const job = app.get(TenantJob);
     const running = callJob(job);
     await vi.waitUntil(() => job.running === 4);

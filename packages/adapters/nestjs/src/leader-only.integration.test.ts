@@ -231,8 +231,7 @@ describe('LeaderService', () => {
     const { GatedJob, watcher, leader, other } = await gatedPair(path);
     const service = leader.get(LeaderService);
     const states: boolean[] = [];
-    // The old name still answers (deprecated alias of watchLeadership).
-    service.isLeader$(path).subscribe({
+    service.watchLeadership(path).subscribe({
       next: (leading) => states.push(leading),
       complete: () => states.push(false),
     });

@@ -135,18 +135,6 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Whether this application leads the election at `path`, now and on every change.
-   *
-   * @deprecated The old name of {@link LeaderService.watchLeadership}: a method returning an
-   * Observable is named for what it gives, without `$`.
-   * @param path The election path.
-   * @return Whether this application leads, now and on every change.
-   */
-  isLeader$(path: string): Observable<boolean> {
-    return this.watchLeadership(path);
-  }
-
-  /**
    * Resolves once this application leads the election at `path`, with the signal of that term
    * (aborted when the leadership ends). Rejects ZkError `ClientClosed` if the application shuts
    * down first.

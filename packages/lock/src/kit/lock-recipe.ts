@@ -92,11 +92,6 @@ export interface LockRecipeSpec {
 export interface LockRecipe {
   /** Emits the lease once held; releases on unsubscribe; errors LockLostError on loss. */
   lease(client: ZkClient, path: string, options?: LockOptions): Observable<Lease>;
-  /**
-   * @deprecated The old name of {@link LockRecipe.lease}: a function returning an Observable is
-   * named for what it gives, without `$`.
-   */
-  lease$(client: ZkClient, path: string, options?: LockOptions): Observable<Lease>;
   /** Resolves the lease once held. */
   acquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease>;
   /** The lease if the lock is free now, else null; never waits. */
@@ -110,11 +105,6 @@ export interface LockRecipe {
    * `withLock`, `withReadLock` and `withWriteLock`.
    */
   withLock<T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T>;
-  /**
-   * @deprecated The old name of {@link LockRecipe.withLock}: `guard` names the guarded write
-   * alone (`lease.guard(ops)`).
-   */
-  guard<T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T>;
   /**
    * Runs `work(lease)` only while holding the lock: subscribed once held, unsubscribed (and the
    * observable erroring LockLostError) the moment the lock is lost, released when it ends.
@@ -440,5 +430,5 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
     (source) =>
       holding(client, path, options, () => source);
 
-  return { lease, lease$: lease, acquire, tryAcquire, withLock, guard: withLock, holding };
+  return { lease, acquire, tryAcquire, withLock, holding };
 }
