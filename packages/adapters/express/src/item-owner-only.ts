@@ -24,7 +24,7 @@ import {
   checkStatusCode,
 } from './options';
 import { localOf, responseEnded } from './response-state';
-import { answerRetryLater, withStatus } from './retry-later';
+import { answerRetryLater, notOwner, withStatus } from './retry-later';
 
 /** Options of `itemOwnerOnly`, checked when the middleware is created. */
 export interface ItemOwnerOnlyOptions {
@@ -149,7 +149,7 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
       onNotOwner(request, response, next);
       return;
     }
-    answerRetryLater(response, statusCode, retryAfterSeconds, 'not-owner', {
+    answerRetryLater(response, statusCode, retryAfterSeconds, notOwner, {
       item: typeof item === 'string' ? item : null,
     });
   };

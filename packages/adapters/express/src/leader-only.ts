@@ -15,7 +15,7 @@ import {
   checkSeconds,
 } from './options';
 import { responseEnded } from './response-state';
-import { answerRetryLater } from './retry-later';
+import { answerRetryLater, notLeader } from './retry-later';
 
 export interface LeaderOnlyOptions {
   /** The client whose session stands in the election (one per app instance). */
@@ -112,7 +112,7 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
       onNotLeader(request, response, next);
       return;
     }
-    answerRetryLater(response, 503, retryAfterSeconds, 'not-leader');
+    answerRetryLater(response, 503, retryAfterSeconds, notLeader);
   };
 
   return Object.defineProperties(middleware, {

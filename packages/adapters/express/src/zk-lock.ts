@@ -3,8 +3,15 @@
  * request, released once when the response finishes or the connection closes.
  */
 import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { type Lease, type LockLostError, LockTimeoutError, validateLockPath } from '@zkrx/lock';
-import { sessionOf } from '@zkrx/lock/recipe';
+import {
+  acquireWhileConnected,
+  type Lease,
+  LockBusyError,
+  type LockLostError,
+  type RetryLater,
+  retryLaterOf,
+  validateLockPath,
+} from '@zkrx/lock';
 import { type LockKind, lockKinds } from '@zkrx/rwlock';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Subscription } from 'rxjs';
@@ -19,7 +26,7 @@ import {
   checkStatusCode,
 } from './options';
 import { localOf } from './response-state';
-import { answerRetryLater, isZooKeeperUnavailable, withStatus } from './retry-later';
+import { answerRetryLater, withStatus } from './retry-later';
 
 export interface ZkLockOptions {
   /** The client whose session holds the locks (one per app instance). */
@@ -163,19 +170,11 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
       return;
     }
     if (response.destroyed || response.writableFinished) return; // the client left already
-    // The session the request waits on: any loss of its connection ends it (policy `release`).
-    const session = sessionOf(client, { onSuspended: 'release' });
-    if (!session || session.ended) {
-      answerRetryLater(response, 503, retryAfterSeconds, 'zookeeper-unavailable');
-      return;
-    }
 
     const controller = new AbortController();
     let lease: Lease | undefined;
-    let decided = false; // the request got its answer, its lease, or is gone
     let ended = false;
     let releasing: Promise<void> | undefined;
-    let sessionWatch: (() => void) | undefined;
     let lostWatch: Subscription | undefined;
 
     const release = (): void => {
@@ -187,43 +186,29 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
       ended = true;
       response.off('finish', end);
       response.off('close', end);
-      sessionWatch?.();
       lostWatch?.unsubscribe();
-      if (!decided) {
-        decided = true;
+      if (!lease)
         controller.abort(new ZkError(ZkErrorCode.Aborted, `${where} ${path}: the client left`));
-      }
       release();
     };
-    const unavailable = (reason: unknown): void => {
-      if (decided) return;
-      decided = true;
-      controller.abort(reason);
-      answerRetryLater(response, 503, retryAfterSeconds, 'zookeeper-unavailable');
-    };
+    const answer = (status: number, error: unknown): void =>
+      answerRetryLater(response, status, retryAfterSeconds, retryLaterOf(error) as RetryLater);
 
     response.once('finish', end);
     response.once('close', end);
-    // While waiting: a connection lost means no answer soon (the lock waits for a reconnect):
-    // answer 503 now. Once held, the lease watches the session itself.
-    const onSessionEnd = () => unavailable(session.signal.reason);
-    session.signal.addEventListener('abort', onSessionEnd, { once: true });
-    sessionWatch = () => session.signal.removeEventListener('abort', onSessionEnd);
-
-    take(path, controller.signal).then(
+    // Not connected, or the connection lost while waiting: 503 at once, not after timeoutMs.
+    acquireWhileConnected(client, (signal) => take(path, signal), controller.signal).then(
       (acquired) => {
-        if (acquired && (decided || ended || !acquired.isHeld)) {
-          // Too late (the client left, or we answered 503), or lost on arrival.
-          void acquired.release().catch(() => {});
-          if (!decided) unavailable(new ZkError(ZkErrorCode.SessionExpired, 'lease lost'));
+        if (ended) {
+          // The client left meanwhile: nobody to answer.
+          void acquired?.release().catch(() => {});
           return;
         }
-        if (decided) return;
-        decided = true;
-        sessionWatch?.();
-        if (!acquired) {
-          answerRetryLater(response, statusCode, retryAfterSeconds, 'lock-busy');
-          return;
+        if (!acquired) return answer(statusCode, new LockBusyError(path));
+        if (!acquired.isHeld) {
+          // Lost on arrival: the session went while the reply travelled.
+          void acquired.release().catch(() => {});
+          return answer(503, new ZkError(ZkErrorCode.SessionExpired, 'lease lost'));
         }
         lease = acquired;
         (response.locals as Record<string, unknown>)[LEASE] = acquired;
@@ -242,16 +227,10 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
         acquired.run(() => next());
       },
       (error: unknown) => {
-        if (decided) return;
-        decided = true;
-        sessionWatch?.();
-        if (LockTimeoutError.isInstance(error)) {
-          answerRetryLater(response, statusCode, retryAfterSeconds, 'lock-timeout');
-        } else if (isZooKeeperUnavailable(error)) {
-          answerRetryLater(response, 503, retryAfterSeconds, 'zookeeper-unavailable');
-        } else {
-          next(withStatus(error, 500));
-        }
+        if (ended) return;
+        const retryLater = retryLaterOf(error);
+        if (!retryLater) next(withStatus(error, 500));
+        else answer(retryLater.status === 409 ? statusCode : retryLater.status, error);
       },
     );
   };
