@@ -41,11 +41,20 @@ export function answerRetryLater(
     .json({ error: answer.reason, ...fields, message: answer.message });
 }
 
-/** Gives an error the HTTP `status` Express's error handling reads (unless it has one). */
-export function withStatus(error: unknown, status: number): unknown {
+/**
+ * Gives an error the HTTP `status` Express's error handling reads (unless it has one) and, with
+ * `retryAfterSeconds`, the `headers` Express's final handler sets (`Retry-After`,
+ * `Cache-Control: no-store`), so that it answers as the middleware and @zkrx/nestjs do.
+ */
+export function withStatus(error: unknown, status: number, retryAfterSeconds?: number): unknown {
   if (typeof error === 'object' && error !== null && !('status' in error)) {
     try {
       Object.assign(error, { status });
+      if (retryAfterSeconds !== undefined && !('headers' in error)) {
+        Object.assign(error, {
+          headers: { 'Retry-After': String(retryAfterSeconds), 'Cache-Control': 'no-store' },
+        });
+      }
     } catch {
       // A frozen error keeps its shape: Express then answers 500 anyway.
     }

@@ -213,7 +213,7 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
         lease = acquired;
         (response.locals as Record<string, unknown>)[LEASE] = acquired;
         lostWatch = acquired.lost$.subscribe((error) => {
-          withStatus(error, 503);
+          withStatus(error, 503, retryAfterSeconds);
           if (!onLost) return;
           try {
             onLost(error, request, response);

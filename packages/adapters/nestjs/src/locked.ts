@@ -5,7 +5,9 @@
 import type { ZkClient } from '@zkrx/core';
 import { ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
 import {
+  acquireWhileConnected,
   type Lease,
+  LockBusyError,
   LockLostError,
   type LockOptions,
   type SuspendedPolicy,
@@ -16,6 +18,7 @@ import { type LockKind, lockKinds } from '@zkrx/rwlock';
 import { from, isObservable, Observable, type Subscription } from 'rxjs';
 import { type CurrentLock, currentLock, runWithLock } from './lock-context';
 import { decorateMethod, type MethodDecoration, NEEDS_ZK_MODULE } from './method-decoration';
+import { markAnswer } from './retry-later';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
@@ -40,6 +43,12 @@ export interface LockedOptions {
   lock?: LockKind;
   /** While the connection is suspended: `release` (default) treats the lock as lost at once. */
   onSuspended?: SuspendedPolicy;
+  /**
+   * The `Retry-After` (seconds) of the answer an HTTP request gets when the lock is busy, not
+   * acquired in time, lost, or ZooKeeper unavailable (409 or 503, as @zkrx/express answers).
+   * Default 1.
+   */
+  retryAfterSeconds?: number;
   /**
    * What the method returns, when its declared return type cannot tell (no
    * `emitDecoratorMetadata`, or no return type written): `observable` or `promise`.
@@ -126,6 +135,7 @@ function runLeased(
   connection: ZkConnection,
   call: () => unknown,
   where: string,
+  retryAfterSeconds: number,
 ): Promise<unknown> {
   const { client } = connection;
   const controller = new AbortController();
@@ -138,7 +148,7 @@ function runLeased(
       const error = endedError(lease, path);
       controller.abort(error);
       client.track(lease.release());
-      reject(error);
+      reject(markAnswer(error, retryAfterSeconds));
     };
     const complete = (settle: () => void) => {
       if (done) return;
@@ -187,7 +197,13 @@ function runLeased(
  * - Application shutdown: calls still waiting reject ZkError `ClientClosed`; a running method's
  *   {@link lockSignal} aborts (same error) while it keeps the lock until it returns, and the
  *   shutdown waits for it; an Observable method errors with it, unsubscribed before the release.
- * - `mode: 'skip'`: when the lock is taken, resolves `undefined` (completes) without running.
+ * - `mode: 'skip'`: when the lock is taken, resolves `undefined` (completes) without running;
+ *   on a route handler (`@Get`, `@Post`...) rejects LockBusyError instead: 409, not an empty 200.
+ * - ZooKeeper out of reach (not connected, or the connection lost while waiting): rejects at
+ *   once with ZkError `ConnectionLoss`, not after `timeoutMs`.
+ * - On HTTP routes, the lock's failures answer as @zkrx/express does: 409 (busy, timeout) or
+ *   503 (unavailable, lost) with `Retry-After` and `{ error, message }` (ZkModule's interceptor).
+ *   The method's own errors pass unchanged.
  * - The instance must be made by Nest in an application that has ZkModule (Nest injects the
  *   module's client into it); other decorators on the method (`@Cron`, `@Interval`, ...) keep
  *   their metadata in either order.
@@ -248,6 +264,13 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
       `@Locked: lock must be 'mutex', 'read' or 'write', got ${String(choice)}`,
     );
   }
+  const retryAfterSeconds = options.retryAfterSeconds ?? 1;
+  if (!Number.isInteger(retryAfterSeconds) || retryAfterSeconds < 0) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@Locked: retryAfterSeconds must be a whole number of seconds >= 0, got ${String(retryAfterSeconds)}`,
+    );
+  }
   const kind = lockKinds[choice];
   const lockOptions: LockOptions = { timeoutMs, onSuspended: options.onSuspended };
 
@@ -268,19 +291,49 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
         const pathOf = (instance: unknown, args: unknown[]): string =>
           typeof path === 'string' ? path : path.apply(instance, args);
 
-        const acquireLease = (client: ZkClient, lockPath: string, signal?: AbortSignal) =>
-          mode === 'skip'
-            ? kind.tryAcquire(client, lockPath, { ...lockOptions, signal })
-            : kind.acquire(client, lockPath, { ...lockOptions, signal });
+        // Not connected, or the connection lost while waiting: rejects at once (503 on a
+        // route), not after timeoutMs. Rejections are marked with their HTTP answer.
+        const acquireLease = (
+          client: ZkClient,
+          lockPath: string,
+          signal: AbortSignal,
+        ): Promise<Lease | null> =>
+          acquireWhileConnected(
+            client,
+            (abort) =>
+              mode === 'skip'
+                ? kind.tryAcquire(client, lockPath, { ...lockOptions, signal: abort })
+                : kind.acquire(client, lockPath, { ...lockOptions, signal: abort }),
+            signal,
+          ).catch((error: unknown) => Promise.reject(markAnswer(error, retryAfterSeconds)));
+
+        // A skipped route handler (a method with @Get, @Post...) answers 409, not an empty 200;
+        // a skipped call from code resolves undefined. Nest's route decorators write `path`
+        // (PATH_METADATA) on the method, before or after @Locked replaced it.
+        const skipped = (lockPath: string): LockBusyError | undefined =>
+          Reflect.hasMetadata('path', wrapper)
+            ? (markAnswer(new LockBusyError(lockPath), retryAfterSeconds) as LockBusyError)
+            : undefined;
 
         function lockedPromise(this: unknown, ...args: unknown[]): Promise<unknown> {
           return (async () => {
             const connection = connectionOf(this);
             const lockPath = pathOf(this, args);
             const lease = await acquireLease(connection.client, lockPath, connection.signal);
-            if (!lease) return undefined;
+            if (!lease) {
+              const busy = skipped(lockPath);
+              if (busy) throw busy;
+              return undefined;
+            }
             return connection.hold(
-              runLeased(lease, lockPath, connection, () => original.apply(this, args), where),
+              runLeased(
+                lease,
+                lockPath,
+                connection,
+                () => original.apply(this, args),
+                where,
+                retryAfterSeconds,
+              ),
             );
           })();
         }
@@ -299,7 +352,7 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
               if (ending || !lease) return;
               const error = endedError(lease, lockPath);
               controller.abort(error);
-              subscriber.error(error);
+              subscriber.error(markAnswer(error, retryAfterSeconds));
             };
             // Shutdown ends the stream: the work is unsubscribed, then the lock released.
             const onShutdown = () => subscriber.error(connection.signal.reason);
@@ -309,7 +362,10 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
               AbortSignal.any([acquiring.signal, connection.signal]),
             ).then(
               (held) => {
-                if (!held) return subscriber.complete();
+                if (!held) {
+                  const busy = skipped(lockPath);
+                  return busy ? subscriber.error(busy) : subscriber.complete();
+                }
                 if (subscriber.closed) return client.track(held.release());
                 lease = held;
                 held.signal.addEventListener('abort', onEnded, { once: true });
@@ -345,7 +401,8 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
           });
         }
 
-        return returns === 'observable' ? lockedObservable : lockedPromise;
+        const wrapper = returns === 'observable' ? lockedObservable : lockedPromise;
+        return wrapper;
       },
     );
 }

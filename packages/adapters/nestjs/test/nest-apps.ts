@@ -2,14 +2,20 @@
  * Nest applications on the test ZooKeeper: each a testing module compiled and initialised with
  * its own ZkModule (its own session), closed after the test.
  */
-import type { DynamicModule, ForwardReference, Provider, Type } from '@nestjs/common';
+import type {
+  DynamicModule,
+  ForwardReference,
+  INestApplication,
+  Provider,
+  Type,
+} from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { ZkClient } from '@zkrx/core';
 import { testZooKeeper } from '@zkrx/testing';
 import { afterEach } from 'vitest';
 import { ZK_CLIENT, ZkModule, type ZkModuleRootOptions } from '../src/index';
 
-const open = new Set<TestingModule>();
+const open = new Set<TestingModule | INestApplication>();
 
 afterEach(async () => {
   const apps = [...open];
@@ -55,13 +61,30 @@ export async function startApp(options: TestAppOptions = {}): Promise<TestingMod
   return app;
 }
 
+/** An application serving HTTP on a free port (Express platform), closed after the test. */
+export async function startHttpApp(
+  options: TestAppOptions = {},
+): Promise<{ app: INestApplication; url: string }> {
+  const imports = [...(options.imports ?? [])];
+  if (!options.withoutZk) imports.unshift(await zkModule(options.zk));
+  const moduleRef = await Test.createTestingModule({
+    imports,
+    providers: options.providers ?? [],
+    controllers: options.controllers ?? [],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  open.add(app);
+  await app.listen(0, '127.0.0.1');
+  return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
+}
+
 /** `count` applications with the same providers, each with its own session. */
 export function startApps(count: number, options: TestAppOptions = {}): Promise<TestingModule[]> {
   return Promise.all(Array.from({ length: count }, () => startApp(options)));
 }
 
 /** Closes an application now (instead of after the test). */
-export async function closeApp(app: TestingModule): Promise<void> {
+export async function closeApp(app: TestingModule | INestApplication): Promise<void> {
   open.delete(app);
   await app.close();
 }
