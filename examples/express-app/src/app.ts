@@ -77,7 +77,7 @@ export function createInventoryApp(options: InventoryAppOptions): InventoryApp {
 
   const skuLock = zkLock({
     client,
-    key: (request: Request) => `${root}/locks/${String(request.params.sku)}`,
+    path: (request: Request) => `${root}/locks/${String(request.params.sku)}`,
     timeoutMs: options.lockTimeoutMs ?? 10_000,
     retryAfterSeconds: 1,
   });
@@ -138,5 +138,5 @@ export function createInventoryApp(options: InventoryAppOptions): InventoryApp {
   };
   app.use(errors);
 
-  return { app, inventory, close: () => leaderGate.close() };
+  return { app, inventory, close: () => leaderGate.leave() };
 }

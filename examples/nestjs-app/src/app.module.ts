@@ -34,7 +34,7 @@ export class AppModule {
         ZkModule.forRoot({
           connect: settings.connect,
           sessionTimeoutMs: 4_000,
-          candidateId: settings.instance,
+          id: settings.instance,
           isGlobal: true,
         }),
       ],

@@ -1,6 +1,6 @@
 /**
  * The two adapters agree on what a lock is: by default Nest's `@Locked(path)` and Express's
- * `zkLock({ key: () => path })` take the same lock (the mutex), so they exclude each other —
+ * `zkLock({ path })` take the same lock (the mutex), so they exclude each other —
  * and with `lock: 'read'` on either side, a reader still waits for the other's holder. And on
  * what a request answers when its lock is in the way: status, Retry-After, body.
  */
@@ -41,7 +41,7 @@ async function expressApp(path: string, lock: LockChoice | undefined) {
   const app = express();
   app.post(
     '/work',
-    zkLock({ client, key: () => path, wait: false, ...(lock ? { lock } : {}) }),
+    zkLock({ client, path, mode: 'skip', ...(lock ? { lock } : {}) }),
     (_request, response) => {
       response.json({ ran: true });
     },
@@ -67,7 +67,7 @@ describe('@Locked and zkLock on one path', () => {
       try {
         const running = holder.hold();
         await holder.entered;
-        // Busy while the Nest method holds the lock (wait: false answers 409 at once).
+        // Busy while the Nest method holds the lock (mode: 'skip' answers 409 at once).
         expect(await http.post()).toBe(409);
         holder.release();
         await running;
@@ -128,16 +128,16 @@ async function bothAdapters(path: string) {
 
   const client = await connectedClient({ connect: expressProxy.connectString });
   const app = express();
-  app.post('/skip', zkLock({ client, key: () => path, wait: false }), (_request, response) => {
+  app.post('/skip', zkLock({ client, path, mode: 'skip' }), (_request, response) => {
     response.json({ ran: true });
   });
-  app.post('/wait', zkLock({ client, key: () => path, timeoutMs: 50 }), (_request, response) => {
+  app.post('/wait', zkLock({ client, path, timeoutMs: 50 }), (_request, response) => {
     response.json({ ran: true });
   });
-  app.post('/long', zkLock({ client, key: () => path, timeoutMs: longMs }), (_, response) => {
+  app.post('/long', zkLock({ client, path, timeoutMs: longMs }), (_, response) => {
     response.json({ ran: true });
   });
-  app.post('/hold', zkLock({ client, key: () => path }), async (_request, response) => {
+  app.post('/hold', zkLock({ client, path }), async (_request, response) => {
     const { signal } = leaseOf(response);
     await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
     throw signal.reason; // Express 5: to the error handler, with the error's status and headers

@@ -17,7 +17,7 @@ import { NEVER, type Observable } from 'rxjs';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
-/** How this application joins a partition (`id` defaults to the module's `candidateId`, else `hostname:pid`). */
+/** How this application joins a partition (`id` defaults to the module's `id`, else `hostname:pid`). */
 export type FleetJoinOptions = Partial<PartitionOptions>;
 
 /**
@@ -68,7 +68,7 @@ function sameItems(
  * module (with ZkModule global or imported); `@ForEachOwnedItem` uses it too.
  *
  * Each path is joined once per application (`join`, or at boot for the paths of
- * `@ForEachOwnedItem({ items })` methods), as the member `id` (the module's `candidateId`, else
+ * `@ForEachOwnedItem({ items })` methods), as the member `id` (the module's `id`, else
  * `hostname:pid`). Shutdown gives every item up at once (their signals abort), waits for the
  * per-item runs in flight, and only then releases the items' locks and leaves: the next owner of
  * an item never starts while this application still works on it.
@@ -118,9 +118,11 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
       return existing.membership.joined;
     }
     const partitionOptions: PartitionOptions = {
-      id: options.id ?? this.connection.candidateId ?? `${hostname()}:${process.pid}`,
+      id: options.id ?? this.connection.id ?? `${hostname()}:${process.pid}`,
       ...(options.data === undefined ? {} : { data: options.data }),
-      ...(options.onSuspended === undefined ? {} : { onSuspended: options.onSuspended }),
+      ...((options.onSuspended ?? this.connection.onSuspended) === undefined
+        ? {}
+        : { onSuspended: options.onSuspended ?? this.connection.onSuspended }),
     };
     if (this.closed) {
       validatePartition(path, items, partitionOptions);

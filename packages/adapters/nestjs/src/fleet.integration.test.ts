@@ -42,7 +42,7 @@ async function gatedOwner(path: string) {
     finish = resolve;
   });
   const TenantJob = tenantJob(path, gate);
-  const app = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'a' } });
+  const app = await startApp({ providers: [TenantJob, FleetService], zk: { id: 'a' } });
   const fleet = app.get(FleetService);
   await vi.waitUntil(() => fleet.assignment(path)?.items.length === 4);
   return { app, fleet, TenantJob, finish };
@@ -53,8 +53,8 @@ describe('@zkrx/nestjs/fleet', () => {
     const path = uniqueRoot('fleet');
     const TenantJob = tenantJob(path);
     // Two applications in one process: the default id (hostname:pid) would be the same.
-    const a = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'a' } });
-    const b = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'b' } });
+    const a = await startApp({ providers: [TenantJob, FleetService], zk: { id: 'a' } });
+    const b = await startApp({ providers: [TenantJob, FleetService], zk: { id: 'b' } });
     const fleetA = a?.get(FleetService) as FleetService;
     const fleetB = b?.get(FleetService) as FleetService;
     await vi.waitUntil(
@@ -84,7 +84,7 @@ describe('@zkrx/nestjs/fleet', () => {
     const running = callJob(jobA);
     await vi.waitUntil(() => jobA.running === 4);
 
-    const b = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'b' } });
+    const b = await startApp({ providers: [TenantJob, FleetService], zk: { id: 'b' } });
     const fleetB = b.get(FleetService);
     await vi.waitUntil(() => fleetB.assignment(path)?.members.length === 2);
     const closing = closeApp(a);

@@ -1,8 +1,3 @@
-/**
- * The @Locked method decorator: the method runs while its application holds a ZooKeeper lock,
- * re-entrantly, and stops (signal aborted, call rejected) the moment the lock is lost.
- */
-import type { ZkClient } from '@zkrx/core';
 import { ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
 import {
   acquireWhileConnected,
@@ -272,7 +267,11 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
     );
   }
   const kind = lockKinds[choice];
-  const lockOptions: LockOptions = { timeoutMs, onSuspended: options.onSuspended };
+  // The module's `onSuspended` is the default (read per call: each application its own).
+  const lockOptions = (connection: ZkConnection): LockOptions => ({
+    timeoutMs,
+    onSuspended: options.onSuspended ?? connection.onSuspended,
+  });
 
   return <M extends LockableMethod>(
     target: object,
@@ -294,18 +293,21 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
         // Not connected, or the connection lost while waiting: rejects at once (503 on a
         // route), not after timeoutMs. Rejections are marked with their HTTP answer.
         const acquireLease = (
-          client: ZkClient,
+          connection: ZkConnection,
           lockPath: string,
           signal: AbortSignal,
-        ): Promise<Lease | null> =>
-          acquireWhileConnected(
+        ): Promise<Lease | null> => {
+          const { client } = connection;
+          const options = lockOptions(connection);
+          return acquireWhileConnected(
             client,
             (abort) =>
               mode === 'skip'
-                ? kind.tryAcquire(client, lockPath, { ...lockOptions, signal: abort })
-                : kind.acquire(client, lockPath, { ...lockOptions, signal: abort }),
+                ? kind.tryAcquire(client, lockPath, { ...options, signal: abort })
+                : kind.acquire(client, lockPath, { ...options, signal: abort }),
             signal,
           ).catch((error: unknown) => Promise.reject(markAnswer(error, retryAfterSeconds)));
+        };
 
         // A skipped route handler (a method with @Get, @Post...) answers 409, not an empty 200;
         // a skipped call from code resolves undefined. Nest's route decorators write `path`
@@ -319,7 +321,7 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
           return (async () => {
             const connection = connectionOf(this);
             const lockPath = pathOf(this, args);
-            const lease = await acquireLease(connection.client, lockPath, connection.signal);
+            const lease = await acquireLease(connection, lockPath, connection.signal);
             if (!lease) {
               const busy = skipped(lockPath);
               if (busy) throw busy;
@@ -357,7 +359,7 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
             // Shutdown ends the stream: the work is unsubscribed, then the lock released.
             const onShutdown = () => subscriber.error(connection.signal.reason);
             acquireLease(
-              client,
+              connection,
               lockPath,
               AbortSignal.any([acquiring.signal, connection.signal]),
             ).then(

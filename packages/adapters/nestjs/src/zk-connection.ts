@@ -17,8 +17,10 @@ export class ZkConnection {
     readonly client: ZkClient,
     /** True when the module made the client (and so closes it on shutdown). */
     readonly owned: boolean,
-    readonly candidateId: string | undefined,
-    readonly electionOnSuspended: SuspendedPolicy | undefined,
+    /** The application's id in elections and partitions (the module's `id`). */
+    readonly id: string | undefined,
+    /** The default suspended policy of its locks, elections and partitions. */
+    readonly onSuspended: SuspendedPolicy | undefined,
   ) {}
 
   /**
@@ -32,7 +34,7 @@ export class ZkConnection {
         'ZkModule: options must be { client } or the options of createClient ({ connect, ... })',
       );
     }
-    const { waitForConnection, candidateId, electionOnSuspended, ...rest } = options;
+    const { waitForConnection, id, onSuspended, ...rest } = options;
     let connection: ZkConnection;
     if ('client' in rest) {
       if (!ZkClient.isInstance(rest.client)) {
@@ -41,10 +43,10 @@ export class ZkConnection {
           "ZkModule: options.client must be a ZkClient from @zkrx/core's createClient",
         );
       }
-      connection = new ZkConnection(rest.client, false, candidateId, electionOnSuspended);
+      connection = new ZkConnection(rest.client, false, id, onSuspended);
     } else {
       const client = createClient(rest as ZkClientOptions);
-      connection = new ZkConnection(client, true, candidateId, electionOnSuspended);
+      connection = new ZkConnection(client, true, id, onSuspended);
     }
     if (waitForConnection !== false) {
       try {

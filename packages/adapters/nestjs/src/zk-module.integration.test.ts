@@ -11,7 +11,7 @@ import { InjectZkClient, LeaderService, Locked, lockSignal, ZK_CLIENT, ZkModule 
 class ZooKeeperConfig {
   constructor(
     readonly connect: string,
-    readonly candidateId: string,
+    readonly id: string,
   ) {}
 }
 
@@ -64,7 +64,7 @@ describe('ZkModule', () => {
           useFactory: (config: ZooKeeperConfig) => ({
             connect: config.connect,
             sessionTimeoutMs: 4_000,
-            candidateId: config.candidateId,
+            id: config.id,
           }),
           isGlobal: true,
         }),
@@ -75,6 +75,7 @@ describe('ZkModule', () => {
       const client = moduleRef.get<ZkClient>(ZK_CLIENT);
       expect(client.connectString).toBe(connectString);
       expect(client.state).toBe('connected');
+      await moduleRef.get(LeaderService).join(path);
       await moduleRef.get(LeaderService).whenLeader(path);
       const [node] = await client.promises.children(path);
       expect((await client.promises.get(`${path}/${node}`)).data.toString()).toBe('cfg');
@@ -90,6 +91,7 @@ describe('ZkModule', () => {
     const Holder = holderService(lockPath(), new IntervalLog(1));
     const app = await startApp({ providers: [Holder], zk: { client } });
     expect(app.get(ZK_CLIENT)).toBe(client);
+    await app.get(LeaderService).join(path);
     await app.get(LeaderService).whenLeader(path);
     await app.get(Holder).hold(1);
     await closeApp(app);
