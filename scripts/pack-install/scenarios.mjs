@@ -81,6 +81,18 @@ export const scenarios = [
     runtimes: bunAndDeno,
     after: runNestExampleApp, // on Node
   })),
+  // @Locked alone: @zkrx/nestjs with @zkrx/core and @zkrx/lock, none of the optional peers.
+  {
+    name: 'nestjs-locked-only',
+    install: ['@zkrx/nestjs', '@zkrx/core', '@zkrx/lock'],
+    registry: {
+      '@nestjs/common': '^11.0.0',
+      '@nestjs/core': '^11.0.0',
+      'reflect-metadata': '^0.2.0',
+      rxjs: '^7.8.0',
+    },
+    smoke: smoke('nestjs-locked-only'),
+  },
   { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing'), runtimes: bunAndDeno },
   // The zkrx command alone: `npx zkrx --help`, `npx zkrx locks` on the test server, `run()`.
   { name: 'cli', install: ['@zkrx/cli'], smoke: smoke('cli') },

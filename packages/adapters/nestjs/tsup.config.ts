@@ -5,4 +5,9 @@ export default defineZkrxPackageBuild({
   // Every constructor parameter names its token (@Inject): the build needs no decorator
   // metadata, so esbuild compiles it (no swc).
   tsconfig: 'tsconfig.build.json',
+  esbuildOptions(options, { format }) {
+    // The optional peers (optional-peers.ts) are loaded with import(): in the CommonJS build,
+    // require() them instead, so that a CommonJS application and this package share one copy.
+    if (format === 'cjs') options.supported = { ...options.supported, 'dynamic-import': false };
+  },
 });

@@ -82,7 +82,13 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
   private initialised = false;
   private closed = false;
 
-  constructor(@Inject(ZK_CONNECTION) private readonly connection: ZkConnection) {}
+  // Typed in the body: the connection (and the optional peers' types it names) stays out of the
+  // published declarations, so that they load without @zkrx/leader or @zkrx/rwlock installed.
+  private readonly connection: ZkConnection;
+
+  constructor(@Inject(ZK_CONNECTION) connection: unknown) {
+    this.connection = connection as ZkConnection;
+  }
 
   /**
    * Joins the partition at `path` over `items` (once; a second call with the same items shares

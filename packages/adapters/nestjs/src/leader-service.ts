@@ -4,7 +4,7 @@
  */
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ZkError, ZkErrorCode } from '@zkrx/core';
-import { type Election, joinElection } from '@zkrx/leader';
+import type { Election } from '@zkrx/leader';
 import { validateLockPath } from '@zkrx/lock';
 import {
   concat,
@@ -21,6 +21,7 @@ import {
   throwError,
 } from 'rxjs';
 import { leaderOnlyPathsOf } from './leader-only-paths';
+import { notInstalled } from './optional-peers';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
@@ -57,7 +58,13 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
   private initialised = false;
   private closed = false;
 
-  constructor(@Inject(ZK_CONNECTION) private readonly connection: ZkConnection) {}
+  // Typed in the body: the connection (and the optional peers' types it names) stays out of the
+  // published declarations, so that they load without @zkrx/leader or @zkrx/rwlock installed.
+  private readonly connection: ZkConnection;
+
+  constructor(@Inject(ZK_CONNECTION) connection: unknown) {
+    this.connection = connection as ZkConnection;
+  }
 
   /**
    * Joins the election at `path` (once; later calls share the candidacy, and a path left with
@@ -79,7 +86,9 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
     if (existing) return existing.joined;
     validateLockPath(path, 'election');
     if (this.closed) throw this.shutDown(path);
-    const election = joinElection(this.connection.client, path, {
+    const leader = this.connection.peers.leader;
+    if (!leader) throw notInstalled('@zkrx/leader', `LeaderService.join (election ${path})`);
+    const election = leader.joinElection(this.connection.client, path, {
       id: this.connection.id,
       onSuspended: this.connection.onSuspended,
     });

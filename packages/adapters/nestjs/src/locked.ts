@@ -9,10 +9,11 @@ import {
   validateLockPath,
   validateTimeout,
 } from '@zkrx/lock';
-import { type LockKind, lockKinds } from '@zkrx/rwlock';
+import { type LockRecipe, mutexRecipe } from '@zkrx/lock/recipe';
 import { from, isObservable, Observable, type Subscription } from 'rxjs';
 import { type CurrentLock, currentLock, runWithLock } from './lock-context';
 import { decorateMethod, type MethodDecoration, NEEDS_ZK_MODULE } from './method-decoration';
+import { notInstalled } from './optional-peers';
 import { markAnswer } from './retry-later';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
@@ -33,9 +34,10 @@ export interface LockedOptions {
   /**
    * Which lock of the path: `mutex` (default; Curator's InterProcessMutex layout, the lock
    * @zkrx/express's `zkLock` takes by default), or the `read` / `write` lock of the path's
-   * read-write lock. Only readers share; any two of the three otherwise exclude each other.
+   * read-write lock (with @zkrx/rwlock installed). Only readers share; any two of the three
+   * otherwise exclude each other.
    */
-  lock?: LockKind;
+  lock?: 'mutex' | 'read' | 'write';
   /** While the connection is suspended: `release` (default) treats the lock as lost at once. */
   onSuspended?: SuspendedPolicy;
   /**
@@ -253,7 +255,7 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
     );
   }
   const choice = options.lock ?? 'mutex';
-  if (!Object.hasOwn(lockKinds, choice)) {
+  if (choice !== 'mutex' && choice !== 'read' && choice !== 'write') {
     throw new ZkError(
       ZkErrorCode.BadArguments,
       `@Locked: lock must be 'mutex', 'read' or 'write', got ${String(choice)}`,
@@ -266,7 +268,13 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
       `@Locked: retryAfterSeconds must be a whole number of seconds >= 0, got ${String(retryAfterSeconds)}`,
     );
   }
-  const kind = lockKinds[choice];
+  /** The recipe of the lock: the mutex from @zkrx/lock; read and write from @zkrx/rwlock. */
+  const recipeOf = (connection: ZkConnection): LockRecipe => {
+    if (choice === 'mutex') return mutexRecipe;
+    const rwlock = connection.peers.rwlock;
+    if (!rwlock) throw notInstalled('@zkrx/rwlock', `@Locked with lock: '${choice}'`);
+    return rwlock.lockKinds[choice];
+  };
   // The module's `onSuspended` is the default (read per call: each application its own).
   const lockOptions = (connection: ZkConnection): LockOptions => ({
     timeoutMs,
@@ -299,6 +307,12 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
         ): Promise<Lease | null> => {
           const { client } = connection;
           const options = lockOptions(connection);
+          let kind: LockRecipe;
+          try {
+            kind = recipeOf(connection);
+          } catch (error) {
+            return Promise.reject(error);
+          }
           return acquireWhileConnected(
             client,
             (abort) =>

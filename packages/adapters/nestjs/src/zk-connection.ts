@@ -6,6 +6,7 @@ import { createClient, ZkClient, type ZkClientOptions, ZkError, ZkErrorCode } fr
 import type { SuspendedPolicy } from '@zkrx/lock';
 import { LeaseRuns } from '@zkrx/lock/recipe';
 import type { ZkModuleOptions } from './module-definition';
+import { loadOptionalPeers, type OptionalPeers } from './optional-peers';
 
 export class ZkConnection {
   private readonly stopping = new AbortController();
@@ -21,6 +22,8 @@ export class ZkConnection {
     readonly id: string | undefined,
     /** The default suspended policy of its locks, elections and partitions. */
     readonly onSuspended: SuspendedPolicy | undefined,
+    /** @zkrx/rwlock and @zkrx/leader, when installed. */
+    readonly peers: OptionalPeers,
   ) {}
 
   /**
@@ -35,6 +38,7 @@ export class ZkConnection {
       );
     }
     const { waitForConnection, id, onSuspended, ...rest } = options;
+    const peers = await loadOptionalPeers();
     let connection: ZkConnection;
     if ('client' in rest) {
       if (!ZkClient.isInstance(rest.client)) {
@@ -43,10 +47,10 @@ export class ZkConnection {
           "ZkModule: options.client must be a ZkClient from @zkrx/core's createClient",
         );
       }
-      connection = new ZkConnection(rest.client, false, id, onSuspended);
+      connection = new ZkConnection(rest.client, false, id, onSuspended, peers);
     } else {
       const client = createClient(rest as ZkClientOptions);
-      connection = new ZkConnection(client, true, id, onSuspended);
+      connection = new ZkConnection(client, true, id, onSuspended, peers);
     }
     if (waitForConnection !== false) {
       try {

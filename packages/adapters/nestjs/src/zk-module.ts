@@ -54,8 +54,12 @@ import { ZkConnection } from './zk-connection';
   exports: [ZK_CLIENT, ZK_CONNECTION, LeaderService],
 })
 export class ZkModule extends ZkConfigurableModule implements OnApplicationShutdown {
-  constructor(@Inject(ZK_CONNECTION) private readonly connection: ZkConnection) {
+  // Typed in the body: the connection stays out of the published declarations.
+  private readonly connection: ZkConnection;
+
+  constructor(@Inject(ZK_CONNECTION) connection: unknown) {
     super();
+    this.connection = connection as ZkConnection;
   }
 
   /** Closes the client if the module made it (after every module was destroyed). */
