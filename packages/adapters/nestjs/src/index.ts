@@ -3,6 +3,8 @@
  * ZooKeeper lock, @LeaderOnly scheduled jobs and LeaderService. Health: `@zkrx/nestjs/terminus`.
  */
 
+export { leaderSignal } from './leader-context';
+export type { LeaderOnlyOptions } from './leader-only';
 export { LeaderOnly } from './leader-only';
 export { LeaderService } from './leader-service';
 export type { CurrentLock } from './lock-context';

@@ -2,6 +2,7 @@
  * The @LeaderOnly method decorator: the method body runs only in the application that leads
  * the election at a path; in the others the call returns without running.
  */
+import { ZkError, ZkErrorCode } from '@zkrx/core';
 import { validateLockPath } from '@zkrx/lock';
 import { addLeaderOnlyPath } from './leader-only-paths';
 import { LeaderService } from './leader-service';
@@ -16,41 +17,109 @@ const leaderOnly: MethodDecoration<LeaderService> = {
   needs: NEEDS_ZK_MODULE,
 };
 
+/** Options of `@LeaderOnly`. */
+export interface LeaderOnlyOptions {
+  /**
+   * A call while this method's previous run on this instance is still in flight: `skip`
+   * (default) returns `undefined` without running — a job longer than its period never runs
+   * beside itself; `allow` runs it alongside.
+   */
+  overlap?: 'skip' | 'allow';
+  /**
+   * At most once per tick across the fleet: the schedule's period in milliseconds (or its grid:
+   * `60_000` for a cron by the minute). A call runs only once the leader has claimed the tick of
+   * now (the nearest multiple of `tickMs` on its clock) in a write fenced by its leadership, so
+   * that no tick runs twice — not after a failover, nor on a new leader whose clock is behind.
+   * A tick may be skipped (a failover under way, a clock ahead by more than `tickMs / 2`). The
+   * call then returns a Promise.
+   */
+  oncePerTick?: { readonly tickMs: number };
+}
+
 /**
  * Runs the decorated method only in the application that leads the election at `path`: made for
  * scheduled jobs (`@Cron`, `@Interval` from @nestjs/schedule) that every instance of a service
  * schedules and only one should run. Elsewhere the call returns `undefined` without running.
  *
+ * Per tick (each call the scheduler makes):
+ * - on the leader it runs, unless its previous run on this instance is still in flight
+ *   (`overlap: 'skip'`, the default): a job never overlaps itself;
+ * - a tick that fires while no instance leads (a failover under way) runs nowhere;
+ * - without `oncePerTick`, a tick that fires on both sides of a graceful hand-over (clocks a
+ *   little apart) can run on both, one after the other (never at once); with
+ *   `oncePerTick: { tickMs }`, at most once across the fleet.
+ *
  * The application joins the election when it boots (once per path, whatever the number of
  * methods) and leaves it when it shuts down: it stops starting runs, aborts
- * `LeaderService.signal(path)`, waits for the runs in flight (a method returning a promise runs
- * until it settles), then hands leadership over — never two applications running at once. When
- * leadership is lost instead (session expired, connection suspended) a run in flight is not
- * stopped: read `LeaderService.signal(path)` for that. Other decorators on the method keep their
- * metadata in either order.
+ * `LeaderService.signal(path)` and `leaderSignal()`, waits for the runs in flight (a method
+ * returning a promise runs until it settles), then hands leadership over — never two
+ * applications running at once. When leadership is lost instead (session expired, connection
+ * suspended) a run in flight is not stopped: `leaderSignal()` aborts, pass it on. Other
+ * decorators on the method keep their metadata in either order.
  *
  * ## Example
  * ```ts
  * @Injectable()
  * export class Reports {
- *   @Interval(60_000)
- *   @LeaderOnly('/election/reports')
- *   async sendDailyReport() {
- *     await this.mailer.send(await this.build());
+ *   @Cron('0 0 * * * *')
+ *   @LeaderOnly('/election/reports', { oncePerTick: { tickMs: 3_600_000 } })
+ *   async sendHourlyReport() {
+ *     await this.mailer.send(await this.build(), { signal: leaderSignal() });
  *   }
  * }
  * ```
  *
  * @param path The election path.
+ * @param options `overlap`, `oncePerTick`.
  * @return A method decorator.
  */
-export function LeaderOnly(path: string) {
+export function LeaderOnly(path: string, options: LeaderOnlyOptions = {}) {
   validateLockPath(path, 'election');
+  const overlap = options.overlap ?? 'skip';
+  if (overlap !== 'skip' && overlap !== 'allow') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@LeaderOnly: overlap must be 'skip' or 'allow', got ${String(overlap)}`,
+    );
+  }
+  const tickMs = options.oncePerTick?.tickMs;
+  if (
+    options.oncePerTick !== undefined &&
+    (typeof tickMs !== 'number' || !Number.isFinite(tickMs) || tickMs <= 0)
+  ) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@LeaderOnly: oncePerTick.tickMs must be a number of milliseconds > 0, got ${String(tickMs)}`,
+    );
+  }
   return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void =>
-    decorateMethod(leaderOnly, target, key, descriptor, ({ original, serviceOf }) => {
+    decorateMethod(leaderOnly, target, key, descriptor, ({ original, where, serviceOf }) => {
       addLeaderOnlyPath(target.constructor, path);
+      /** The instances whose run of this method is in flight. */
+      const running = new WeakSet<object>();
       return function leaderOnlyMethod(this: unknown, ...args: unknown[]): unknown {
-        return serviceOf(this).runIfLeader(path, () => original.apply(this, args));
+        const leader = serviceOf(this);
+        const self = this as object;
+        if (overlap === 'skip' && running.has(self)) return undefined;
+        const run = (): unknown => {
+          running.add(self);
+          let result: unknown;
+          try {
+            result = original.apply(this, args);
+          } catch (error) {
+            running.delete(self);
+            throw error;
+          }
+          if (result !== null && typeof (result as PromiseLike<unknown>)?.then === 'function') {
+            const done = () => running.delete(self);
+            (result as PromiseLike<unknown>).then(done, done);
+          } else {
+            running.delete(self);
+          }
+          return result;
+        };
+        if (tickMs === undefined) return leader.runIfLeader(path, run);
+        return leader.runOncePerTick(path, where, tickMs, run);
       };
     });
 }

@@ -20,8 +20,10 @@ import {
   takeUntil,
   throwError,
 } from 'rxjs';
+import { runWithLeadership } from './leader-context';
 import { leaderOnlyPathsOf } from './leader-only-paths';
 import { notInstalled } from './optional-peers';
+import { claimTick, tickMarkerPath, tickOf } from './tick-marker';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
@@ -144,9 +146,54 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    * @param work What only the leader runs.
    * @return The work's result, or `undefined` when not leading.
    */
-  runIfLeader<T>(path: string, work: () => T): T | undefined {
+  runIfLeader<T>(path: string, work: (signal: AbortSignal) => T): T | undefined {
     if (this.closed) return undefined;
-    return this.joined(path)?.runIfLeader(() => work());
+    return this.joined(path)?.runIfLeader((term) => {
+      // The term's signal, aborted at shutdown too; `leaderSignal()` in the work's context.
+      const signal = AbortSignal.any([term, this.connection.signal]);
+      return runWithLeadership(signal, () => work(signal));
+    });
+  }
+
+  /**
+   * Runs `work` if this application leads the election at `path` and the tick of now (the
+   * nearest multiple of `tickMs`) is not claimed yet for `job`: at most once per tick across
+   * the fleet, whatever the failovers and the clocks (see tick-marker.ts). The leader claims the
+   * tick in a write fenced by its leadership (a persistent marker per job beside the election,
+   * `<path>.ticks/<job>`), then runs. Resolves the work's result, or `undefined` when not
+   * leading or the tick is claimed already (a tick may be skipped: during a failover, or when a
+   * clock is ahead by more than `tickMs / 2`).
+   *
+   * ## Example
+   * ```ts
+   * @Cron('0 *\/5 * * * *')
+   * sendDigest() {
+   *   return this.leaders.runOncePerTick('/election/digest', 'digest', 300_000, () => this.send());
+   * }
+   * ```
+   *
+   * @param path The election path.
+   * @param job The job's name: one marker per job.
+   * @param tickMs The schedule's period (or its grid: 60_000 for a cron by the minute).
+   * @param work What the leader runs, once per tick.
+   * @return The work's result, or `undefined` when not run.
+   */
+  async runOncePerTick<T>(
+    path: string,
+    job: string,
+    tickMs: number,
+    work: (signal: AbortSignal) => T,
+  ): Promise<Awaited<T> | undefined> {
+    const tick = tickOf(Date.now(), tickMs);
+    const election = this.joined(path);
+    if (!election) return undefined;
+    const marker = tickMarkerPath(path, job);
+    return this.runIfLeader(path, async (signal): Promise<Awaited<T> | undefined> => {
+      if (!(await claimTick(this.connection.client, election, marker, tick))) return undefined;
+      // The term ended while claiming: the tick is claimed and not run (at most once).
+      if (signal.aborted) return undefined;
+      return await work(signal);
+    });
   }
 
   /**
