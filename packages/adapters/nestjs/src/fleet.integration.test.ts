@@ -32,8 +32,10 @@ function tenantJob(path: string, gate?: Promise<void>) {
   return TenantJob;
 }
 
-/** Calls the job as a scheduler does: without arguments (the decorator supplies them). */
-const callJob = (job: { sync: Function }) => (job.sync as () => Promise<string[]>)();
+/** Calls the job as a scheduler does, and lists the results (a Map by item). */
+const callJob = async (job: { sync: Function }) => [
+  ...(await (job.sync as () => Promise<Map<string, string>>)()).values(),
+];
 
 /** One application owning all 4 items of `path`, its tenant job's runs held until `finish()`. */
 async function gatedOwner(path: string) {
@@ -125,7 +127,7 @@ describe('@zkrx/nestjs/fleet', () => {
     expect(() => ForEachOwnedItem(path, { items: ['x', 'x'] })).toThrow(
       expect.objectContaining({ code: 'BadArguments' }),
     );
-    expect(await fleet.forEachOwned(`${path}-none`, () => 1)).toEqual([]);
+    expect(await fleet.forEachOwned(`${path}-none`, () => 1)).toEqual(new Map());
   });
 
   it('FleetService.leave(path) gives every item up, waits for the runs in flight, and can join again', async () => {

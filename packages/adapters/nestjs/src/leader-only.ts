@@ -4,18 +4,38 @@
  */
 import { ZkError, ZkErrorCode } from '@zkrx/core';
 import { validateLockPath } from '@zkrx/lock';
-import { addLeaderOnlyPath } from './leader-only-paths';
 import { LeaderService } from './leader-service';
-import { decorateMethod, type MethodDecoration, NEEDS_ZK_MODULE } from './method-decoration';
+import {
+  decorateMethod,
+  type MethodDecoration,
+  NEEDS_ZK_MODULE,
+  PerInstance,
+} from './method-decoration';
 
-/** The application's LeaderService, on each decorated instance; told of each instance. */
+/** The application's LeaderService, on each decorated instance. */
 const leaderOnly: MethodDecoration<LeaderService> = {
   decorator: '@LeaderOnly',
   key: Symbol.for('@zkrx/nestjs: @LeaderOnly needs ZkModule'),
   token: LeaderService,
-  onInjected: (instance, leader) => leader.adopt(instance.constructor),
   needs: NEEDS_ZK_MODULE,
 };
+
+/**
+ * The election path as a function of the instance, called when the application starts: a path
+ * from configuration an injected service holds (`(self: Reports) => self.config.electionPath`).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the decorated class's instance
+export type LeaderOnlyPathOf = (instance: any) => string;
+
+/** @LeaderOnly's options as a function of the instance, called when the application starts. */
+// biome-ignore lint/suspicious/noExplicitAny: the decorated class's instance
+export type LeaderOnlyOptionsOf = (instance: any) => LeaderOnlyOptions;
+
+interface CheckedLeaderOnly {
+  readonly path: string;
+  readonly overlap: 'skip' | 'allow';
+  readonly tickMs: number | undefined;
+}
 
 /** Options of `@LeaderOnly`. */
 export interface LeaderOnlyOptions {
@@ -69,37 +89,38 @@ export interface LeaderOnlyOptions {
  * }
  * ```
  *
- * @param path The election path.
- * @param options `overlap`, `oncePerTick`.
+ * @param path The election path, or a function of the instance returning it (at start).
+ * @param options `overlap`, `oncePerTick`; or a function of the instance returning them.
  * @return A method decorator.
  */
-export function LeaderOnly(path: string, options: LeaderOnlyOptions = {}) {
-  validateLockPath(path, 'election');
-  const overlap = options.overlap ?? 'skip';
-  if (overlap !== 'skip' && overlap !== 'allow') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@LeaderOnly: overlap must be 'skip' or 'allow', got ${String(overlap)}`,
-    );
-  }
-  const tickMs = options.oncePerTick?.tickMs;
-  if (
-    options.oncePerTick !== undefined &&
-    (typeof tickMs !== 'number' || !Number.isFinite(tickMs) || tickMs <= 0)
-  ) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@LeaderOnly: oncePerTick.tickMs must be a number of milliseconds > 0, got ${String(tickMs)}`,
-    );
-  }
+export function LeaderOnly(
+  path: string | LeaderOnlyPathOf,
+  options: LeaderOnlyOptions | LeaderOnlyOptionsOf = {},
+) {
+  // Given as values: checked here. As functions of the instance: when the application starts.
+  const given =
+    typeof path === 'function' || typeof options === 'function'
+      ? undefined
+      : checkLeaderOnly(path, options);
+  const settingsOf = new PerInstance<CheckedLeaderOnly>(
+    (instance) =>
+      given ??
+      checkLeaderOnly(
+        typeof path === 'function' ? path(instance) : path,
+        typeof options === 'function' ? options(instance) : options,
+      ),
+  );
   return (target: object, key: string | symbol, descriptor: PropertyDescriptor): void =>
-    decorateMethod(leaderOnly, target, key, descriptor, ({ original, where, serviceOf }) => {
-      addLeaderOnlyPath(target.constructor, path);
+    decorateMethod(leaderOnly, target, key, descriptor, (method) => {
+      const { original, where, serviceOf } = method;
+      // Each instance Nest makes: its election is joined when the application starts.
+      method.onInstance((instance, leader) => leader.adopt(settingsOf.take(instance).path));
       /** The instances whose run of this method is in flight. */
       const running = new WeakSet<object>();
       return function leaderOnlyMethod(this: unknown, ...args: unknown[]): unknown {
         const leader = serviceOf(this);
         const self = this as object;
+        const { path: election, overlap, tickMs } = settingsOf.of(self);
         if (overlap === 'skip' && running.has(self)) return undefined;
         const run = (): unknown => {
           running.add(self);
@@ -118,8 +139,37 @@ export function LeaderOnly(path: string, options: LeaderOnlyOptions = {}) {
           }
           return result;
         };
-        if (tickMs === undefined) return leader.runIfLeader(path, run);
-        return leader.runOncePerTick(path, where, tickMs, run);
+        if (tickMs === undefined) return leader.runIfLeader(election, run);
+        return leader.runOncePerTick(election, where, tickMs, run);
       };
     });
+}
+
+/** Checks @LeaderOnly's arguments (ZkError `InvalidPath` / `BadArguments`). */
+function checkLeaderOnly(path: string, options: LeaderOnlyOptions): CheckedLeaderOnly {
+  validateLockPath(path, 'election');
+  if (typeof options !== 'object' || options === null) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@LeaderOnly: options must be an object (or a function of the instance returning one), got ${String(options)}`,
+    );
+  }
+  const overlap = options.overlap ?? 'skip';
+  if (overlap !== 'skip' && overlap !== 'allow') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@LeaderOnly: overlap must be 'skip' or 'allow', got ${String(overlap)}`,
+    );
+  }
+  const tickMs = options.oncePerTick?.tickMs;
+  if (
+    options.oncePerTick !== undefined &&
+    (typeof tickMs !== 'number' || !Number.isFinite(tickMs) || tickMs <= 0)
+  ) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@LeaderOnly: oncePerTick.tickMs must be a number of milliseconds > 0, got ${String(tickMs)}`,
+    );
+  }
+  return { path, overlap, tickMs };
 }

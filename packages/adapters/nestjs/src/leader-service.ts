@@ -21,7 +21,6 @@ import {
   throwError,
 } from 'rxjs';
 import { runWithLeadership } from './leader-context';
-import { leaderOnlyPathsOf } from './leader-only-paths';
 import { notInstalled } from './optional-peers';
 import { claimTick, tickMarkerPath, tickOf } from './tick-marker';
 import { ZK_CONNECTION } from './tokens';
@@ -268,13 +267,13 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Takes note of an instance with @LeaderOnly methods (Nest made it and injected this service):
-   * its elections are joined when the application initialises, or at once after that.
+   * Takes note of a @LeaderOnly method's election (Nest made an instance and injected this
+   * service): joined when the application initialises, or at once after that.
    */
-  adopt(type: Function): void {
-    for (const path of leaderOnlyPathsOf(type)) {
-      if (!this.initialised) this.pending.add(path);
-      else if (!this.left.has(path)) void this.join(path).catch(() => {});
+  adopt(path: string): void {
+    if (!this.initialised) this.pending.add(path);
+    else if (!this.left.has(path) && !this.elections.has(path)) {
+      void this.join(path).catch(() => {});
     }
   }
 

@@ -12,7 +12,12 @@ import {
 import { type LockRecipe, mutexRecipe } from '@zkrx/lock/recipe';
 import { from, isObservable, Observable, type Subscription } from 'rxjs';
 import { type CurrentLock, currentLock, runWithLock } from './lock-context';
-import { decorateMethod, type MethodDecoration, NEEDS_ZK_MODULE } from './method-decoration';
+import {
+  decorateMethod,
+  type MethodDecoration,
+  NEEDS_ZK_MODULE,
+  PerInstance,
+} from './method-decoration';
 import { notInstalled } from './optional-peers';
 import { markAnswer } from './retry-later';
 import { ZK_CONNECTION } from './tokens';
@@ -37,7 +42,7 @@ export interface LockedOptions {
    * read-write lock (with @zkrx/rwlock installed). Only readers share; any two of the three
    * otherwise exclude each other.
    */
-  lock?: 'mutex' | 'read' | 'write';
+  lock?: LockChoice;
   /** While the connection is suspended: `release` (default) treats the lock as lost at once. */
   onSuspended?: SuspendedPolicy;
   /**
@@ -59,6 +64,73 @@ export type LockableMethod = (
   ...args: any[]
   // biome-ignore lint/suspicious/noConfusingVoidType: a method declared `(): void` qualifies
 ) => void | PromiseLike<unknown> | Observable<unknown>;
+
+/** The lock of a path @Locked takes. */
+type LockChoice = 'mutex' | 'read' | 'write';
+
+/**
+ * @Locked's options as a function of the instance, called when the application starts: options
+ * from configuration an injected service holds (`(self: Billing) => ({ timeoutMs:
+ * self.config.lockTimeoutMs })`). `returns` can only be given as a value.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the decorated class's instance
+export type LockedOptionsOf = (instance: any) => Omit<LockedOptions, 'returns'>;
+
+/** @Locked's options, checked, with their defaults. */
+interface CheckedLockedOptions {
+  readonly mode: 'wait' | 'skip';
+  readonly timeoutMs: number | undefined;
+  readonly lock: LockChoice;
+  readonly onSuspended: SuspendedPolicy | undefined;
+  readonly retryAfterSeconds: number;
+  readonly returns: 'promise' | 'observable' | undefined;
+}
+
+/** Checks @Locked's options (ZkError `BadArguments` naming the bad one). */
+function checkLockedOptions(options: LockedOptions): CheckedLockedOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@Locked: options must be an object (or a function of the instance returning one), got ${String(options)}`,
+    );
+  }
+  const mode = options.mode ?? 'wait';
+  if (mode !== 'wait' && mode !== 'skip') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@Locked: mode must be 'wait' or 'skip', got ${String(mode)}`,
+    );
+  }
+  const timeoutMs = validateTimeout(options.timeoutMs);
+  if (mode === 'skip' && timeoutMs !== undefined) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      "@Locked: timeoutMs applies to mode 'wait' ('skip' never waits)",
+    );
+  }
+  if ('read' in options) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      "@Locked: the read option is gone: say lock: 'read' (or 'write'; the default is 'mutex')",
+    );
+  }
+  const lock = options.lock ?? 'mutex';
+  if (lock !== 'mutex' && lock !== 'read' && lock !== 'write') {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@Locked: lock must be 'mutex', 'read' or 'write', got ${String(lock)}`,
+    );
+  }
+  const retryAfterSeconds = options.retryAfterSeconds ?? 1;
+  if (!Number.isInteger(retryAfterSeconds) || retryAfterSeconds < 0) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@Locked: retryAfterSeconds must be a whole number of seconds >= 0, got ${String(retryAfterSeconds)}`,
+    );
+  }
+  const { onSuspended, returns } = options;
+  return { mode, timeoutMs, lock, onSuspended, retryAfterSeconds, returns };
+}
 
 /** The module's connection, on each decorated instance. */
 const locked: MethodDecoration<ZkConnection> = {
@@ -226,21 +298,7 @@ function runLeased(
  * @param options Wait or skip, timeout, read or write lock, suspended policy.
  * @return A method decorator.
  */
-export function Locked(path: LockedPath, options: LockedOptions = {}) {
-  const mode = options.mode ?? 'wait';
-  if (mode !== 'wait' && mode !== 'skip') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@Locked: mode must be 'wait' or 'skip', got ${String(mode)}`,
-    );
-  }
-  const timeoutMs = validateTimeout(options.timeoutMs);
-  if (mode === 'skip' && timeoutMs !== undefined) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      "@Locked: timeoutMs applies to mode 'wait' ('skip' never waits)",
-    );
-  }
+export function Locked(path: LockedPath, options: LockedOptions | LockedOptionsOf = {}) {
   if (typeof path === 'string') validateLockPath(path);
   else if (typeof path !== 'function') {
     throw new ZkError(
@@ -248,38 +306,19 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
       '@Locked: path must be a string or a function of the arguments',
     );
   }
-  if ('read' in options) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      "@Locked: the read option is gone: say lock: 'read' (or 'write'; the default is 'mutex')",
-    );
-  }
-  const choice = options.lock ?? 'mutex';
-  if (choice !== 'mutex' && choice !== 'read' && choice !== 'write') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@Locked: lock must be 'mutex', 'read' or 'write', got ${String(choice)}`,
-    );
-  }
-  const retryAfterSeconds = options.retryAfterSeconds ?? 1;
-  if (!Number.isInteger(retryAfterSeconds) || retryAfterSeconds < 0) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@Locked: retryAfterSeconds must be a whole number of seconds >= 0, got ${String(retryAfterSeconds)}`,
-    );
-  }
+  // Given as a value: checked here. As a function of the instance: when the application starts.
+  const given = typeof options === 'function' ? undefined : checkLockedOptions(options);
+  const optionsOf = new PerInstance<CheckedLockedOptions>(
+    (instance) => given ?? checkLockedOptions((options as LockedOptionsOf)(instance)),
+  );
+
   /** The recipe of the lock: the mutex from @zkrx/lock; read and write from @zkrx/rwlock. */
-  const recipeOf = (connection: ZkConnection): LockRecipe => {
+  const recipeOf = (connection: ZkConnection, choice: LockChoice): LockRecipe => {
     if (choice === 'mutex') return mutexRecipe;
     const rwlock = connection.peers.rwlock;
     if (!rwlock) throw notInstalled('@zkrx/rwlock', `@Locked with lock: '${choice}'`);
     return rwlock.lockKinds[choice];
   };
-  // The module's `onSuspended` is the default (read per call: each application its own).
-  const lockOptions = (connection: ZkConnection): LockOptions => ({
-    timeoutMs,
-    onSuspended: options.onSuspended ?? connection.onSuspended,
-  });
 
   return <M extends LockableMethod>(
     target: object,
@@ -291,9 +330,10 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
       target,
       key,
       descriptor,
-      ({ original, where, serviceOf: connectionOf }) => {
+      ({ original, where, serviceOf: connectionOf, onInstance }) => {
         const returns =
-          options.returns ?? returnKindOf(Reflect.getMetadata('design:returntype', target, key));
+          given?.returns ?? returnKindOf(Reflect.getMetadata('design:returntype', target, key));
+        if (!given) onInstance((instance) => optionsOf.take(instance));
 
         const pathOf = (instance: unknown, args: unknown[]): string =>
           typeof path === 'string' ? path : path.apply(instance, args);
@@ -302,14 +342,20 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
         // route), not after timeoutMs. Rejections are marked with their HTTP answer.
         const acquireLease = (
           connection: ZkConnection,
+          resolved: CheckedLockedOptions,
           lockPath: string,
           signal: AbortSignal,
         ): Promise<Lease | null> => {
           const { client } = connection;
-          const options = lockOptions(connection);
+          const { mode, timeoutMs, retryAfterSeconds } = resolved;
+          // The module's `onSuspended` is the default (each application its own).
+          const lockOptions: LockOptions = {
+            timeoutMs,
+            onSuspended: resolved.onSuspended ?? connection.onSuspended,
+          };
           let kind: LockRecipe;
           try {
-            kind = recipeOf(connection);
+            kind = recipeOf(connection, resolved.lock);
           } catch (error) {
             return Promise.reject(error);
           }
@@ -317,8 +363,8 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
             client,
             (abort) =>
               mode === 'skip'
-                ? kind.tryAcquire(client, lockPath, { ...options, signal: abort })
-                : kind.acquire(client, lockPath, { ...options, signal: abort }),
+                ? kind.tryAcquire(client, lockPath, { ...lockOptions, signal: abort })
+                : kind.acquire(client, lockPath, { ...lockOptions, signal: abort }),
             signal,
           ).catch((error: unknown) => Promise.reject(markAnswer(error, retryAfterSeconds)));
         };
@@ -326,7 +372,10 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
         // A skipped route handler (a method with @Get, @Post...) answers 409, not an empty 200;
         // a skipped call from code resolves undefined. Nest's route decorators write `path`
         // (PATH_METADATA) on the method, before or after @Locked replaced it.
-        const skipped = (lockPath: string): LockBusyError | undefined =>
+        const skipped = (
+          lockPath: string,
+          { retryAfterSeconds }: CheckedLockedOptions,
+        ): LockBusyError | undefined =>
           Reflect.hasMetadata('path', wrapper)
             ? (markAnswer(new LockBusyError(lockPath), retryAfterSeconds) as LockBusyError)
             : undefined;
@@ -334,10 +383,11 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
         function lockedPromise(this: unknown, ...args: unknown[]): Promise<unknown> {
           return (async () => {
             const connection = connectionOf(this);
+            const resolved = optionsOf.of(this as object);
             const lockPath = pathOf(this, args);
-            const lease = await acquireLease(connection, lockPath, connection.signal);
+            const lease = await acquireLease(connection, resolved, lockPath, connection.signal);
             if (!lease) {
-              const busy = skipped(lockPath);
+              const busy = skipped(lockPath, resolved);
               if (busy) throw busy;
               return undefined;
             }
@@ -348,7 +398,7 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
                 connection,
                 () => original.apply(this, args),
                 where,
-                retryAfterSeconds,
+                resolved.retryAfterSeconds,
               ),
             );
           })();
@@ -357,6 +407,7 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
         function lockedObservable(this: unknown, ...args: unknown[]): Observable<unknown> {
           const connection = connectionOf(this);
           const { client } = connection;
+          const resolved = optionsOf.of(this as object);
           const lockPath = pathOf(this, args);
           return new Observable<unknown>((subscriber) => {
             const acquiring = new AbortController();
@@ -368,18 +419,19 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
               if (ending || !lease) return;
               const error = endedError(lease, lockPath);
               controller.abort(error);
-              subscriber.error(markAnswer(error, retryAfterSeconds));
+              subscriber.error(markAnswer(error, resolved.retryAfterSeconds));
             };
             // Shutdown ends the stream: the work is unsubscribed, then the lock released.
             const onShutdown = () => subscriber.error(connection.signal.reason);
             acquireLease(
               connection,
+              resolved,
               lockPath,
               AbortSignal.any([acquiring.signal, connection.signal]),
             ).then(
               (held) => {
                 if (!held) {
-                  const busy = skipped(lockPath);
+                  const busy = skipped(lockPath, resolved);
                   return busy ? subscriber.error(busy) : subscriber.complete();
                 }
                 if (subscriber.closed) return client.track(held.release());
