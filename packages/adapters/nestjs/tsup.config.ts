@@ -1,7 +1,7 @@
 import { defineZkrxPackageBuild } from '../../../tsup.shared.ts';
 
 export default defineZkrxPackageBuild({
-  entry: ['src/index.ts', 'src/terminus.ts', 'src/fleet.ts'],
+  entry: ['src/index.ts', 'src/terminus.ts', 'src/fleet.ts', 'src/testing.ts'],
   // Every constructor parameter names its token (@Inject): the build needs no decorator
   // metadata, so esbuild compiles it (no swc).
   tsconfig: 'tsconfig.build.json',

@@ -13,15 +13,13 @@ import {
 import { ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
 import {
   type Assignment,
-  joinPartition,
   type OwnedItem,
-  type PartitionMembership,
   type PartitionOptions,
   validatePartition,
 } from '@zkrx/fleet';
 import { defer, from, isObservable, NEVER, type Observable, of, tap } from 'rxjs';
 import { ZK_CONNECTION } from './tokens';
-import type { ZkConnection } from './zk-connection';
+import type { Membership, ZkConnection } from './zk-connection';
 
 /** How this application joins a partition (`id` defaults to the module's `id`, else `hostname:pid`). */
 export type FleetJoinOptions = Partial<PartitionOptions>;
@@ -98,7 +96,7 @@ function itemsSource(items: FleetItems): readonly string[] | Observable<readonly
  */
 interface Joined {
   readonly items: FleetItems;
-  readonly membership: PartitionMembership;
+  readonly membership: Membership;
 }
 
 function sameItems(a: FleetItems, b: FleetItems): boolean {
@@ -193,7 +191,8 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
         );
     // Checks the input at once (before anything is sent), joins, and joins again a second
     // later whenever joining fails, until left or shut down.
-    const membership = joinPartition(this.connection.client, path, reported, partitionOptions);
+    validatePartition(path, source, partitionOptions);
+    const membership = this.connection.joinPartition(path, reported, partitionOptions);
     this.memberships.set(path, { items, membership });
     return membership.joined;
   }

@@ -21,8 +21,7 @@ import {
   throwError,
 } from 'rxjs';
 import { runWithLeadership } from './leader-context';
-import { notInstalled } from './optional-peers';
-import { claimTick, tickMarkerPath, tickOf } from './tick-marker';
+import { tickMarkerPath, tickOf } from './tick-marker';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
 
@@ -87,12 +86,7 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
     if (existing) return existing.joined;
     validateLockPath(path, 'election');
     if (this.closed) throw this.shutDown(path);
-    const leader = this.connection.peers.leader;
-    if (!leader) throw notInstalled('@zkrx/leader', `LeaderService.join (election ${path})`);
-    const election = leader.joinElection(this.connection.client, path, {
-      id: this.connection.id,
-      onSuspended: this.connection.onSuspended,
-    });
+    const election = this.connection.joinElection(path);
     this.elections.set(path, election);
     this.joins.next(path);
     await election.joined;
@@ -188,7 +182,7 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
     if (!election) return undefined;
     const marker = tickMarkerPath(path, job);
     return this.runIfLeader(path, async (signal): Promise<Awaited<T> | undefined> => {
-      if (!(await claimTick(this.connection.client, election, marker, tick))) return undefined;
+      if (!(await this.connection.claimTick(election, marker, tick))) return undefined;
       // The term ended while claiming: the tick is claimed and not run (at most once).
       if (signal.aborted) return undefined;
       return await work(signal);

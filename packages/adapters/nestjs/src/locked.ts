@@ -1,15 +1,15 @@
+/**
+ * The @Locked method decorator: the method runs while its application holds a ZooKeeper lock,
+ * re-entrantly, and stops (signal aborted, call rejected) the moment the lock is lost.
+ */
 import { ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
 import {
-  acquireWhileConnected,
-  type Lease,
   LockBusyError,
   LockLostError,
-  type LockOptions,
   type SuspendedPolicy,
   validateLockPath,
   validateTimeout,
 } from '@zkrx/lock';
-import { type LockRecipe, mutexRecipe } from '@zkrx/lock/recipe';
 import { from, isObservable, Observable, type Subscription } from 'rxjs';
 import { type CurrentLock, currentLock, runWithLock } from './lock-context';
 import {
@@ -18,10 +18,9 @@ import {
   NEEDS_ZK_MODULE,
   PerInstance,
 } from './method-decoration';
-import { notInstalled } from './optional-peers';
 import { markAnswer } from './retry-later';
 import { ZK_CONNECTION } from './tokens';
-import type { ZkConnection } from './zk-connection';
+import type { HeldLock, LockChoice, ZkConnection } from './zk-connection';
 
 /** The lock path, or a function of the method's arguments (called with the instance as `this`). */
 // biome-ignore lint/suspicious/noExplicitAny: the path function takes the method's arguments
@@ -64,9 +63,6 @@ export type LockableMethod = (
   ...args: any[]
   // biome-ignore lint/suspicious/noConfusingVoidType: a method declared `(): void` qualifies
 ) => void | PromiseLike<unknown> | Observable<unknown>;
-
-/** The lock of a path @Locked takes. */
-type LockChoice = 'mutex' | 'read' | 'write';
 
 /**
  * @Locked's options as a function of the instance, called when the application starts: options
@@ -156,7 +152,7 @@ function returnKindOf(type: unknown): 'observable' | 'promise' | undefined {
 }
 
 /** Why the lease ended while the method still ran: its LockLostError, or the session's end. */
-function endedError(lease: Lease, path: string): LockLostError {
+function endedError(lease: HeldLock, path: string): LockLostError {
   const reason: unknown = lease.signal.reason;
   // Ended without a loss: the client was closed (its session, and the lock node, are gone).
   return LockLostError.isInstance(reason) ? reason : new LockLostError(path, 'session-expired');
@@ -179,7 +175,7 @@ class LockReleasedError extends ZkrxError<'LockReleased'> {
  * application's shutdown.
  */
 function lockContext(
-  lease: Lease,
+  lease: HeldLock,
   path: string,
   controller: AbortController,
   shutdown: AbortSignal,
@@ -199,14 +195,13 @@ function lockContext(
  * result after releasing the lease, or rejects LockLostError the moment the lease ends first.
  */
 function runLeased(
-  lease: Lease,
+  lease: HeldLock,
   path: string,
   connection: ZkConnection,
   call: () => unknown,
   where: string,
   retryAfterSeconds: number,
 ): Promise<unknown> {
-  const { client } = connection;
   const controller = new AbortController();
   const context = lockContext(lease, path, controller, connection.signal);
   return new Promise<unknown>((resolve, reject) => {
@@ -216,7 +211,7 @@ function runLeased(
       done = true;
       const error = endedError(lease, path);
       controller.abort(error);
-      client.track(lease.release());
+      connection.track(lease.release());
       reject(markAnswer(error, retryAfterSeconds));
     };
     const complete = (settle: () => void) => {
@@ -295,7 +290,8 @@ function runLeased(
  * ```
  *
  * @param path The lock path, or a function of the method's arguments returning it.
- * @param options Wait or skip, timeout, read or write lock, suspended policy.
+ * @param options Wait or skip, timeout, read or write lock, suspended policy; or a function of
+ *   the instance returning them (resolved when the application starts).
  * @return A method decorator.
  */
 export function Locked(path: LockedPath, options: LockedOptions | LockedOptionsOf = {}) {
@@ -311,14 +307,6 @@ export function Locked(path: LockedPath, options: LockedOptions | LockedOptionsO
   const optionsOf = new PerInstance<CheckedLockedOptions>(
     (instance) => given ?? checkLockedOptions((options as LockedOptionsOf)(instance)),
   );
-
-  /** The recipe of the lock: the mutex from @zkrx/lock; read and write from @zkrx/rwlock. */
-  const recipeOf = (connection: ZkConnection, choice: LockChoice): LockRecipe => {
-    if (choice === 'mutex') return mutexRecipe;
-    const rwlock = connection.peers.rwlock;
-    if (!rwlock) throw notInstalled('@zkrx/rwlock', `@Locked with lock: '${choice}'`);
-    return rwlock.lockKinds[choice];
-  };
 
   return <M extends LockableMethod>(
     target: object,
@@ -345,29 +333,22 @@ export function Locked(path: LockedPath, options: LockedOptions | LockedOptionsO
           resolved: CheckedLockedOptions,
           lockPath: string,
           signal: AbortSignal,
-        ): Promise<Lease | null> => {
-          const { client } = connection;
-          const { mode, timeoutMs, retryAfterSeconds } = resolved;
-          // The module's `onSuspended` is the default (each application its own).
-          const lockOptions: LockOptions = {
-            timeoutMs,
-            onSuspended: resolved.onSuspended ?? connection.onSuspended,
-          };
-          let kind: LockRecipe;
-          try {
-            kind = recipeOf(connection, resolved.lock);
-          } catch (error) {
-            return Promise.reject(error);
-          }
-          return acquireWhileConnected(
-            client,
-            (abort) =>
-              mode === 'skip'
-                ? kind.tryAcquire(client, lockPath, { ...lockOptions, signal: abort })
-                : kind.acquire(client, lockPath, { ...lockOptions, signal: abort }),
-            signal,
-          ).catch((error: unknown) => Promise.reject(markAnswer(error, retryAfterSeconds)));
-        };
+        ): Promise<HeldLock | null> =>
+          connection
+            .acquireLock(
+              resolved.lock,
+              lockPath,
+              {
+                mode: resolved.mode,
+                timeoutMs: resolved.timeoutMs,
+                // The module's `onSuspended` is the default (each application its own).
+                onSuspended: resolved.onSuspended ?? connection.onSuspended,
+              },
+              signal,
+            )
+            .catch((error: unknown) =>
+              Promise.reject(markAnswer(error, resolved.retryAfterSeconds)),
+            );
 
         // A skipped route handler (a method with @Get, @Post...) answers 409, not an empty 200;
         // a skipped call from code resolves undefined. Nest's route decorators write `path`
@@ -406,13 +387,12 @@ export function Locked(path: LockedPath, options: LockedOptions | LockedOptionsO
 
         function lockedObservable(this: unknown, ...args: unknown[]): Observable<unknown> {
           const connection = connectionOf(this);
-          const { client } = connection;
           const resolved = optionsOf.of(this as object);
           const lockPath = pathOf(this, args);
           return new Observable<unknown>((subscriber) => {
             const acquiring = new AbortController();
             const controller = new AbortController();
-            let lease: Lease | undefined;
+            let lease: HeldLock | undefined;
             let work: Subscription | undefined;
             let ending = false;
             const onEnded = () => {
@@ -434,7 +414,7 @@ export function Locked(path: LockedPath, options: LockedOptions | LockedOptionsO
                   const busy = skipped(lockPath, resolved);
                   return busy ? subscriber.error(busy) : subscriber.complete();
                 }
-                if (subscriber.closed) return client.track(held.release());
+                if (subscriber.closed) return connection.track(held.release());
                 lease = held;
                 held.signal.addEventListener('abort', onEnded, { once: true });
                 if (held.signal.aborted) return onEnded();
@@ -463,7 +443,7 @@ export function Locked(path: LockedPath, options: LockedOptions | LockedOptionsO
               if (lease) {
                 lease.signal.removeEventListener('abort', onEnded);
                 controller.abort(new LockReleasedError(lockPath));
-                client.track(lease.release());
+                connection.track(lease.release());
               }
             };
           });

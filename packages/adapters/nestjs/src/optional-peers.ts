@@ -1,17 +1,20 @@
 /**
- * The peers only some features need — @zkrx/rwlock (`@Locked` read and write locks) and
- * @zkrx/leader (`@LeaderOnly`, LeaderService) — loaded when the module starts if installed, so
- * that `@Locked` alone needs no more than @zkrx/core and @zkrx/lock.
+ * The peers only some features need — @zkrx/rwlock (`@Locked` read and write locks),
+ * @zkrx/leader (`@LeaderOnly`, LeaderService) and @zkrx/fleet (FleetService) — loaded when the
+ * module starts if installed, so that `@Locked` alone needs no more than @zkrx/core and
+ * @zkrx/lock.
  */
 import { ZkError, ZkErrorCode } from '@zkrx/core';
 
 type Rwlock = typeof import('@zkrx/rwlock');
 type Leader = typeof import('@zkrx/leader');
+type Fleet = typeof import('@zkrx/fleet');
 
 /** The optional peers found installed (undefined: not installed). */
 export interface OptionalPeers {
   readonly rwlock: Rwlock | undefined;
   readonly leader: Leader | undefined;
+  readonly fleet: Fleet | undefined;
 }
 
 /** `load()`, or undefined when `name` is not installed (any other failure is thrown). */
@@ -38,7 +41,8 @@ export function loadOptionalPeers(): Promise<OptionalPeers> {
   loading ??= Promise.all([
     optional('@zkrx/rwlock', () => import('@zkrx/rwlock')),
     optional('@zkrx/leader', () => import('@zkrx/leader')),
-  ]).then(([rwlock, leader]) => ({ rwlock, leader }));
+    optional('@zkrx/fleet', () => import('@zkrx/fleet')),
+  ]).then(([rwlock, leader, fleet]) => ({ rwlock, leader, fleet }));
   return loading;
 }
 
