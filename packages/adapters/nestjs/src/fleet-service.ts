@@ -262,7 +262,8 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
    * item aborts `owned.signal` and waits for the run before releasing the item; an item that
    * moved before its turn is not run. With a `job` name, an item whose previous run of that job
    * is still in flight (or waiting) is skipped. Resolves the results by item, in item order,
-   * once every run settled — or rejects {@link OwnedItemsError} with every failure.
+   * once every run settled — or rejects {@link OwnedItemsError} with every failure (a run that
+   * stops with its item's `signal.reason`, the item having moved away, is not one).
    *
    * ## Example
    * ```ts
@@ -302,12 +303,14 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
     const worker = async (): Promise<void> => {
       for (let index = next++; index < items.length; index = next++) {
         const item = items[index] as string;
+        const owned = assignment.owned.get(item);
         try {
-          const owned = assignment.owned.get(item);
           const run = owned?.runIfOwned(() => Promise.resolve().then(() => work(item, owned)));
           if (run !== undefined) results.set(item, await run);
         } catch (error) {
-          failures.set(item, error);
+          // Stopped with its item's own reason (`owned.signal.throwIfAborted()` once the item
+          // moved away or the application shuts down): what it was asked to do, not a failure.
+          if (!(owned?.signal.aborted && error === owned.signal.reason)) failures.set(item, error);
         } finally {
           held?.delete(item);
         }

@@ -25,6 +25,7 @@ import { ZkTesting, ZkTestingModule } from './testing';
 class Orders {
   readonly signals: AbortSignal[] = [];
   release: () => void = () => {};
+  gate: Promise<void> = Promise.resolve();
 
   @Locked((orderId: string) => `/locks/orders/${orderId}`, { timeoutMs: 20 })
   async ship(_orderId: string): Promise<number> {
@@ -51,6 +52,8 @@ class Orders {
 
   @ForEachOwnedItem('/fleet/tenants', { items: ['acme', 'globex', 'initech'] })
   async sync(tenant: string, owned: OwnedItem): Promise<string> {
+    await this.gate;
+    owned.signal.throwIfAborted(); // moved away meanwhile: stop
     await owned.guard([op.set(`/tenants/${tenant}`, 'synced')]);
     return `${tenant}@${owned.fencingToken}`;
   }
@@ -131,6 +134,20 @@ describe('ZkTestingModule', () => {
       '/fleet/tenants/items/initech',
       '/fleet/tenants/items/globex',
     ]);
+  });
+
+  it('a run that stops because its item moved away is not a failure', async () => {
+    const { orders, testing } = await start();
+    let stop: () => void = () => {};
+    const stopped = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    orders.gate = stopped;
+    const run = (orders.sync as unknown as () => Promise<Map<string, string>>)();
+    await new Promise((resolve) => setImmediate(resolve));
+    testing.loseItem('/fleet/tenants', 'globex');
+    stop();
+    expect([...(await run).keys()]).toEqual(['acme', 'initech']);
   });
 
   it('has no ZooKeeper client: using one says so', async () => {

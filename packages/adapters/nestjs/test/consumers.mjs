@@ -48,6 +48,17 @@ for (const name of ['ZkTestingModule', 'ZkTesting']) {
   assert.equal(typeof cjsTesting[name], 'function', `require('@zkrx/nestjs/testing').${name}`);
   assert.equal(typeof esmTesting[name], 'function', `import('@zkrx/nestjs/testing').${name}`);
 }
+// One LeaderService class across the entries (an injection token): /testing provides the
+// main entry's, in both builds (CommonJS needs tsup's splitting for it).
+for (const [main, testing, kind] of [
+  [cjs, cjsTesting, 'CommonJS'],
+  [esm, esmTesting, 'ESM'],
+]) {
+  assert.ok(
+    testing.ZkTestingModule.forRoot().providers.includes(main.LeaderService),
+    `${kind}: ZkTestingModule provides the main entry's LeaderService`,
+  );
+}
 assert.equal(typeof cjsTerminus.ZkHealthIndicator, 'function');
 assert.equal(typeof esmTerminus.ZkHealthIndicator, 'function');
 assert.equal(cjs.ZK_CLIENT, esm.ZK_CLIENT, 'one ZK_CLIENT token for CommonJS and ESM');
