@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { runCommand } from './npm-project.mjs';
+import { npmInstall, runCommand } from './npm-project.mjs';
 
 const run = promisify(execFile);
 const template = new URL('./nest-new/', import.meta.url).pathname;
@@ -56,17 +56,8 @@ export async function nestNewProject({ dir, packs, npmArgs = [], log }) {
   rmSync(join(dir, 'test/app.e2e-spec.ts'), { force: true });
   cpSync(template, dir, { recursive: true });
 
-  const installing = performance.now();
-  try {
-    await run(
-      'npm',
-      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...npmArgs],
-      { cwd: dir, maxBuffer: 64 * 1024 * 1024 },
-    );
-  } catch (error) {
-    throw new Error(`npm install in ${dir} failed:\n${error.stderr || error.message}`);
-  }
-  log(`nest new: npm install ${((performance.now() - installing) / 1000).toFixed(1)} s`);
+  const installMs = await npmInstall(dir, npmArgs);
+  log(`nest new: npm install ${(installMs / 1000).toFixed(1)} s`);
 
   const env = { CI: '1', ZKRX_TEST_CONNECT: '' };
   await runCommand({ dir, command: 'npm', args: ['run', 'build'], env, label: 'npm run build' });

@@ -80,8 +80,9 @@ export const scenarios = [
   { name: 'express', install: ['@zkrx/express'], smoke: smoke('express'), runtimes: bunAndDeno },
   ...Object.entries(nestMajors).map(([major, registry]) => ({
     name: `nestjs-nest${major}`,
-    // The optional peers the smoke and the example use (@Locked alone: nestjs-locked-only).
-    install: ['@zkrx/nestjs', '@zkrx/leader', '@zkrx/fleet'],
+    // The optional peers the smoke and the example use (@Locked alone: nestjs-locked-only);
+    // @zkrx/testing for the example's fault proxy.
+    install: ['@zkrx/nestjs', '@zkrx/leader', '@zkrx/fleet', '@zkrx/testing'],
     registry,
     smoke: smoke('nestjs'),
     runtimes: bunAndDeno,

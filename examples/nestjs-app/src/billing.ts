@@ -27,7 +27,9 @@ export class Billing {
   @Cron(CronExpression.EVERY_SECOND)
   tick(): Promise<void> | undefined {
     this.fired += 1;
-    const call = this.chargeDueInvoices();
+    // The tick this firing belongs to, as oncePerTick reckons it (in the same instant).
+    const tick = Math.round(Date.now() / BILLING_TICK_MS) * BILLING_TICK_MS;
+    const call = this.chargeDueInvoices(tick);
     if (call) {
       const settled = call.then(
         () => {},
@@ -45,9 +47,8 @@ export class Billing {
   }
 
   @LeaderOnly(PATHS.billing, { oncePerTick: { tickMs: BILLING_TICK_MS } })
-  async chargeDueInvoices(): Promise<void> {
+  async chargeDueInvoices(tick: number): Promise<void> {
     const instance = this.config.get('INSTANCE_ID');
-    const tick = Math.round(Date.now() / BILLING_TICK_MS) * BILLING_TICK_MS;
     const end = this.journal.begin(instance, 'billing', String(tick));
     try {
       // The work: stops if the leadership ends (another instance may lead now).

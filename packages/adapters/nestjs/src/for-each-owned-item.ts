@@ -2,11 +2,16 @@
  * The @ForEachOwnedItem method decorator: the method runs once for each item of a @zkrx/fleet
  * partition this application owns, with the item and its ownership (signal, fencing token).
  */
-import { ZkError, ZkErrorCode } from '@zkrx/core';
 import { validatePartition } from '@zkrx/fleet';
 import { validateLockPath } from '@zkrx/lock';
 import { checkConcurrency, type FleetItems, FleetService } from './fleet-service';
-import { decorateMethod, type MethodDecoration, PerInstance } from './method-decoration';
+import {
+  checkChoice,
+  checkOptionsObject,
+  decorateMethod,
+  type MethodDecoration,
+  PerInstance,
+} from './method-decoration';
 
 /** The application's FleetService, on each decorated instance. */
 const forEachOwnedItem: MethodDecoration<FleetService> = {
@@ -61,21 +66,10 @@ interface CheckedForEach {
 /** Checks @ForEachOwnedItem's arguments (ZkError `InvalidPath` / `BadArguments`). */
 function checkForEach(path: string, options: ForEachOwnedItemOptions): CheckedForEach {
   validateLockPath(path, 'partition');
-  if (typeof options !== 'object' || options === null) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@ForEachOwnedItem: options must be an object (or a function of the instance returning one), got ${String(options)}`,
-    );
-  }
+  checkOptionsObject('@ForEachOwnedItem', options);
   const { items } = options;
   if (Array.isArray(items)) validatePartition(path, items, { id: 'any' });
-  const overlap = options.overlap ?? 'skip';
-  if (overlap !== 'skip' && overlap !== 'allow') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@ForEachOwnedItem: overlap must be 'skip' or 'allow', got ${String(overlap)}`,
-    );
-  }
+  const overlap = checkChoice('@ForEachOwnedItem', 'overlap', options.overlap, ['skip', 'allow']);
   return { path, items, concurrency: checkConcurrency(options.concurrency), overlap };
 }
 

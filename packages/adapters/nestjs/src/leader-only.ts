@@ -6,6 +6,8 @@ import { ZkError, ZkErrorCode } from '@zkrx/core';
 import { validateLockPath } from '@zkrx/lock';
 import { LeaderService } from './leader-service';
 import {
+  checkChoice,
+  checkOptionsObject,
   decorateMethod,
   type MethodDecoration,
   NEEDS_ZK_MODULE,
@@ -148,19 +150,8 @@ export function LeaderOnly(
 /** Checks @LeaderOnly's arguments (ZkError `InvalidPath` / `BadArguments`). */
 function checkLeaderOnly(path: string, options: LeaderOnlyOptions): CheckedLeaderOnly {
   validateLockPath(path, 'election');
-  if (typeof options !== 'object' || options === null) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@LeaderOnly: options must be an object (or a function of the instance returning one), got ${String(options)}`,
-    );
-  }
-  const overlap = options.overlap ?? 'skip';
-  if (overlap !== 'skip' && overlap !== 'allow') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@LeaderOnly: overlap must be 'skip' or 'allow', got ${String(overlap)}`,
-    );
-  }
+  checkOptionsObject('@LeaderOnly', options);
+  const overlap = checkChoice('@LeaderOnly', 'overlap', options.overlap, ['skip', 'allow']);
   const tickMs = options.oncePerTick?.tickMs;
   if (
     options.oncePerTick !== undefined &&

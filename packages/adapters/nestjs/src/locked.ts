@@ -13,6 +13,8 @@ import {
 import { from, isObservable, Observable, type Subscription } from 'rxjs';
 import { type CurrentLock, currentLock, runWithLock } from './lock-context';
 import {
+  checkChoice,
+  checkOptionsObject,
   decorateMethod,
   type MethodDecoration,
   NEEDS_ZK_MODULE,
@@ -83,20 +85,9 @@ interface CheckedLockedOptions {
 }
 
 /** Checks @Locked's options (ZkError `BadArguments` naming the bad one). */
-function checkLockedOptions(options: LockedOptions): CheckedLockedOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@Locked: options must be an object (or a function of the instance returning one), got ${String(options)}`,
-    );
-  }
-  const mode = options.mode ?? 'wait';
-  if (mode !== 'wait' && mode !== 'skip') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@Locked: mode must be 'wait' or 'skip', got ${String(mode)}`,
-    );
-  }
+function checkLockedOptions(given: LockedOptions): CheckedLockedOptions {
+  const options = checkOptionsObject('@Locked', given);
+  const mode = checkChoice('@Locked', 'mode', options.mode, ['wait', 'skip']);
   const timeoutMs = validateTimeout(options.timeoutMs);
   if (mode === 'skip' && timeoutMs !== undefined) {
     throw new ZkError(
@@ -110,13 +101,7 @@ function checkLockedOptions(options: LockedOptions): CheckedLockedOptions {
       "@Locked: the read option is gone: say lock: 'read' (or 'write'; the default is 'mutex')",
     );
   }
-  const lock = options.lock ?? 'mutex';
-  if (lock !== 'mutex' && lock !== 'read' && lock !== 'write') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@Locked: lock must be 'mutex', 'read' or 'write', got ${String(lock)}`,
-    );
-  }
+  const lock = checkChoice('@Locked', 'lock', options.lock, ['mutex', 'read', 'write']);
   const retryAfterSeconds = options.retryAfterSeconds ?? 1;
   if (!Number.isInteger(retryAfterSeconds) || retryAfterSeconds < 0) {
     throw new ZkError(

@@ -185,6 +185,34 @@ export class PerInstance<T> {
   }
 }
 
+/** A decorator's options: an object (ZkError `BadArguments` naming the decorator otherwise). */
+export function checkOptionsObject<T extends object>(decorator: string, options: T): T {
+  if (typeof options !== 'object' || options === null) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${decorator}: options must be an object (or a function of the instance returning one), got ${String(options)}`,
+    );
+  }
+  return options;
+}
+
+/** One of `choices` (the first when undefined), or ZkError `BadArguments` naming the option. */
+export function checkChoice<T extends string>(
+  decorator: string,
+  name: string,
+  value: unknown,
+  choices: readonly [T, ...T[]],
+): T {
+  if (value === undefined) return choices[0];
+  if (!choices.includes(value as T)) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${decorator}: ${name} must be ${choices.map((choice) => `'${choice}'`).join(' or ')}, got ${String(value)}`,
+    );
+  }
+  return value as T;
+}
+
 /** What an instance of a class with @Locked or @LeaderOnly methods needs, for messages. */
 export const NEEDS_ZK_MODULE =
   'that imports ZkModule: import ZkModule.forRoot({ ..., isGlobal: true }) and let Nest create the class';

@@ -47,15 +47,20 @@ export async function zkModule(options: Partial<ZkModuleRootOptions> = {}): Prom
   } as ZkModuleRootOptions);
 }
 
-/** Compiles and initialises a Nest application (closed after the test). */
-export async function startApp(options: TestAppOptions = {}): Promise<TestingModule> {
+/** The testing module of an application: its ZkModule (unless left out), imports, providers. */
+async function compile(options: TestAppOptions): Promise<TestingModule> {
   const imports = [...(options.imports ?? [])];
   if (!options.withoutZk) imports.unshift(await zkModule(options.zk));
-  const app = await Test.createTestingModule({
+  return Test.createTestingModule({
     imports,
     providers: options.providers ?? [],
     controllers: options.controllers ?? [],
   }).compile();
+}
+
+/** Compiles and initialises a Nest application (closed after the test). */
+export async function startApp(options: TestAppOptions = {}): Promise<TestingModule> {
+  const app = await compile(options);
   open.add(app);
   await app.init();
   return app;
@@ -65,14 +70,7 @@ export async function startApp(options: TestAppOptions = {}): Promise<TestingMod
 export async function startHttpApp(
   options: TestAppOptions = {},
 ): Promise<{ app: INestApplication; url: string }> {
-  const imports = [...(options.imports ?? [])];
-  if (!options.withoutZk) imports.unshift(await zkModule(options.zk));
-  const moduleRef = await Test.createTestingModule({
-    imports,
-    providers: options.providers ?? [],
-    controllers: options.controllers ?? [],
-  }).compile();
-  const app = moduleRef.createNestApplication({ logger: false });
+  const app = (await compile(options)).createNestApplication({ logger: false });
   open.add(app);
   await app.listen(0, '127.0.0.1');
   return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
