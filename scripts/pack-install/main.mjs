@@ -142,6 +142,17 @@ let failed = false;
 /** Installs one scenario's project and runs its smoke (and what comes after). */
 async function runScenario(scenario) {
   const dir = join(base, 'projects', scenario.name);
+  if (scenario.project) {
+    // A project made its own way (`nest new`), which runs its own tests.
+    const { ms, last } = await scenario.project({
+      dir,
+      packs,
+      npmArgs: [...(scenario.npmArgs ?? []), ...args['npm-arg']],
+      log: (line) => log(`${scenario.name}: ${line}`),
+    });
+    log(`${scenario.name}: ${last} (${(ms / 1000).toFixed(1)} s)`);
+    return ms;
+  }
   const { ms } = await installProject({
     dir,
     packs,

@@ -42,6 +42,15 @@ export async function installProject({ dir, packs, install, registry = {}, npmAr
     overrides: Object.fromEntries(packs.map((pack) => [pack.name, tarballOf(pack.name)])),
   };
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  return { dir, ms: await npmInstall(dir, npmArgs) };
+}
+
+/**
+ * `npm install` in `dir`, quietly, from npm's cache where it can.
+ *
+ * @return {Promise<number>} how long it took, in ms
+ */
+export async function npmInstall(dir, npmArgs = []) {
   const started = performance.now();
   try {
     await run(
@@ -52,7 +61,7 @@ export async function installProject({ dir, packs, install, registry = {}, npmAr
   } catch (error) {
     throw new Error(`npm install in ${dir} failed:\n${error.stderr || error.message}`);
   }
-  return { dir, ms: Math.round(performance.now() - started) };
+  return Math.round(performance.now() - started);
 }
 
 /** The package.json of an installed package. */

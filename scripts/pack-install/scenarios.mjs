@@ -7,6 +7,7 @@
  */
 import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { nestNewProject } from './nest-new.mjs';
 import { runNode } from './npm-project.mjs';
 
 const smoke = (name) => new URL(`./smokes/${name}.mjs`, import.meta.url).pathname;
@@ -26,6 +27,7 @@ const nestMajors = {
     '@nestjs/platform-express': '^11.0.0',
     '@nestjs/schedule': '^6.0.0',
     '@nestjs/terminus': '^11.0.0',
+    '@nestjs/config': '^4.0.0',
   },
   12: {
     '@nestjs/common': '^12.0.0',
@@ -33,12 +35,14 @@ const nestMajors = {
     '@nestjs/platform-express': '^12.0.0',
     '@nestjs/schedule': '^12.0.0',
     '@nestjs/terminus': '^12.0.0',
+    '@nestjs/config': '^12.0.0',
   },
 };
 
 /**
- * The example NestJS app (examples/nestjs-app, its CommonJS build) run in the project: two
- * instances on the test server, a leader-only job that moves when its leader closes.
+ * The example NestJS app (examples/nestjs-app, its CommonJS build) run in the project: three
+ * instances on the test server doing the three jobs (a lock per order, billing once per tick,
+ * tenants spread), the leader closed and restarted.
  */
 async function runNestExampleApp({ root, dir, connect }) {
   const built = join(root, 'examples/nestjs-app/dist');
@@ -47,7 +51,7 @@ async function runNestExampleApp({ root, dir, connect }) {
   const last = await runNode({
     dir,
     args: ['app/main.js'],
-    env: { ZK_CONNECT: connect, REPORT_EVERY_MS: '100', DEMO_PHASE_MS: '400' },
+    env: { ZK_CONNECT: connect, DEMO_TICKS: '1', TENANT_SYNC_EVERY_MS: '100' },
     label: 'examples/nestjs-app',
   });
   return `examples/nestjs-app: ${last}`;
@@ -62,6 +66,7 @@ async function runNestExampleApp({ root, dir, connect }) {
  *   smoke: string,
  *   runtimes?: ('bun' | 'deno')[],
  *   after?: (context: { root: string, dir: string, connect: string }) => Promise<string>,
+ *   project?: (context: { dir: string, packs: object[], npmArgs: string[], log: (line: string) => void }) => Promise<{ ms: number, last: string }>,
  * }} Scenario
  * @type {Scenario[]}
  */
@@ -75,12 +80,29 @@ export const scenarios = [
   { name: 'express', install: ['@zkrx/express'], smoke: smoke('express'), runtimes: bunAndDeno },
   ...Object.entries(nestMajors).map(([major, registry]) => ({
     name: `nestjs-nest${major}`,
-    install: ['@zkrx/nestjs'],
+    // The optional peers the smoke and the example use (@Locked alone: nestjs-locked-only);
+    // @zkrx/testing for the example's fault proxy.
+    install: ['@zkrx/nestjs', '@zkrx/leader', '@zkrx/fleet', '@zkrx/testing'],
     registry,
     smoke: smoke('nestjs'),
     runtimes: bunAndDeno,
     after: runNestExampleApp, // on Node
   })),
+  // @Locked alone: @zkrx/nestjs with @zkrx/core and @zkrx/lock, none of the optional peers.
+  {
+    name: 'nestjs-locked-only',
+    install: ['@zkrx/nestjs', '@zkrx/core', '@zkrx/lock'],
+    registry: {
+      '@nestjs/common': '^11.0.0',
+      '@nestjs/core': '^11.0.0',
+      'reflect-metadata': '^0.2.0',
+      rxjs: '^7.8.0',
+    },
+    smoke: smoke('nestjs-locked-only'),
+  },
+  // A fresh `nest new` project (Jest): the README's snippet, unit tests without ZooKeeper, e2e
+  // tests on the Jest global setup — its own `npm test` and `npm run test:e2e`.
+  { name: 'nest-new', project: nestNewProject },
   { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing'), runtimes: bunAndDeno },
   // The zkrx command alone: `npx zkrx --help`, `npx zkrx locks` on the test server, `run()`.
   { name: 'cli', install: ['@zkrx/cli'], smoke: smoke('cli') },

@@ -4,6 +4,7 @@
  */
 import type { ZkClient } from '@zkrx/core';
 import { leaderOnly, leaseOf, zkHealth, zkLock } from '@zkrx/express';
+import { nodeName } from '@zkrx/lock';
 import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
 import { Inventory, type PurchaseResult, SKU_PATTERN } from './inventory';
 
@@ -77,7 +78,8 @@ export function createInventoryApp(options: InventoryAppOptions): InventoryApp {
 
   const skuLock = zkLock({
     client,
-    key: (request: Request) => `${root}/locks/${String(request.params.sku)}`,
+    // The SKU from the URL as one node name (nodeName), whatever it holds.
+    path: (request: Request) => `${root}/locks/${nodeName(String(request.params.sku))}`,
     timeoutMs: options.lockTimeoutMs ?? 10_000,
     retryAfterSeconds: 1,
   });
@@ -138,5 +140,5 @@ export function createInventoryApp(options: InventoryAppOptions): InventoryApp {
   };
   app.use(errors);
 
-  return { app, inventory, close: () => leaderGate.close() };
+  return { app, inventory, close: () => leaderGate.leave() };
 }

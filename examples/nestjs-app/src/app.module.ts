@@ -1,49 +1,52 @@
 /**
- * The application: ZooKeeper (ZkModule), scheduling, health checks, the report job and the
- * inventory. `AppModule.register` names the instance and says where ZooKeeper is.
+ * The application: configuration (@nestjs/config), ZooKeeper from it (ZkModule.forRootAsync),
+ * scheduling, health, and the three jobs. `AppModule.register(config, journal)` gives one
+ * instance its values (the demo runs several in one process; `main.ts` reads the environment).
  */
 import { type DynamicModule, Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import { ZkModule } from '@zkrx/nestjs';
+import { FleetService } from '@zkrx/nestjs/fleet';
 import { ZkHealthIndicator } from '@zkrx/nestjs/terminus';
+import { Billing } from './billing';
 import { HealthController } from './health.controller';
-import { InventoryController } from './inventory.controller';
-import { InventoryService } from './inventory.service';
-import { INSTANCE_NAME, Journal } from './journal';
-import { ReportJob } from './report-job';
-
-export interface AppSettings {
-  /** This instance's name: its election id too. */
-  readonly instance: string;
-  /** ZooKeeper's connect string. */
-  readonly connect: string;
-  /** Where the instance records what it ran. */
-  readonly journal: Journal;
-}
+import { Journal } from './journal';
+import { OrdersController, Payments } from './orders';
+import type { AppConfig } from './settings';
+import { TenantRepository, TenantSync } from './tenants';
 
 @Module({})
 // biome-ignore lint/complexity/noStaticOnlyClass: a Nest dynamic module is a class with a static factory
 export class AppModule {
-  static register(settings: AppSettings): DynamicModule {
+  static register(config: AppConfig, journal: Journal): DynamicModule {
     return {
       module: AppModule,
       imports: [
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [() => config] }),
         ScheduleModule.forRoot(),
         TerminusModule.forRoot({ logger: false }),
-        ZkModule.forRoot({
-          connect: settings.connect,
-          sessionTimeoutMs: 4_000,
-          candidateId: settings.instance,
+        ZkModule.forRootAsync({
           isGlobal: true,
+          inject: [ConfigService],
+          useFactory: (settings: ConfigService<AppConfig, true>) => ({
+            connect: settings.get('ZK_CONNECT'),
+            // How long a crashed instance keeps its locks, leadership and tenants.
+            sessionTimeoutMs: 4_000,
+            onSuspended: 'release',
+            id: settings.get('INSTANCE_ID'),
+          }),
         }),
       ],
-      controllers: [InventoryController, HealthController],
+      controllers: [OrdersController, HealthController],
       providers: [
-        { provide: INSTANCE_NAME, useValue: settings.instance },
-        { provide: Journal, useValue: settings.journal },
-        ReportJob,
-        InventoryService,
+        { provide: Journal, useValue: journal },
+        Payments,
+        Billing,
+        TenantRepository,
+        TenantSync,
+        FleetService,
         ZkHealthIndicator,
       ],
     };

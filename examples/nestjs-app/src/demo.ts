@@ -1,50 +1,59 @@
 /**
- * The demo: an embedded ZooKeeper, two instances of the Nest app, the report job running on the
- * leader only, concurrent restocks under one lock, then the leader closed and the job moving.
+ * The demo: three instances of the app on one ZooKeeper doing the three jobs — payments one at a
+ * time per order (409 when busy, 503 at once when ZooKeeper is out of reach), billing once per
+ * tick on the leader, tenants spread over the instances — then the leader closed and restarted
+ * with the same id.
  */
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { ZkClient } from '@zkrx/core';
+import { acquire } from '@zkrx/lock';
 import { LeaderService, ZK_CLIENT } from '@zkrx/nestjs';
-import type { ZooKeeperServer } from '@zkrx/testing';
+import { FleetService } from '@zkrx/nestjs/fleet';
+import type { TcpProxy, ZooKeeperServer } from '@zkrx/testing';
 import { AppModule } from './app.module';
-import type { Restocked } from './inventory.service';
+import { Billing } from './billing';
 import { Journal, type JournalEntry } from './journal';
-import { REPORT_ELECTION, REPORT_EVERY_MS } from './settings';
+import { configFrom, PATHS } from './settings';
 
 export interface DemoOptions {
   /** A ZooKeeper to use instead of starting an embedded one. */
   connect?: string;
-  /** How long to watch the report job before and after the leader closes. */
-  phaseMs?: number;
-  /**
-   * Report runs the leader must have made before a phase ends (default 1): a phase lasts
-   * `phaseMs` and then until then, so a slow machine shows as many runs as a fast one.
-   */
-  minReports?: number;
-  /** Restock requests sent to each instance at once. */
-  restocksPerInstance?: number;
+  /** Billing runs to see with a steady leader, and after the hand-over (default 3). */
+  ticks?: number;
   /** Where the demo's lines go (default: stdout). */
   print?: (line: string) => void;
 }
 
+/** What an HTTP request answered. */
+export interface Answer {
+  readonly status: number;
+  readonly retryAfter: string | null;
+  readonly error: string | undefined;
+}
+
 export interface DemoSummary {
-  /** The instance that led first, and the one that took over when it closed. */
+  /** Two payments of one order sent to two instances at once: both done, one after the other. */
+  readonly concurrentPayments: readonly number[];
+  readonly paymentOverlaps: number;
+  readonly paymentTokensRising: boolean;
+  /** A payment while another instance holds the order's lock. */
+  readonly busy: Answer;
+  /** A payment on an instance whose connection to ZooKeeper is cut. */
+  readonly unavailable: Answer;
+  /** Billing runs by tick (ms since the epoch), each with the instance that ran it. */
+  readonly billingRunsPerTick: ReadonlyMap<number, readonly string[]>;
+  /** Ticks the steady leader's scheduler fired, and the billing runs it made in them. */
+  readonly steadyLeaderFired: number;
+  readonly steadyLeaderRuns: number;
   readonly firstLeader: string;
   readonly nextLeader: string;
-  /** Report runs per instance while the first leader lived, and after it closed. */
-  readonly reportsBefore: Readonly<Record<string, number>>;
-  readonly reportsAfter: Readonly<Record<string, number>>;
-  /** Pairs of report runs on two instances at once (expected 0). */
-  readonly reportOverlaps: number;
-  /** From the first leader's `app.close()` to the next leader's election. */
-  readonly takeoverMs: number;
-  /** Restocks served, pairs that overlapped (expected 0), tokens rising in run order. */
-  readonly restocks: number;
-  readonly restockOverlaps: number;
-  readonly tokensRising: boolean;
-  /** Each instance's health while both ran. */
-  readonly health: Readonly<Record<string, string>>;
+  /** Tenants synced on two instances (or twice on one) at once: expected 0. */
+  readonly tenantOverlaps: number;
+  /** Tenants synced at least once, of 12. */
+  readonly tenantsSynced: number;
+  /** The tenants the restarted instance (same id) owns after rejoining. */
+  readonly restartedOwns: readonly string[];
   /** Whether every expectation held. */
   readonly ok: boolean;
 }
@@ -57,18 +66,24 @@ interface Instance {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function until(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/** Waits until `predicate` holds (polled), failing after `timeoutMs` with `what`. */
+async function until(predicate: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
   while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(10);
   }
 }
 
-function count(entries: readonly JournalEntry[], names: readonly string[]) {
-  return Object.fromEntries(
-    names.map((name) => [name, entries.filter((entry) => entry.instance === name).length]),
-  );
+async function post(url: string): Promise<Answer & { body: unknown }> {
+  const response = await fetch(url, { method: 'POST' });
+  const body = (await response.json()) as { error?: string };
+  return {
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    error: body.error,
+    body,
+  };
 }
 
 /**
@@ -76,189 +91,219 @@ function count(entries: readonly JournalEntry[], names: readonly string[]) {
  *
  * ## Example
  * ```ts
- * const summary = await runDemo({ phaseMs: 2_000 });
+ * const summary = await runDemo({ ticks: 3 });
  * console.log(summary.ok);
  * // Output: true
  * ```
  *
- * @param options Where ZooKeeper is, how long each phase lasts, where lines go.
+ * @param options Where ZooKeeper is, how many ticks, where lines go.
  * @return The summary.
  */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
-  const phaseMs = options.phaseMs ?? Math.max(2_500, REPORT_EVERY_MS * 5);
-  const minReports = options.minReports ?? 1;
-  const restocksPerInstance = options.restocksPerInstance ?? 3;
+  const ticks = options.ticks ?? 3;
   const print = options.print ?? ((line: string) => console.log(line));
   const started = performance.now();
   const line = (who: string, text: string) =>
     print(
-      `[${((performance.now() - started) / 1000).toFixed(2).padStart(6)}s] ${who.padEnd(5)} ${text}`,
+      `[${((performance.now() - started) / 1000).toFixed(2).padStart(6)}s] ${who.padEnd(4)} ${text}`,
     );
-
-  const journal = new Journal((entry) => {
-    if (entry.kind === 'report') line(entry.instance, 'report job runs (this instance leads)');
-    else
-      line(entry.instance, `restock under the inventory lock, fencing token ${entry.fencingToken}`);
+  const journal = new Journal((entry: JournalEntry) => {
+    if (entry.kind === 'billing') line(entry.instance, `billing run (tick ${entry.subject})`);
+    if (entry.kind === 'payment') {
+      line(
+        entry.instance,
+        `payment of order ${entry.subject}, fencing token ${entry.fencingToken}`,
+      );
+    }
   });
+
+  // Loaded only here: with ZK_CONNECT the app runs without starting a server.
+  const testing = await import('@zkrx/testing');
   let server: ZooKeeperServer | undefined;
+  let proxy: TcpProxy | undefined;
   const instances: Instance[] = [];
+  let admin: ZkClient | undefined;
   try {
     if (!options.connect) {
-      // Loaded only here: with ZK_CONNECT the app runs without @zkrx/testing installed.
-      const { startZooKeeper } = await import('@zkrx/testing');
-      server = await startZooKeeper();
+      server = await testing.startZooKeeper();
       line('demo', `embedded ZooKeeper on ${server.connectString}`);
     }
     const connect = options.connect ?? (server as ZooKeeperServer).connectString;
-    for (const name of ['A', 'B']) {
-      const app = await NestFactory.create(
-        AppModule.register({ instance: name, connect, journal }),
-        {
-          logger: ['error', 'warn'],
-        },
-      );
-      app.enableShutdownHooks();
-      // Session changes, so a run that overlapped another can be told apart from a lost session.
-      (app.get(ZK_CLIENT) as ZkClient).session$.subscribe(({ state }) => {
-        if (state !== 'connecting' && state !== 'connected' && state !== 'closed') {
-          line(name, `session ${state}`);
-        }
+    // Instance C reaches ZooKeeper through a fault proxy: the demo cuts it at the end.
+    proxy = await testing.startProxy(connect.split('/')[0] as string);
+    const chroot = connect.includes('/') ? connect.slice(connect.indexOf('/')) : '';
+
+    const start = async (name: string): Promise<Instance> => {
+      const via = name === 'C' ? `${proxy?.connectString}${chroot}` : connect;
+      const config = configFrom({ ...process.env, ZK_CONNECT: via }, name);
+      const app = await NestFactory.create(AppModule.register(config, journal), {
+        logger: ['error', 'warn'],
       });
+      app.enableShutdownHooks();
       await app.listen(0, '127.0.0.1');
-      const url = await app.getUrl();
-      instances.push({ name, app, url });
-      line('demo', `instance ${name} up on ${url} (report job every ${REPORT_EVERY_MS} ms)`);
-    }
-    const leads = (instance: Instance) => instance.app.get(LeaderService).isLeader(REPORT_ELECTION);
-    await until(() => instances.some(leads), 10_000, 'a leader');
-    const leader = instances.find(leads) as Instance;
-    const other = instances.find((instance) => instance !== leader) as Instance;
-    line('demo', `${leader.name} leads ${REPORT_ELECTION}`);
-
-    const health: Record<string, string> = {};
+      const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+      line('demo', `instance ${name} up on ${url}`);
+      return { name, app, url };
+    };
+    for (const name of ['A', 'B', 'C']) instances.push(await start(name));
     for (const instance of instances) {
-      const response = await fetch(`${instance.url}/health`);
-      const body = (await response.json()) as {
-        info?: { zookeeper?: { status: string; state: string } };
-      };
-      health[instance.name] = `${body.info?.zookeeper?.status} (${body.info?.zookeeper?.state})`;
-      line(instance.name, `GET /health → ${response.status} zookeeper ${health[instance.name]}`);
+      const ready = await fetch(`${instance.url}/health/ready`);
+      line(instance.name, `GET /health/ready → ${ready.status}`);
     }
 
-    const names = instances.map((instance) => instance.name);
-    await sleep(phaseMs);
-    const reportsOf = (who: Instance, from: number) =>
-      journal
-        .of('report')
-        .slice(from)
-        .filter((entry) => entry.instance === who.name).length;
-    await until(() => reportsOf(leader, 0) >= minReports, 30_000, `${minReports} report runs`);
-    const reportsBefore = count(journal.of('report'), names);
-    line(
-      'demo',
-      `report job so far: ${names.map((name) => `${name} ${reportsBefore[name]}×`).join(', ')}`,
+    // Job 1: payments of one order, one at a time whichever instance takes them.
+    line('demo', 'POST /orders/42/pay on A and B at once');
+    const both = await Promise.all(
+      instances.slice(0, 2).map((one) => post(`${one.url}/orders/42/pay`)),
     );
-
-    line('demo', `POST /inventory/restock ×${restocksPerInstance} on each instance at once`);
-    const requests = instances.flatMap((instance) =>
-      Array.from({ length: restocksPerInstance }, async () => {
-        const response = await fetch(`${instance.url}/inventory/restock`, { method: 'POST' });
-        if (!response.ok) throw new Error(`restock on ${instance.name}: HTTP ${response.status}`);
-        return (await response.json()) as Restocked;
-      }),
-    );
-    await Promise.all(requests);
-    const restocks = journal.of('restock');
-    const tokens = [...restocks]
+    const concurrentPayments = both.map((answer) => answer.status);
+    const payments = journal.of('payment', '42');
+    const tokens = [...payments]
       .sort((a, b) => a.start - b.start)
       .map((entry) => entry.fencingToken ?? 0);
-    const tokensRising = tokens.every(
+    const paymentTokensRising = tokens.every(
       (token, index) => index === 0 || token > (tokens[index - 1] ?? 0),
     );
-    const restockOverlaps = journal.overlaps('restock');
+    const paymentOverlaps = journal.overlapping('payment').length;
+
+    // Busy: another instance (here the demo's own client) holds order 7's lock.
+    admin = (instances[0] as Instance).app.get<ZkClient>(ZK_CLIENT);
+    const holder = await acquire(admin, `${PATHS.orders}/7`);
+    const busyAnswer = await post(`${(instances[1] as Instance).url}/orders/7/pay`);
+    await holder.release();
+    const busy: Answer = {
+      status: busyAnswer.status,
+      retryAfter: busyAnswer.retryAfter,
+      error: busyAnswer.error,
+    };
     line(
-      'demo',
-      `${restocks.length} restocks, ${restockOverlaps} overlapping, fencing tokens ${tokensRising ? 'rising' : 'NOT rising'}`,
+      'B',
+      `POST /orders/7/pay while held elsewhere → ${busy.status} ${busy.error}, Retry-After ${busy.retryAfter}`,
     );
 
-    const beforeClose = journal.of('report').length;
-    let ledAt = Number.NaN;
-    const watching = other.app
-      .get(LeaderService)
-      .watchLeadership(REPORT_ELECTION)
-      .subscribe((leading) => {
-        if (leading && Number.isNaN(ledAt)) ledAt = performance.now();
-      });
-    line('demo', `closing instance ${leader.name} (the leader)`);
-    const closing = performance.now();
+    // Job 2: billing on the leader, once per tick.
+    const leads = (one: Instance) => one.app.get(LeaderService).isLeader(PATHS.billing);
+    await until(() => instances.some(leads), 'a billing leader');
+    const leader = instances.find(leads) as Instance;
+    const billing = leader.app.get(Billing);
+    const runsOf = (name: string) =>
+      journal.of('billing').filter((entry) => entry.instance === name).length;
+    // Counted between two quiet moments (no tick claiming or running): every tick the steady
+    // leader's scheduler fired meanwhile, and every run it made.
+    await until(() => billing.quiet, 'a quiet moment');
+    const firedBefore = billing.fired;
+    const runsBefore = runsOf(leader.name);
+    await until(
+      () => billing.fired - firedBefore >= ticks,
+      `${ticks} billing ticks on ${leader.name}`,
+    );
+    await until(() => billing.quiet, 'a quiet moment');
+    const steadyLeaderFired = billing.fired - firedBefore;
+    const steadyLeaderRuns = runsOf(leader.name) - runsBefore;
+    line(
+      'demo',
+      `${leader.name} leads billing: ${steadyLeaderRuns} runs in ${steadyLeaderFired} ticks`,
+    );
+
+    // Job 3: the tenants, each synced on one instance at a time.
+    await until(
+      () => new Set(journal.of('tenant').map((entry) => entry.subject)).size === 12,
+      'every tenant synced',
+    );
+    for (const one of instances) {
+      const owned = one.app.get(FleetService).assignment(PATHS.tenants)?.items ?? [];
+      line(one.name, `owns ${owned.length} tenants: ${owned.join(', ')}`);
+    }
+
+    // The leader closes: billing moves, its tenants move; then it restarts with the same id.
+    line('demo', `closing ${leader.name} (the billing leader)`);
     await leader.app.close();
     instances.splice(instances.indexOf(leader), 1);
-    await until(() => !Number.isNaN(ledAt), 10_000, 'the next leader');
-    watching.unsubscribe();
-    const takeoverMs = ledAt - closing;
-    line(
-      'demo',
-      `${other.name} leads ${Math.round(takeoverMs)} ms after ${leader.name} began to close`,
-    );
-    await until(() => journal.of('report').length > beforeClose, 10_000, 'the job to move');
-    await sleep(phaseMs);
+    await until(() => instances.some(leads), 'the next billing leader');
+    const next = instances.find(leads) as Instance;
+    const nextRuns = runsOf(next.name);
     await until(
-      () => reportsOf(other, beforeClose) >= minReports,
-      30_000,
-      `${minReports} report runs`,
+      () => runsOf(next.name) - nextRuns >= Math.min(2, ticks),
+      `billing on ${next.name}`,
     );
-    const reportsAfter = count(journal.of('report').slice(beforeClose), names);
+    line('demo', `${next.name} leads billing now`);
+    const restarted = await start(leader.name);
+    instances.push(restarted);
+    const fleetOf = (one: Instance) =>
+      one.app.get(FleetService).assignment(PATHS.tenants)?.items ?? [];
+    await until(() => fleetOf(restarted).length > 0, `${leader.name} to own tenants again`);
+    const restartedOwns = fleetOf(restarted);
+    line(leader.name, `restarted with the same id: owns ${restartedOwns.join(', ')}`);
 
-    const reportOverlaps = journal.overlaps('report');
-    // Which runs overlapped, so a failure tells a hand-over gap from anything else.
-    const at = (ms: number) =>
-      Number.isNaN(ms) ? 'still running' : `${((ms - started) / 1000).toFixed(3)}s`;
-    for (const [run, other] of journal.overlapping('report')) {
-      line(
-        'demo',
-        `OVERLAP: ${run.instance} ran ${at(run.start)}–${at(run.end)}, ${other.instance} ${at(other.start)}–${at(other.end)}`,
-      );
-    }
-    const ok =
-      reportsBefore[leader.name]! > 0 &&
-      reportsBefore[other.name] === 0 &&
-      reportsAfter[leader.name] === 0 &&
-      reportsAfter[other.name]! > 0 &&
-      reportOverlaps === 0 &&
-      restocks.length === restocksPerInstance * names.length &&
-      restockOverlaps === 0 &&
-      tokensRising;
-    const summary: DemoSummary = {
-      firstLeader: leader.name,
-      nextLeader: other.name,
-      reportsBefore,
-      reportsAfter,
-      reportOverlaps,
-      takeoverMs,
-      restocks: restocks.length,
-      restockOverlaps,
-      tokensRising,
-      health,
-      ok,
+    // ZooKeeper out of reach for C: a payment there answers 503 at once, not after its timeout.
+    const cut = instances.find((one) => one.name === 'C') as Instance;
+    proxy.refuse(true);
+    proxy.cut();
+    const unavailableAnswer = await post(`${cut.url}/orders/9/pay`);
+    const unavailable: Answer = {
+      status: unavailableAnswer.status,
+      retryAfter: unavailableAnswer.retryAfter,
+      error: unavailableAnswer.error,
     };
+    line(
+      'C',
+      `POST /orders/9/pay with ZooKeeper cut off → ${unavailable.status} ${unavailable.error}`,
+    );
+    proxy.refuse(false);
+
+    const billingRunsPerTick = new Map<number, string[]>();
+    for (const entry of journal.of('billing')) {
+      const tick = Number(entry.subject);
+      billingRunsPerTick.set(tick, [...(billingRunsPerTick.get(tick) ?? []), entry.instance]);
+    }
+    const tenantOverlaps = journal.overlapping('tenant').length;
+    const tenantsSynced = new Set(journal.of('tenant').map((entry) => entry.subject)).size;
+    const ok =
+      concurrentPayments.every((status) => status === 201) &&
+      paymentOverlaps === 0 &&
+      paymentTokensRising &&
+      busy.status === 409 &&
+      unavailable.status === 503 &&
+      [...billingRunsPerTick.values()].every((runs) => runs.length === 1) &&
+      steadyLeaderRuns === steadyLeaderFired &&
+      tenantOverlaps === 0 &&
+      tenantsSynced === 12 &&
+      restartedOwns.length > 0;
     print('');
     print('summary');
     print(
-      `  report job while ${leader.name} led:   ${names.map((name) => `${name} ${reportsBefore[name]}×`).join(', ')}`,
+      `  payments of order 42 on A and B at once: ${concurrentPayments.join(', ')}, overlapping ${paymentOverlaps}, tokens rising ${paymentTokensRising}`,
     );
     print(
-      `  report job after ${leader.name} closed: ${names.map((name) => `${name} ${reportsAfter[name]}×`).join(', ')} (${other.name} led ${Math.round(takeoverMs)} ms after the close began)`,
+      `  a payment while its order is held elsewhere: ${busy.status} (${busy.error}, Retry-After ${busy.retryAfter})`,
     );
-    print(`  report runs on two instances at once: ${reportOverlaps}`);
+    print(`  a payment with ZooKeeper out of reach: ${unavailable.status} (${unavailable.error})`);
     print(
-      `  restocks: ${restocks.length}, overlapping: ${restockOverlaps}, fencing tokens rising: ${tokensRising}`,
+      `  billing: ${billingRunsPerTick.size} ticks, the most runs in one tick ${Math.max(...[...billingRunsPerTick.values()].map((runs) => runs.length))}; ${leader.name} ran ${steadyLeaderRuns} of ${steadyLeaderFired} ticks while it led, then ${next.name}`,
     );
     print(
-      ok ? 'OK: the job ran on one instance at a time and moved when its leader closed' : 'FAILED',
+      `  tenants: ${tenantsSynced} of 12 synced, synced twice at once: ${tenantOverlaps}; ${leader.name} restarted and owns ${restartedOwns.length}`,
     );
-    return summary;
+    print(ok ? 'OK: every job ran as promised' : 'FAILED');
+    return {
+      concurrentPayments,
+      paymentOverlaps,
+      paymentTokensRising,
+      busy,
+      unavailable,
+      billingRunsPerTick,
+      steadyLeaderFired,
+      steadyLeaderRuns,
+      firstLeader: leader.name,
+      nextLeader: next.name,
+      tenantOverlaps,
+      tenantsSynced,
+      restartedOwns,
+      ok,
+    };
   } finally {
     await Promise.all(instances.map((instance) => instance.app.close()));
+    await proxy?.close();
     await server?.close();
   }
 }

@@ -1,5 +1,6 @@
 /**
- * GET /health: the ZooKeeper session's health through @nestjs/terminus.
+ * GET /health/ready (ZooKeeper's session, for a readiness probe) and GET /health/live (the
+ * process only, for a liveness probe: a ZooKeeper blip must not restart every instance).
  */
 import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
@@ -12,9 +13,14 @@ export class HealthController {
     private readonly zookeeper: ZkHealthIndicator,
   ) {}
 
-  @Get()
+  @Get('ready')
   @HealthCheck()
-  check() {
+  ready() {
     return this.health.check([() => this.zookeeper.isHealthy('zookeeper')]);
+  }
+
+  @Get('live')
+  live() {
+    return { status: 'ok' };
   }
 }

@@ -1,15 +1,19 @@
 /**
- * What an instance did, in order: report runs and restocks with their start and end times, so
- * the demo can show them and check that none overlapped.
+ * What the instances did, in order: payments, billing runs and tenant syncs with their start
+ * and end times, so that the demo can show them and check that none overlapped.
  */
 
+export type JournalKind = 'payment' | 'billing' | 'tenant';
+
 export interface JournalEntry {
-  /** The instance (A, B). */
+  /** The instance (A, B, C). */
   readonly instance: string;
-  readonly kind: 'report' | 'restock';
+  readonly kind: JournalKind;
+  /** The order, the billing tick, the tenant. */
+  readonly subject: string;
   readonly start: number;
   end: number;
-  /** The inventory lock's fencing token, for restocks. */
+  /** The order lock's fencing token, for payments. */
   readonly fencingToken?: number;
 }
 
@@ -20,10 +24,11 @@ export class Journal {
   constructor(private readonly onEntry: (entry: JournalEntry) => void = () => {}) {}
 
   /** Records the start of a run; call the returned function at its end. */
-  begin(instance: string, kind: JournalEntry['kind'], fencingToken?: number): () => void {
+  begin(instance: string, kind: JournalKind, subject: string, fencingToken?: number): () => void {
     const entry: JournalEntry = {
       instance,
       kind,
+      subject,
       start: performance.now(),
       end: Number.NaN,
       fencingToken,
@@ -35,22 +40,20 @@ export class Journal {
     };
   }
 
-  /** The entries of one kind. */
-  of(kind: JournalEntry['kind']): JournalEntry[] {
-    return this.entries.filter((entry) => entry.kind === kind);
+  /** The entries of one kind (and one subject). */
+  of(kind: JournalKind, subject?: string): JournalEntry[] {
+    return this.entries.filter(
+      (entry) => entry.kind === kind && (subject === undefined || entry.subject === subject),
+    );
   }
 
-  /** Pairs of entries of one kind that overlapped in time. */
-  overlaps(kind: JournalEntry['kind']): number {
-    return this.overlapping(kind).length;
-  }
-
-  /** The pairs of entries of one kind that overlapped in time (a run still going ends never). */
-  overlapping(kind: JournalEntry['kind']): [JournalEntry, JournalEntry][] {
+  /** Pairs of entries of one kind and the same subject that overlapped in time. */
+  overlapping(kind: JournalKind): [JournalEntry, JournalEntry][] {
     const runs = this.of(kind);
     const pairs: [JournalEntry, JournalEntry][] = [];
     for (const [index, run] of runs.entries()) {
       for (const other of runs.slice(index + 1)) {
+        if (other.subject !== run.subject) continue;
         const runEnd = Number.isNaN(run.end) ? Number.POSITIVE_INFINITY : run.end;
         const otherEnd = Number.isNaN(other.end) ? Number.POSITIVE_INFINITY : other.end;
         if (run.start < otherEnd && other.start < runEnd) pairs.push([run, other]);
@@ -59,6 +62,3 @@ export class Journal {
     return pairs;
   }
 }
-
-/** The injection token of the instance's name. */
-export const INSTANCE_NAME = 'INSTANCE_NAME';

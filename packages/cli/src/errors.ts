@@ -18,6 +18,8 @@ export const CliErrorCode = {
   Unreachable: 'Unreachable',
   /** The person said no, or could not be asked (no terminal, no `--yes`). Exit code 1. */
   Declined: 'Declined',
+  /** `zkrx dev-server` could not start ZooKeeper (no Java or ZooKeeper here, the port taken). Exit code 1. */
+  NotStarted: 'NotStarted',
 } as const;
 
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];

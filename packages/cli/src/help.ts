@@ -25,6 +25,7 @@ Usage:
                                           a partition's items: owner, token, who waits
   zkrx release <node> --force [--yes]     delete a stuck holder's lock node (asks first)
   zkrx revoke <node>                      ask a holder to release (Curator's revocation)
+  zkrx dev-server [--port <port>]         a ZooKeeper for development (Java needed), until Ctrl-C
   zkrx help <command>                     help for one command
 
 ${connection}
@@ -57,7 +58,7 @@ ${connection}
 ${exitCodes}`,
   leaders: `Usage: zkrx leaders <path> [--watch] [--json]
 
-The elections at <path> and under it: Curator LeaderLatch layout (zkrx elect and
+The elections at <path> and under it: Curator LeaderLatch layout (zkrx joinElection and
 leadership), and the mutex layout that Curator's LeaderSelector, zkrx's whileLeader and
 kazoo's Election use. The leader first, then the candidates in line, with their session,
 id (the node's data) and how long.
@@ -140,9 +141,25 @@ Example:
 ${connection}
 
 ${exitCodes}`,
+  'dev-server': `Usage: zkrx dev-server [--port <port>]
+
+Starts ZooKeeper for development on 127.0.0.1:<port> (default 2181, where apps and zkrx
+commands look when not told), in a temporary directory, and runs until Ctrl-C: then it stops
+and its data is removed. Needs Java and a ZooKeeper release (Debian: apt install zookeeper;
+or ZOOKEEPER_HOME), as @zkrx/testing does. Without Java, a container does the same:
+  docker run --rm -p 2181:2181 zookeeper:3.9
+
+      --port <port>  the client port (default 2181)
+  -h, --help         this help
+
+Example:
+  npx zkrx dev-server
+  ZK_CONNECT=127.0.0.1:2181 npm run start:dev
+
+Exit codes: 0 stopped by Ctrl-C; 1 could not start (no Java or ZooKeeper, the port taken).`,
   help: `Usage: zkrx help <command>
 
-Prints the help of one command: ${['locks', 'leaders', 'members', 'partitions', 'release', 'revoke'].join(', ')}.`,
+Prints the help of one command: ${['locks', 'leaders', 'members', 'partitions', 'release', 'revoke', 'dev-server'].join(', ')}.`,
 };
 
 /** The help of `command`, or of zkrx itself. */

@@ -12,6 +12,7 @@ export const COMMANDS = [
   'partitions',
   'release',
   'revoke',
+  'dev-server',
   'help',
 ] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -32,6 +33,8 @@ export interface ParsedCommandLine {
   readonly watch: boolean;
   readonly force: boolean;
   readonly yes: boolean;
+  /** `dev-server --port`. */
+  readonly port: number | undefined;
   readonly help: boolean;
   readonly version: boolean;
   /** False with `--no-color` (or `NO_COLOR`); else colours on a terminal. */
@@ -45,6 +48,7 @@ const options = {
   watch: { type: 'boolean', short: 'w' },
   force: { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
+  port: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
   'no-color': { type: 'boolean' },
@@ -60,6 +64,7 @@ const commandOptions: Record<CommandName, readonly OptionName[]> = {
   partitions: ['json', 'watch'],
   release: ['force', 'yes'],
   revoke: [],
+  'dev-server': ['port'],
   help: [],
 };
 const common: readonly OptionName[] = ['connect', 'timeout', 'help', 'version', 'no-color'];
@@ -96,7 +101,9 @@ export function parseCommandLine(
     throw usage(`unexpected argument "${target}" (zkrx --help)`);
   }
   if (command !== undefined) {
-    const allowed = new Set([...common, ...commandOptions[command]]);
+    // dev-server connects to nothing: of the common options, only help, version and colour.
+    const shared = command === 'dev-server' ? common.slice(2) : common;
+    const allowed = new Set([...shared, ...commandOptions[command]]);
     for (const name of Object.keys(values) as OptionName[]) {
       if (!allowed.has(name)) {
         throw usage(`zkrx ${command} does not take --${name} (zkrx ${command} --help)`);
@@ -108,6 +115,13 @@ export function parseCommandLine(
     timeoutMs = Number(values.timeout);
     if (!/^\d+$/.test(values.timeout) || timeoutMs < 1) {
       throw usage(`--timeout takes milliseconds, a whole number above 0: got "${values.timeout}"`);
+    }
+  }
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    port = Number(values.port);
+    if (!/^\d+$/.test(values.port) || port < 1 || port > 65_535) {
+      throw usage(`--port takes a TCP port, 1 to 65535: got "${values.port}"`);
     }
   }
   const connect = values.connect ?? env.ZK_CONNECT ?? DEFAULT_CONNECT;
@@ -123,6 +137,7 @@ export function parseCommandLine(
     watch: values.watch === true,
     force: values.force === true,
     yes: values.yes === true,
+    port,
     help: values.help === true,
     version: values.version === true,
     colour: values['no-color'] !== true && (env.NO_COLOR ?? '') === '',

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { isZkError, validatePath, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import { openClient } from './connect';
+import { DEV_SERVER_PORT, devServer } from './dev-server';
 import { CliError, CliErrorCode } from './errors';
 import { listFleet } from './fleet';
 import { fleetView } from './fleet-view';
@@ -94,6 +95,15 @@ async function execute(parsed: ParsedCommandLine, io: CliIo): Promise<number> {
     case 'revoke': {
       const node = required(parsed, 'a lock node', '<lock path>/<node name>');
       return withClient(parsed, (client) => revoke(client, node, io));
+    }
+    case 'dev-server': {
+      if (parsed.target !== undefined) {
+        throw new CliError(
+          CliErrorCode.BadUsage,
+          `zkrx dev-server takes no argument, got "${parsed.target}" (zkrx dev-server --help)`,
+        );
+      }
+      return devServer({ port: parsed.port ?? DEV_SERVER_PORT, io });
     }
   }
 }

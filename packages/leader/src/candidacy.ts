@@ -15,6 +15,7 @@ import { LeaseRuns, validateGuardOps } from '@zkrx/lock/recipe';
 import { BehaviorSubject, distinctUntilChanged, Observable, type Subscription } from 'rxjs';
 import {
   type CandidateOptions,
+  DEFAULT_RETRY_DELAY_MS,
   type ElectionOptions,
   type ResolvedCandidate,
   resolveCandidate,
@@ -255,8 +256,10 @@ export class Candidacy implements Election {
  * Stands in the election at `path` (latch style) and returns the candidacy at once: it leads as
  * soon as its node is first (`whenLeader()`, `leadership$`), and lasts until `leave()`. After a
  * lost leadership (session expired, suspended under the default policy, node deleted) the
- * candidate stands again by itself; after a failure it cannot ride out, again after
- * `retryDelayMs` if given. `joined` resolves once its first node is queued.
+ * candidate stands again by itself at once; after a failure it cannot ride out (ZooKeeper
+ * unreachable, NoAuth, a conflicting lock), again after `retryDelayMs` (1 s by default), until
+ * `leave()`. `joined` resolves once its first node is queued, and rejects if that first attempt
+ * failed.
  *
  * ## Example
  * ```ts
@@ -272,7 +275,13 @@ export class Candidacy implements Election {
  *   anything is sent.
  */
 export function joinElection(client: ZkClient, path: string, options?: ElectionOptions): Election {
-  return new Candidacy(client, path, resolveCandidate(client, path, options), latch);
+  const retryDelayMs = options?.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+  return new Candidacy(
+    client,
+    path,
+    resolveCandidate(client, path, { ...options, retryDelayMs }),
+    latch,
+  );
 }
 
 /**

@@ -31,9 +31,9 @@ export interface ElectionOptions extends CandidateOptions {
   /**
    * After a failure the candidacy cannot ride out by itself — its first node could not be queued
    * (ZooKeeper unreachable, NoAuth), or the election errored (a LockConflictError) — stand again
-   * after this many milliseconds, and so on until `leave()` or the client closes. Default: no
-   * second attempt: the election is left, `joined` rejects if it was not joined yet. (A lost
-   * leadership is not a failure: the candidate always stands again after one, at once.)
+   * after this many milliseconds, and so on until `leave()` or the client closes. Default 1000,
+   * as `joinPartition`'s: a joined handle stands until left. (A lost leadership is not a
+   * failure: the candidate always stands again after one, at once.)
    */
   retryDelayMs?: number;
 }
@@ -47,6 +47,9 @@ export interface ResolvedCandidate {
 }
 
 const defaultId = `${hostname()}:${process.pid}`;
+
+/** How long `joinElection` waits before standing again after a failure, by default. */
+export const DEFAULT_RETRY_DELAY_MS = 1_000;
 
 /**
  * Checks a candidate's options like any lock's (path, policy, client); the id is the node data.

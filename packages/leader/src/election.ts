@@ -11,9 +11,9 @@ import type { Observable } from 'rxjs';
  */
 export interface Election {
   /**
-   * Resolves once this candidate's node is first in the election's queue. Rejects if that first
-   * attempt failed (then, with `retryDelayMs`, it stands again later; without, the election is
-   * left) or the election was left first (ZkError `ClientClosed`).
+   * Resolves once this candidate's node is in the election's queue. Rejects if that first
+   * attempt failed (it stands again after `retryDelayMs` all the same, until left) or the
+   * election was left first (ZkError `ClientClosed`).
    */
   readonly joined: Promise<void>;
   /** True while this candidate leads (false from the moment `leave()` is called). */

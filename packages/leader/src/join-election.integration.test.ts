@@ -71,19 +71,20 @@ describe('joinElection', () => {
     expect(states).toEqual([false, true, false]);
   });
 
-  it('without retryDelayMs, a failure ends the election', async () => {
+  it('by default, stands again a second after a failure, until left', async () => {
     const [a, b] = await connectedClients(2);
     const path = lockPath('election');
     const semaphore = await acquireSemaphore(a!, path, { leases: 1 });
     const election = joinElection(b!, path, { id: 'b' });
-    let completed = false;
-    election.leadership$.subscribe({ complete: () => (completed = true) });
     await expect(election.joined).rejects.toBeInstanceOf(LockConflictError);
-    await vi.waitUntil(() => completed);
+    // Still standing: it leads once the conflict is gone (its next attempt, a second later).
+    await semaphore.release();
+    await clearSemaphore(a!, path);
+    await election.whenLeader();
+    await election.leave();
     await expect(election.whenLeader()).rejects.toSatisfy((error: unknown) =>
       isZkError(error, ZkErrorCode.ClientClosed),
     );
-    await semaphore.release();
   });
 
   it('rejects bad input at once, before anything is sent', async () => {

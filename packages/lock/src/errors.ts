@@ -62,6 +62,20 @@ export class LockTimeoutError extends ZkrxError<'LockTimeout'> {
 }
 
 /**
+ * The lock is held by another and the caller asked not to wait (a skipped `@Locked` route in
+ * @zkrx/nestjs): the resource is busy, try again later. Nothing is left in ZooKeeper.
+ */
+export class LockBusyError extends ZkrxError<'LockBusy'> {
+  protected static override readonly marker = '@zkrx/lock.LockBusyError';
+  declare static readonly isInstance: (value: unknown) => value is LockBusyError;
+  override readonly name = 'LockBusyError';
+
+  constructor(readonly path: string) {
+    super('LockBusy', `Lock ${path} is busy: another holder has it`);
+  }
+}
+
+/**
  * Two kinds of lock were asked for on one path whose layouts cannot queue together: a semaphore
  * (its `leases` and `locks` children) and a queue lock (mutex, read or write lock, election).
  * Thrown by the one that finds the other's nodes there; it created nothing that stays.

@@ -7,6 +7,7 @@
 export type { LockLostReason } from './errors';
 export {
   LeaseReleasedError,
+  LockBusyError,
   LockConflictError,
   LockLostError,
   LockRevokedError,
@@ -36,6 +37,9 @@ export {
   tryAcquire,
   withLock,
 } from './mutex';
+export { nodeName } from './node-name';
+export type { RetryLater, RetryLaterReason } from './retry-later';
+export { acquireWhileConnected, isZooKeeperUnavailable, retryLaterOf } from './retry-later';
 export { requestRevoke } from './revoke';
 export type { SemaphoreOptions } from './semaphore';
 export { acquireSemaphore, semaphore, semaphoreMutex } from './semaphore';

@@ -680,7 +680,11 @@ async function leaderWorker(client: ZkClient): Promise<void> {
     await loop(async (signal) => {
       const options = candidate();
       const election = joinElection(client, electPath, options);
-      await election.joined; // rejected: the candidacy is over, nothing to leave
+      // Rejected: this attempt failed; the candidacy would stand again a second later: leave.
+      await election.joined.catch(async (error: unknown) => {
+        await election.leave();
+        throw error;
+      });
       const onAbort = () => void election.leave();
       signal.addEventListener('abort', onAbort, { once: true });
       try {

@@ -12,7 +12,7 @@ export default async function smoke(load, { connect, root }) {
   app.get('/health', zkHealth({ client }));
   app.post(
     '/orders/:id',
-    zkLock({ client, key: (request) => `${root}/${request.params.id}` }),
+    zkLock({ client, path: (request) => `${root}/${request.params.id}` }),
     (_request, response) => {
       response.json({ fencingToken: leaseOf(response).fencingToken });
     },

@@ -5,8 +5,6 @@
 
 export type { LeaderOnlyHandler, LeaderOnlyOptions } from './leader-only';
 export { leaderOnly } from './leader-only';
-export type { RetryLaterReason } from './retry-later';
-export { isZooKeeperUnavailable } from './retry-later';
 export type { ZkHealthBody, ZkHealthOptions } from './zk-health';
 export { zkHealth } from './zk-health';
 export type { LockChoice, ZkLockOptions } from './zk-lock';

@@ -65,8 +65,8 @@ describe.each(flavours)('itemOwnerOnly on $name', (flavour) => {
     }
     // Not an item of the partition: nobody owns it.
     expect((await request(appA).post('/tenants/nobody')).status).toBe(503);
-    await gateA.close();
-    await gateB.close();
+    await gateA.leave();
+    await gateB.leave();
   });
 
   it('close() gives the items up, and their locks move only once its requests have ended', async () => {
@@ -85,7 +85,7 @@ describe.each(flavours)('itemOwnerOnly on $name', (flavour) => {
     await entered.promise;
     const gateB = itemOwnerOnly({ client: b!, path, items: tenants, item, id: 'b' });
     await vi.waitUntil(() => gateB.assignment?.members.length === 2);
-    const closing = gateA.close();
+    const closing = gateA.leave();
     expect(owned?.signal.aborted).toBe(true);
     // b gets the three other tenants, but not acme while a's request runs.
     await vi.waitUntil(() => gateB.assignment?.items.length === 3);
@@ -99,7 +99,7 @@ describe.each(flavours)('itemOwnerOnly on $name', (flavour) => {
     );
     const appA = tenantApp(flavour, gateA, 'a');
     expect((await request(appA).post('/tenants/acme')).status).toBe(503);
-    await gateB.close();
+    await gateB.leave();
   });
 
   it('onNotOwner answers instead; bad options throw at creation', async () => {
@@ -120,7 +120,7 @@ describe.each(flavours)('itemOwnerOnly on $name', (flavour) => {
     expect((await request(app).post('/tenants/acme')).status).toBe(200);
     const redirected = await request(app).post('/tenants/globex');
     expect(redirected.status).toBe(307);
-    await gate.close();
+    await gate.leave();
 
     const base = { client: a!, path, items: ['x'], item, id: 'w' };
     for (const [options, code] of [

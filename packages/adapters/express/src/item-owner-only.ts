@@ -24,7 +24,7 @@ import {
   checkStatusCode,
 } from './options';
 import { localOf, responseEnded } from './response-state';
-import { answerRetryLater, withStatus } from './retry-later';
+import { answerRetryLater, notOwner, withStatus } from './retry-later';
 
 /** Options of `itemOwnerOnly`, checked when the middleware is created. */
 export interface ItemOwnerOnlyOptions {
@@ -62,7 +62,7 @@ export interface ItemOwnerOnlyHandler extends RequestHandler {
    * their response); each item's lock is released as its last request ends, so the next owner
    * never serves an item while this instance still does. Idempotent.
    */
-  close(): Promise<void>;
+  leave(): Promise<void>;
 }
 
 const where = 'itemOwnerOnly';
@@ -95,7 +95,7 @@ const OWNED = Symbol.for('@zkrx/express.ownedItem');
  * ```
  *
  * @param options The client, the partition and its items, and what non-owners answer.
- * @return The middleware, with `assignment`, `assignment$` and `close()`.
+ * @return The middleware, with `assignment`, `assignment$` and `leave()`.
  */
 export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandler {
   const given = checkOptions(where, options);
@@ -119,7 +119,7 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
     joinOptions.onSuspended = given.onSuspended as PartitionOptions['onSuspended'];
   }
   // Checks the partition's input (item names, the set, the id as a znode name) at once, then
-  // joins, and joins again a second later whenever joining fails, until closed.
+  // joins, and joins again a second later whenever joining fails, until left.
   const membership = joinPartition(client, path, items, joinOptions);
   const assignment$ = membership.watchAssignment();
 
@@ -137,8 +137,8 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
     }
     const owned = typeof item !== 'string' ? undefined : membership.assignment?.owned.get(item);
     if (owned?.isOwned) {
-      // Kept in view by the item: a move (or close) releases its lock once the response ended;
-      // and by the membership: close() resolves once it ended.
+      // Kept in view by the item: a move (or leave) releases its lock once the response ended;
+      // and by the membership: leave() resolves once it ended.
       membership.track(owned.track(responseEnded(response)));
       (response.locals as Record<symbol, unknown>)[OWNED] = owned;
       response.locals.ownedItem = owned;
@@ -149,7 +149,7 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
       onNotOwner(request, response, next);
       return;
     }
-    answerRetryLater(response, statusCode, retryAfterSeconds, 'not-owner', {
+    answerRetryLater(response, statusCode, retryAfterSeconds, notOwner, {
       item: typeof item === 'string' ? item : null,
     });
   };
@@ -158,7 +158,7 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
     assignment: { get: () => membership.assignment, enumerable: true },
     assignment$: { value: assignment$, enumerable: true },
     // Every item given up at once (signals abort); each lock is released once its requests end.
-    close: { value: () => membership.leave(), enumerable: true },
+    leave: { value: () => membership.leave(), enumerable: true },
   }) as ItemOwnerOnlyHandler;
 }
 

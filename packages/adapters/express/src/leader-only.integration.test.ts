@@ -61,13 +61,13 @@ describe.each(flavours)('leaderOnly on $name', (flavour) => {
     const gateB = leaderOnly({ client: b!, path, id: 'b' });
     const seen: boolean[] = [];
     gateB.leadership$.subscribe((leading) => seen.push(leading));
-    await gateA.close();
+    await gateA.leave();
     await vi.waitUntil(() => gateB.isLeader);
     expect(seen).toEqual([false, true]);
     const fromA = await request(guardedApp(flavour, gateA, 'a')).post('/rebuild');
     expect(fromA.status).toBe(503);
     expect(fromA.headers['retry-after']).toBe('1');
-    await gateB.close();
+    await gateB.leave();
   });
 
   it('close() waits for the requests it let through before handing leadership over', async () => {
@@ -91,7 +91,7 @@ describe.each(flavours)('leaderOnly on $name', (flavour) => {
       .then((response) => response);
     await vi.waitUntil(() => signalSeen !== undefined);
 
-    const closing = gateA.close();
+    const closing = gateA.leave();
     // Asked to finish, and nobody else leads while the request still runs.
     expect(signalSeen!.aborted).toBe(true);
     expect((await request(appA).post('/slow')).status).toBe(503);
@@ -102,7 +102,7 @@ describe.each(flavours)('leaderOnly on $name', (flavour) => {
     expect((await slow).body).toEqual({ ranOn: 'a' });
     await closing;
     await vi.waitUntil(() => gateB.isLeader);
-    await gateB.close();
+    await gateB.leave();
   });
 
   it('onNotLeader answers instead of the 503', async () => {
@@ -142,7 +142,7 @@ describe('leaderOnly when the election fails', () => {
       await a!.promises.delete(`${path}/${name}`).catch(() => {});
     }
     await vi.waitUntil(() => gate.isLeader, { timeout: 10_000 });
-    await gate.close();
+    await gate.leave();
     expect(gate.isLeader).toBe(false);
   });
 });

@@ -15,7 +15,7 @@ import {
   checkSeconds,
 } from './options';
 import { responseEnded } from './response-state';
-import { answerRetryLater } from './retry-later';
+import { answerRetryLater, notLeader } from './retry-later';
 
 export interface LeaderOnlyOptions {
   /** The client whose session stands in the election (one per app instance). */
@@ -37,7 +37,7 @@ export interface LeaderOnlyHandler extends RequestHandler {
   /** Replays whether this instance leads, then every change; completes once it leaves. */
   readonly leadership$: Observable<boolean>;
   /**
-   * Aborts when the current leadership ends or `close()` begins (already aborted while not
+   * Aborts when the current leadership ends or `leave()` begins (already aborted while not
    * leading).
    */
   readonly signal: AbortSignal;
@@ -46,11 +46,10 @@ export interface LeaderOnlyHandler extends RequestHandler {
    * instance let through to end (`finish` or `close` of their response), then hands leadership
    * over (the next instance leads within a round trip). Idempotent.
    */
-  close(): Promise<void>;
+  leave(): Promise<void>;
 }
 
 const where = 'leaderOnly';
-const rejoinDelayMs = 1_000;
 
 /**
  * Express middleware (4 and 5) that lets requests through only on the instance leading the
@@ -60,7 +59,7 @@ const rejoinDelayMs = 1_000;
  * The instance joins the election when the middleware is created (not at the first request),
  * so the leader is known before traffic arrives and failover needs no traffic. Leadership
  * moves when the leader's client closes, its session expires, or its connection is lost (the
- * latter two: at once, since its ownership is then uncertain); `close()` leaves the election
+ * latter two: at once, since its ownership is then uncertain); `leave()` leaves the election
  * once the requests it let through have ended (never two instances serving at once), and so
  * does closing the client (at once). If the candidacy fails (ZooKeeper unreachable at start),
  * it stands again every second until the client closes.
@@ -75,7 +74,7 @@ const rejoinDelayMs = 1_000;
  * ```
  *
  * @param options The client, the election path, and what non-leaders answer.
- * @return The middleware, with `isLeader`, `leadership$`, `signal` and `close()`.
+ * @return The middleware, with `isLeader`, `leadership$`, `signal` and `leave()`.
  */
 export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
   const given = checkOptions(where, options);
@@ -92,10 +91,7 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
 
   // The candidacy (@zkrx/leader) is the state: it stands again after a loss (at once) or a
   // failure (a second later), signals each term, keeps the requests in view, and leaves.
-  const election = joinElection(client, path, {
-    ...(id === undefined ? {} : { id }),
-    retryDelayMs: rejoinDelayMs,
-  });
+  const election = joinElection(client, path, id === undefined ? {} : { id });
 
   const middleware = function leaderOnlyMiddleware(
     request: Request,
@@ -103,7 +99,7 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
     next: NextFunction,
   ): void {
     if (election.isLeader) {
-      // Kept in view by the candidacy: close() hands over only once the response has ended.
+      // Kept in view by the candidacy: leave() hands over only once the response has ended.
       election.track(responseEnded(response));
       next();
       return;
@@ -112,7 +108,7 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
       onNotLeader(request, response, next);
       return;
     }
-    answerRetryLater(response, 503, retryAfterSeconds, 'not-leader');
+    answerRetryLater(response, 503, retryAfterSeconds, notLeader);
   };
 
   return Object.defineProperties(middleware, {
@@ -121,6 +117,6 @@ export function leaderOnly(options: LeaderOnlyOptions): LeaderOnlyHandler {
     signal: { get: (): AbortSignal => election.signal, enumerable: true },
     // Steps down at once (503 from now on, signal aborted), waits for the requests it let
     // through, then hands leadership over.
-    close: { value: () => election.leave(), enumerable: true },
+    leave: { value: () => election.leave(), enumerable: true },
   }) as LeaderOnlyHandler;
 }

@@ -1,57 +1,26 @@
 /**
- * The "retry later" answers the middleware gives (busy lock, ZooKeeper down, not the leader)
- * and which errors mean ZooKeeper is unavailable rather than that something is wrong.
+ * The "retry later" answers the middleware gives: a lock in the way (the answers of @zkrx/lock's
+ * `retryLaterOf`, which @zkrx/nestjs gives too), not the leader, not the item's owner.
  */
-import { isZkError, ZkErrorCode } from '@zkrx/core';
 import type { Response } from 'express';
 
-/** The `error` field of the JSON bodies the middleware answers with. */
-export type RetryLaterReason =
-  | 'lock-busy'
-  | 'lock-timeout'
-  | 'zookeeper-unavailable'
-  | 'not-leader';
+/** What an answer says: the body's `error` and `message`. */
+export interface Answer {
+  readonly reason: string;
+  readonly message: string;
+}
 
-/** Every answer's reason: the public ones, and `itemOwnerOnly`'s (of the `fleet` entry). */
-type AnswerReason = RetryLaterReason | 'not-owner';
-
-const messages: Record<AnswerReason, string> = {
-  'lock-busy': 'Another request holds the lock of this resource',
-  'lock-timeout': 'The lock of this resource was not acquired in time',
-  'zookeeper-unavailable': 'The coordination service (ZooKeeper) is unavailable',
-  'not-leader': 'This instance is not the leader',
-  'not-owner': 'Another instance owns this item',
+/** `leaderOnly`'s answer on an instance that does not lead. */
+export const notLeader: Answer = {
+  reason: 'not-leader',
+  message: 'This instance is not the leader',
 };
 
-const unavailableCodes: readonly ZkErrorCode[] = [
-  ZkErrorCode.ConnectionLoss,
-  ZkErrorCode.OperationTimeout,
-  ZkErrorCode.ConnectTimeout,
-  ZkErrorCode.SessionExpired,
-  ZkErrorCode.SessionMoved,
-  ZkErrorCode.Throttled,
-  ZkErrorCode.ClientClosed,
-  ZkErrorCode.AuthFailed,
-];
-
-/**
- * Whether an error means ZooKeeper cannot be reached right now (connection lost, no connection
- * in time, session expired, throttled, client closed): the answer is 503, not a bug to report.
- *
- * ## Example
- * ```ts
- * app.use((error, request, response, next) => {
- *   if (isZooKeeperUnavailable(error)) return response.status(503).set('Retry-After', '5').end();
- *   next(error);
- * });
- * ```
- *
- * @param error Anything thrown or rejected.
- * @return True for a ZkError whose code says ZooKeeper is out of reach.
- */
-export function isZooKeeperUnavailable(error: unknown): boolean {
-  return isZkError(error, ...unavailableCodes);
-}
+/** `itemOwnerOnly`'s answer on an instance that does not own the item. */
+export const notOwner: Answer = {
+  reason: 'not-owner',
+  message: 'Another instance owns this item',
+};
 
 /**
  * Answers `status` with `Retry-After` and a small JSON body (`error`, then `fields`, then
@@ -61,7 +30,7 @@ export function answerRetryLater(
   response: Response,
   status: number,
   retryAfterSeconds: number,
-  reason: AnswerReason,
+  answer: Answer,
   fields?: Readonly<Record<string, unknown>>,
 ): void {
   if (response.headersSent || response.destroyed) return;
@@ -69,14 +38,23 @@ export function answerRetryLater(
     .status(status)
     .set('Retry-After', String(retryAfterSeconds))
     .set('Cache-Control', 'no-store')
-    .json({ error: reason, ...fields, message: messages[reason] });
+    .json({ error: answer.reason, ...fields, message: answer.message });
 }
 
-/** Gives an error the HTTP `status` Express's error handling reads (unless it has one). */
-export function withStatus(error: unknown, status: number): unknown {
+/**
+ * Gives an error the HTTP `status` Express's error handling reads (unless it has one) and, with
+ * `retryAfterSeconds`, the `headers` Express's final handler sets (`Retry-After`,
+ * `Cache-Control: no-store`), so that it answers as the middleware and @zkrx/nestjs do.
+ */
+export function withStatus(error: unknown, status: number, retryAfterSeconds?: number): unknown {
   if (typeof error === 'object' && error !== null && !('status' in error)) {
     try {
       Object.assign(error, { status });
+      if (retryAfterSeconds !== undefined && !('headers' in error)) {
+        Object.assign(error, {
+          headers: { 'Retry-After': String(retryAfterSeconds), 'Cache-Control': 'no-store' },
+        });
+      }
     } catch {
       // A frozen error keeps its shape: Express then answers 500 anyway.
     }

@@ -55,7 +55,7 @@ function lockedApp(
   const app = flavour.create();
   app.post(
     '/work/:key',
-    zkLock({ client, key: (request) => `${root}/${String(request.params.key)}`, ...options }),
+    zkLock({ client, path: (request) => `${root}/${String(request.params.key)}`, ...options }),
     handler,
   );
   app.use(reportErrors);
@@ -120,7 +120,7 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
     expect(log.maxInside).toBe(3);
   });
 
-  it('wait: false answers 409 with Retry-After while the key is busy, 200 once free', async () => {
+  it("mode: 'skip' answers 409 with Retry-After while the path is busy, 200 once free", async () => {
     const [a, b] = await connectedClients(2);
     const root = lockPath('sku');
     const entered = deferred();
@@ -136,7 +136,7 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
       (_request, response) => {
         response.json({ got: true });
       },
-      { wait: false, retryAfterSeconds: 3 },
+      { mode: 'skip', retryAfterSeconds: 3 },
     );
     const holding = request(holder).post('/work/7');
     const held = holding.then((response) => response);
@@ -304,9 +304,9 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
       };
     const app = (client: ZkClient) => {
       const created = flavour.create();
-      const key = (request: Request) => `${root}/${String(request.params.id)}`;
-      created.get('/items/:id', zkLock({ client, key, lock: 'read' }), handler('read'));
-      created.put('/items/:id', zkLock({ client, key }), handler('write'));
+      const path = (request: Request) => `${root}/${String(request.params.id)}`;
+      created.get('/items/:id', zkLock({ client, path, lock: 'read' }), handler('read'));
+      created.put('/items/:id', zkLock({ client, path }), handler('write'));
       created.use(reportErrors);
       return created;
     };
@@ -337,11 +337,11 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
     expect(inside.violations).toEqual([]);
   });
 
-  it('an invalid key path goes to next(error): ZkError InvalidPath with status 500', async () => {
+  it('an invalid lock path goes to next(error): ZkError InvalidPath with status 500', async () => {
     const client = await connectedClient();
     const app = flavour.create();
     let handlerRan = false;
-    app.post('/bad', zkLock({ client, key: () => 'no-leading-slash' }), (_request, response) => {
+    app.post('/bad', zkLock({ client, path: () => 'no-leading-slash' }), (_request, response) => {
       handlerRan = true;
       response.json({});
     });
@@ -453,25 +453,26 @@ describe.each(flavours)('zkLock on $name', (flavour) => {
 describe('zkLock options', () => {
   it('are checked when the middleware is created, with errors naming the option', async () => {
     const client = await connectedClient();
-    const key = () => '/locks/x';
+    const path = () => '/locks/x';
     const cases: [unknown, RegExp][] = [
       [undefined, /zkLock: expected an options object/],
-      [{ key }, /zkLock: client must be a ZkClient/],
-      [{ client: {}, key }, /zkLock: client must be a ZkClient/],
-      [{ client }, /zkLock: key must be a function/],
-      [{ client, key: '/locks/x' }, /zkLock: key must be a function, got "\/locks\/x"/],
-      [{ client, key, timeoutMs: -1 }, /timeoutMs must be a finite number/],
-      [{ client, key, wait: 'no' }, /wait must be a boolean/],
-      [{ client, key, wait: false, timeoutMs: 100 }, /timeoutMs needs wait: true/],
-      [{ client, key, statusCode: 200 }, /statusCode must be an HTTP error status/],
-      [{ client, key, retryAfterSeconds: 1.5 }, /retryAfterSeconds must be a whole number/],
-      [{ client, key, read: true }, /the read option is gone: say lock: 'read'/],
-      [{ client, key, lock: 'exclusive' }, /lock must be one of 'mutex', 'read', 'write'/],
-      [{ client, key, onLost: true }, /onLost must be a function/],
+      [{ path }, /zkLock: client must be a ZkClient/],
+      [{ client: {}, path }, /zkLock: client must be a ZkClient/],
+      [{ client }, /zkLock: path must be a function/],
+      [{ client, path: 'no-slash' }, /zkLock: Invalid path/],
+      [{ client, path: 42 }, /zkLock: path must be a function, got 42/],
+      [{ client, path, timeoutMs: -1 }, /timeoutMs must be a finite number/],
+      [{ client, path, mode: 'no' }, /mode must be one of 'wait', 'skip'/],
+      [{ client, path, mode: 'skip', timeoutMs: 100 }, /timeoutMs applies to mode 'wait'/],
+      [{ client, path, statusCode: 200 }, /statusCode must be an HTTP error status/],
+      [{ client, path, retryAfterSeconds: 1.5 }, /retryAfterSeconds must be a whole number/],
+      [{ client, path, read: true }, /the read option is gone: say lock: 'read'/],
+      [{ client, path, lock: 'exclusive' }, /lock must be one of 'mutex', 'read', 'write'/],
+      [{ client, path, onLost: true }, /onLost must be a function/],
     ];
     for (const [options, message] of cases) {
       expect(() => zkLock(options as ZkLockOptions), String(message)).toThrow(message);
     }
-    expect(() => zkLock({ client, key })).not.toThrow();
+    expect(() => zkLock({ client, path })).not.toThrow();
   });
 });

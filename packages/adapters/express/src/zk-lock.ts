@@ -1,45 +1,54 @@
 /**
- * zkLock: Express middleware that holds a ZooKeeper lock per request key for the life of the
+ * zkLock: Express middleware that holds a ZooKeeper lock per request path for the life of the
  * request, released once when the response finishes or the connection closes.
  */
 import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { type Lease, type LockLostError, LockTimeoutError, validateLockPath } from '@zkrx/lock';
-import { sessionOf } from '@zkrx/lock/recipe';
+import {
+  acquireWhileConnected,
+  type Lease,
+  LockBusyError,
+  type LockLostError,
+  type RetryLater,
+  retryLaterOf,
+  validateLockPath,
+} from '@zkrx/lock';
 import { type LockKind, lockKinds } from '@zkrx/rwlock';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Subscription } from 'rxjs';
 import {
-  checkBoolean,
   checkChoice,
   checkClient,
   checkFunction,
   checkMilliseconds,
   checkOptions,
+  checkPath,
   checkSeconds,
   checkStatusCode,
 } from './options';
 import { localOf } from './response-state';
-import { answerRetryLater, isZooKeeperUnavailable, withStatus } from './retry-later';
+import { answerRetryLater, withStatus } from './retry-later';
 
 export interface ZkLockOptions {
   /** The client whose session holds the locks (one per app instance). */
   client: ZkClient;
   /**
-   * The lock path of a request, e.g. `(request) => \`/locks/sku/${request.params.sku}\``.
-   * Requests with the same path never run at once; different paths run in parallel.
+   * The lock path of a request, e.g. `(request) => \`/locks/sku/${nodeName(request.params.sku)}\``
+   * (`nodeName` from @zkrx/lock: an id from the request is one node name, whatever it holds),
+   * or one path for every request. Requests with the same path never run at once; different
+   * paths run in parallel.
    */
-  key: (request: Request) => string;
-  /** With `wait`: give up after this long and answer `statusCode`. Default: wait as long as it takes. */
+  path: string | ((request: Request) => string);
+  /** With `mode: 'wait'`: give up after this long and answer `statusCode`. Default: wait as long as it takes. */
   timeoutMs?: number;
   /** Queue behind the current holder (default true); false answers `statusCode` at once when busy. */
-  wait?: boolean;
-  /** The status answered when the lock is busy (`wait: false`) or not acquired in `timeoutMs`. Default 409. */
+  mode?: 'wait' | 'skip';
+  /** The status answered when the lock is busy (`mode: 'skip'`) or not acquired in `timeoutMs`. Default 409. */
   statusCode?: number;
   /** The `Retry-After` header (seconds) of the busy, timeout and unavailable answers. Default 1. */
   retryAfterSeconds?: number;
   /**
-   * Which lock of the key: `mutex` (default; Curator's InterProcessMutex layout, the lock
-   * @zkrx/nestjs's `@Locked` takes by default), or the `read` / `write` lock of the key's
+   * Which lock of the path: `mutex` (default; Curator's InterProcessMutex layout, the lock
+   * @zkrx/nestjs's `@Locked` takes by default), or the `read` / `write` lock of the path's
    * read-write lock. Only readers share; any two of the three otherwise exclude each other.
    */
   lock?: LockChoice;
@@ -52,7 +61,7 @@ export interface ZkLockOptions {
 
 const where = 'zkLock';
 
-/** The lock a request takes on its key (`@zkrx/rwlock`'s `LockKind`). */
+/** The lock a request takes on its path (`@zkrx/rwlock`'s `LockKind`). */
 export type LockChoice = LockKind;
 
 /** What the `res.locals` key holds: the request's lease. */
@@ -63,7 +72,7 @@ const LEASE = 'lease';
  *
  * ## Example
  * ```ts
- * app.post('/orders/:id/pay', zkLock({ client, key: (request) => `/locks/orders/${request.params.id}` }),
+ * app.post('/orders/:id/pay', zkLock({ client, path: (request) => `/locks/orders/${nodeName(request.params.id)}` }),
  *   async (request, response) => {
  *     const lease = leaseOf(response);
  *     await payments.charge(request.params.id, { signal: lease.signal, fencingToken: lease.fencingToken });
@@ -84,16 +93,16 @@ export function leaseOf(response: Response): Lease {
 
 /**
  * Express middleware (4 and 5) that holds a ZooKeeper lock for the life of each request: the
- * path comes from `key(request)`, the lock is released once when the response finishes or the
+ * path comes from `path(request)`, the lock is released once when the response finishes or the
  * connection closes (a client that goes away mid-request releases it at once).
  *
  * Answers without calling the handler when:
- * - the lock is busy and `wait` is false, or not acquired within `timeoutMs`: `statusCode`
+ * - the lock is busy and `mode` is `skip`, or not acquired within `timeoutMs`: `statusCode`
  *   (409) with `Retry-After` and `{ error: 'lock-busy' | 'lock-timeout' }`;
  * - ZooKeeper is unavailable (not connected, connection lost while waiting, no connection in
  *   time): 503 with `Retry-After` and `{ error: 'zookeeper-unavailable' }`.
  *
- * An invalid lock path from `key` goes to `next(error)` (ZkError `InvalidPath`, `status` 500),
+ * An invalid lock path from `path` goes to `next(error)` (ZkError `InvalidPath`, `status` 500),
  * and so does any other error (with `status` 500). The handler finds the lease in
  * `res.locals.lease` (or `leaseOf(res)`): if the lock is lost mid-request, `lease.signal`
  * aborts with a LockLostError (`status` 503): stop the work, write nothing more, and throw
@@ -109,21 +118,24 @@ export function leaseOf(response: Response): Lease {
  * const client = createClient({ connect: '127.0.0.1:2181' });
  * app.post(
  *   '/purchase/:sku',
- *   zkLock({ client, key: (request) => `/shop/locks/${request.params.sku}`, timeoutMs: 2_000 }),
+ *   zkLock({ client, path: (request) => `/shop/locks/${nodeName(request.params.sku)}`, timeoutMs: 2_000 }),
  *   async (request, response) => response.json(await purchase(request.params.sku)),
  * );
  * // Two instances, one SKU: the purchases run one after the other.
  * ```
  *
- * @param options The client, the key, and how to wait.
+ * @param options The client, the path, and how to wait.
  * @return The middleware.
  */
 export function zkLock(options: ZkLockOptions): RequestHandler {
   const given = checkOptions(where, options);
   const client = checkClient(where, given.client);
-  const key = checkFunction<(request: Request) => string>(where, 'key', given.key, true);
+  const path =
+    typeof given.path === 'string'
+      ? checkPath(where, given.path)
+      : checkFunction<(request: Request) => string>(where, 'path', given.path, true);
   const timeoutMs = checkMilliseconds(where, 'timeoutMs', given.timeoutMs);
-  const wait = checkBoolean(where, 'wait', given.wait, true);
+  const wait = checkChoice(where, 'mode', given.mode, ['wait', 'skip'], 'wait') === 'wait';
   const statusCode = checkStatusCode(where, 'statusCode', given.statusCode, 409);
   const retryAfterSeconds = checkSeconds(where, 'retryAfterSeconds', given.retryAfterSeconds, 1);
   if ('read' in given) {
@@ -145,7 +157,7 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
   if (!wait && timeoutMs !== undefined) {
     throw new ZkError(
       ZkErrorCode.BadArguments,
-      `${where}: timeoutMs needs wait: true (without waiting there is nothing to time out)`,
+      `${where}: timeoutMs applies to mode 'wait' ('skip' never waits)`,
     );
   }
 
@@ -155,27 +167,19 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
   };
 
   return function zkLockMiddleware(request: Request, response: Response, next: NextFunction) {
-    let path: string;
+    let lockPath: string;
     try {
-      path = validateLockPath(key(request));
+      lockPath = typeof path === 'string' ? path : validateLockPath(path(request));
     } catch (error) {
       next(withStatus(error, 500));
       return;
     }
     if (response.destroyed || response.writableFinished) return; // the client left already
-    // The session the request waits on: any loss of its connection ends it (policy `release`).
-    const session = sessionOf(client, { onSuspended: 'release' });
-    if (!session || session.ended) {
-      answerRetryLater(response, 503, retryAfterSeconds, 'zookeeper-unavailable');
-      return;
-    }
 
     const controller = new AbortController();
     let lease: Lease | undefined;
-    let decided = false; // the request got its answer, its lease, or is gone
     let ended = false;
     let releasing: Promise<void> | undefined;
-    let sessionWatch: (() => void) | undefined;
     let lostWatch: Subscription | undefined;
 
     const release = (): void => {
@@ -187,48 +191,34 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
       ended = true;
       response.off('finish', end);
       response.off('close', end);
-      sessionWatch?.();
       lostWatch?.unsubscribe();
-      if (!decided) {
-        decided = true;
-        controller.abort(new ZkError(ZkErrorCode.Aborted, `${where} ${path}: the client left`));
-      }
+      if (!lease)
+        controller.abort(new ZkError(ZkErrorCode.Aborted, `${where} ${lockPath}: the client left`));
       release();
     };
-    const unavailable = (reason: unknown): void => {
-      if (decided) return;
-      decided = true;
-      controller.abort(reason);
-      answerRetryLater(response, 503, retryAfterSeconds, 'zookeeper-unavailable');
-    };
+    const answer = (status: number, error: unknown): void =>
+      answerRetryLater(response, status, retryAfterSeconds, retryLaterOf(error) as RetryLater);
 
     response.once('finish', end);
     response.once('close', end);
-    // While waiting: a connection lost means no answer soon (the lock waits for a reconnect):
-    // answer 503 now. Once held, the lease watches the session itself.
-    const onSessionEnd = () => unavailable(session.signal.reason);
-    session.signal.addEventListener('abort', onSessionEnd, { once: true });
-    sessionWatch = () => session.signal.removeEventListener('abort', onSessionEnd);
-
-    take(path, controller.signal).then(
+    // Not connected, or the connection lost while waiting: 503 at once, not after timeoutMs.
+    acquireWhileConnected(client, (signal) => take(lockPath, signal), controller.signal).then(
       (acquired) => {
-        if (acquired && (decided || ended || !acquired.isHeld)) {
-          // Too late (the client left, or we answered 503), or lost on arrival.
-          void acquired.release().catch(() => {});
-          if (!decided) unavailable(new ZkError(ZkErrorCode.SessionExpired, 'lease lost'));
+        if (ended) {
+          // The client left meanwhile: nobody to answer.
+          void acquired?.release().catch(() => {});
           return;
         }
-        if (decided) return;
-        decided = true;
-        sessionWatch?.();
-        if (!acquired) {
-          answerRetryLater(response, statusCode, retryAfterSeconds, 'lock-busy');
-          return;
+        if (!acquired) return answer(statusCode, new LockBusyError(lockPath));
+        if (!acquired.isHeld) {
+          // Lost on arrival: the session went while the reply travelled.
+          void acquired.release().catch(() => {});
+          return answer(503, new ZkError(ZkErrorCode.SessionExpired, 'lease lost'));
         }
         lease = acquired;
         (response.locals as Record<string, unknown>)[LEASE] = acquired;
         lostWatch = acquired.lost$.subscribe((error) => {
-          withStatus(error, 503);
+          withStatus(error, 503, retryAfterSeconds);
           if (!onLost) return;
           try {
             onLost(error, request, response);
@@ -242,16 +232,10 @@ export function zkLock(options: ZkLockOptions): RequestHandler {
         acquired.run(() => next());
       },
       (error: unknown) => {
-        if (decided) return;
-        decided = true;
-        sessionWatch?.();
-        if (LockTimeoutError.isInstance(error)) {
-          answerRetryLater(response, statusCode, retryAfterSeconds, 'lock-timeout');
-        } else if (isZooKeeperUnavailable(error)) {
-          answerRetryLater(response, 503, retryAfterSeconds, 'zookeeper-unavailable');
-        } else {
-          next(withStatus(error, 500));
-        }
+        if (ended) return;
+        const retryLater = retryLaterOf(error);
+        if (!retryLater) next(withStatus(error, 500));
+        else answer(retryLater.status === 409 ? statusCode : retryLater.status, error);
       },
     );
   };

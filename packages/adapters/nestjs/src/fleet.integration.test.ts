@@ -32,8 +32,10 @@ function tenantJob(path: string, gate?: Promise<void>) {
   return TenantJob;
 }
 
-/** Calls the job as a scheduler does: without arguments (the decorator supplies them). */
-const callJob = (job: { sync: Function }) => (job.sync as () => Promise<string[]>)();
+/** Calls the job as a scheduler does, and lists the results (a Map by item). */
+const callJob = async (job: { sync: Function }) => [
+  ...(await (job.sync as () => Promise<Map<string, string>>)()).values(),
+];
 
 /** One application owning all 4 items of `path`, its tenant job's runs held until `finish()`. */
 async function gatedOwner(path: string) {
@@ -42,7 +44,7 @@ async function gatedOwner(path: string) {
     finish = resolve;
   });
   const TenantJob = tenantJob(path, gate);
-  const app = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'a' } });
+  const app = await startApp({ providers: [TenantJob, FleetService], zk: { id: 'a' } });
   const fleet = app.get(FleetService);
   await vi.waitUntil(() => fleet.assignment(path)?.items.length === 4);
   return { app, fleet, TenantJob, finish };
@@ -53,8 +55,8 @@ describe('@zkrx/nestjs/fleet', () => {
     const path = uniqueRoot('fleet');
     const TenantJob = tenantJob(path);
     // Two applications in one process: the default id (hostname:pid) would be the same.
-    const a = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'a' } });
-    const b = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'b' } });
+    const a = await startApp({ providers: [TenantJob, FleetService], zk: { id: 'a' } });
+    const b = await startApp({ providers: [TenantJob, FleetService], zk: { id: 'b' } });
     const fleetA = a?.get(FleetService) as FleetService;
     const fleetB = b?.get(FleetService) as FleetService;
     await vi.waitUntil(
@@ -84,7 +86,7 @@ describe('@zkrx/nestjs/fleet', () => {
     const running = callJob(jobA);
     await vi.waitUntil(() => jobA.running === 4);
 
-    const b = await startApp({ providers: [TenantJob, FleetService], zk: { candidateId: 'b' } });
+    const b = await startApp({ providers: [TenantJob, FleetService], zk: { id: 'b' } });
     const fleetB = b.get(FleetService);
     await vi.waitUntil(() => fleetB.assignment(path)?.members.length === 2);
     const closing = closeApp(a);
@@ -125,7 +127,7 @@ describe('@zkrx/nestjs/fleet', () => {
     expect(() => ForEachOwnedItem(path, { items: ['x', 'x'] })).toThrow(
       expect.objectContaining({ code: 'BadArguments' }),
     );
-    expect(await fleet.forEachOwned(`${path}-none`, () => 1)).toEqual([]);
+    expect(await fleet.forEachOwned(`${path}-none`, () => 1)).toEqual(new Map());
   });
 
   it('FleetService.leave(path) gives every item up, waits for the runs in flight, and can join again', async () => {

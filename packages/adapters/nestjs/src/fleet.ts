@@ -4,7 +4,11 @@
  * @zkrx/fleet is an optional peer.
  */
 
-export type { FleetJoinOptions } from './fleet-service';
-export { FleetService } from './fleet-service';
-export type { ForEachOwnedItemOptions } from './for-each-owned-item';
+export type { FleetItems, FleetJoinOptions, ForEachOwnedOptions } from './fleet-service';
+export { FleetService, OwnedItemsError } from './fleet-service';
+export type {
+  ForEachOwnedItemOptions,
+  ForEachOwnedItemOptionsOf,
+  ForEachOwnedItemPathOf,
+} from './for-each-owned-item';
 export { ForEachOwnedItem } from './for-each-owned-item';

@@ -198,18 +198,27 @@ describe('@LeaderOnly', () => {
 });
 
 describe('LeaderService', () => {
-  it('watchLeadership and whenLeader follow the election; the id is candidateId', async () => {
+  it('watchLeadership and whenLeader follow the election; the id is the module id', async () => {
     const path = lockPath('election');
     const watcher = await connectedClient();
     const [a, b] = await Promise.all([
-      startApp({ zk: { candidateId: 'app-a' } }),
-      startApp({ zk: { candidateId: 'app-b' } }),
+      startApp({ zk: { id: 'app-a' } }),
+      startApp({ zk: { id: 'app-b' } }),
     ]);
     const first = a!.get(LeaderService);
     const second = b!.get(LeaderService);
     const states: boolean[] = [];
+    // Reading never joins: false, and whenLeader waits, until the path is joined.
     first.watchLeadership(path).subscribe((leading) => states.push(leading));
-    const signal = await first.whenLeader(path);
+    const leads = first.whenLeader(path);
+    expect([first.isLeader(path), first.signal(path).aborted, states]).toEqual([
+      false,
+      true,
+      [false],
+    ]);
+    expect(await childrenOf(watcher, path)).toEqual([]);
+    await first.join(path);
+    const signal = await leads;
     expect(first.isLeader(path)).toBe(true);
     await second.join(path);
     expect(second.isLeader(path)).toBe(false);

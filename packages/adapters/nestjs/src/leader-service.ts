@@ -4,25 +4,38 @@
  */
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ZkError, ZkErrorCode } from '@zkrx/core';
-import { type Election, joinElection } from '@zkrx/leader';
+import type { Election } from '@zkrx/leader';
 import { validateLockPath } from '@zkrx/lock';
-import { type Observable, throwError } from 'rxjs';
-import { leaderOnlyPathsOf } from './leader-only-paths';
+import {
+  concat,
+  defer,
+  distinctUntilChanged,
+  filter,
+  firstValueFrom,
+  type Observable,
+  of,
+  Subject,
+  switchMap,
+  take,
+  takeUntil,
+  throwError,
+} from 'rxjs';
+import { runWithLeadership } from './leader-context';
+import { tickMarkerPath, tickOf } from './tick-marker';
 import { ZK_CONNECTION } from './tokens';
 import type { ZkConnection } from './zk-connection';
-
-/** After a failure the election cannot ride out (ZooKeeper unreachable, NoAuth), it stands again. */
-const retryDelayMs = 1_000;
 
 /**
  * This application's leadership, per election path. Inject it anywhere; `@LeaderOnly(path)`
  * uses it too.
  *
  * Each path's election is joined once per application (latch style: Curator LeaderLatch layout,
- * `_c_<uuid>-latch-<n>` nodes holding the candidate id), on first use or at boot for @LeaderOnly
- * paths, and left when the application shuts down (or by `leave(path)`). While the session is
- * suspended the candidate steps down (unless `electionOnSuspended: 'continue'`); after an expiry
- * it stands again by itself, and after a failure it cannot ride out, again a second later.
+ * `_c_<uuid>-latch-<n>` nodes holding the module's `id`): at boot for @LeaderOnly paths, or by
+ * `join(path)`; and left when the application shuts down (or by `leave(path)`). Reading —
+ * `isLeader`, `signal`, `watchLeadership`, `whenLeader`, `runIfLeader` — never joins: on a path
+ * not joined it answers "not leading". While the session is suspended the candidate steps down
+ * (unless the module's `onSuspended: 'continue'`); after an expiry it stands again by itself,
+ * and after a failure it cannot ride out, again a second later.
  *
  * Shutdown never lets two applications run leader-only work at once: this application stops
  * leading at once (`isLeader` false, @LeaderOnly calls skip), aborts `signal(path)` so the runs
@@ -38,10 +51,20 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
   private readonly left = new Set<string>();
   /** @LeaderOnly paths of the instances made before the application initialised. */
   private readonly pending = new Set<string>();
+  /** Emits the path of each election joined (`join`, and @LeaderOnly paths at boot). */
+  private readonly joins = new Subject<string>();
+  /** Emits once the application begins to shut down. */
+  private readonly closing = new Subject<void>();
   private initialised = false;
   private closed = false;
 
-  constructor(@Inject(ZK_CONNECTION) private readonly connection: ZkConnection) {}
+  // Typed in the body: the connection (and the optional peers' types it names) stays out of the
+  // published declarations, so that they load without @zkrx/leader or @zkrx/rwlock installed.
+  private readonly connection: ZkConnection;
+
+  constructor(@Inject(ZK_CONNECTION) connection: unknown) {
+    this.connection = connection as ZkConnection;
+  }
 
   /**
    * Joins the election at `path` (once; later calls share the candidacy, and a path left with
@@ -59,7 +82,14 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    */
   async join(path: string): Promise<void> {
     if (this.left.delete(path)) this.elections.delete(path);
-    await this.election(path).joined;
+    const existing = this.elections.get(path);
+    if (existing) return existing.joined;
+    validateLockPath(path, 'election');
+    if (this.closed) throw this.shutDown(path);
+    const election = this.connection.joinElection(path);
+    this.elections.set(path, election);
+    this.joins.next(path);
+    await election.joined;
   }
 
   /**
@@ -83,19 +113,20 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Whether this application leads the election at `path` right now. Joins it if not yet joined
-   * (and answers `false` until elected).
+   * Whether this application leads the election at `path` right now (false on a path it has not
+   * joined: reading never joins).
    *
    * @param path The election path.
    * @return True while leading.
    */
   isLeader(path: string): boolean {
-    return !this.closed && this.election(path).isLeader;
+    return !this.closed && this.joined(path)?.isLeader === true;
   }
 
   /**
    * Runs `work` if this application leads the election at `path`, as @LeaderOnly does: returns
-   * its result, or `undefined` without running it when not leading. A run returning a promise
+   * its result, or `undefined` without running it when not leading (or not joined). A run
+   * returning a promise
    * (or any thenable) holds the leadership until it settles: shutdown waits for it before
    * leaving the election.
    *
@@ -108,14 +139,60 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    * @param work What only the leader runs.
    * @return The work's result, or `undefined` when not leading.
    */
-  runIfLeader<T>(path: string, work: () => T): T | undefined {
+  runIfLeader<T>(path: string, work: (signal: AbortSignal) => T): T | undefined {
     if (this.closed) return undefined;
-    return this.election(path).runIfLeader(() => work());
+    return this.joined(path)?.runIfLeader((term) => {
+      // The term's signal, aborted at shutdown too; `leaderSignal()` in the work's context.
+      const signal = AbortSignal.any([term, this.connection.signal]);
+      return runWithLeadership(signal, () => work(signal));
+    });
+  }
+
+  /**
+   * Runs `work` if this application leads the election at `path` and the tick of now (the
+   * nearest multiple of `tickMs`) is not claimed yet for `job`: at most once per tick across
+   * the fleet, whatever the failovers and the clocks (see tick-marker.ts). The leader claims the
+   * tick in a write fenced by its leadership (a persistent marker per job beside the election,
+   * `<path>.ticks/<job>`), then runs. Resolves the work's result, or `undefined` when not
+   * leading or the tick is claimed already (a tick may be skipped: during a failover, or when a
+   * clock is ahead by more than `tickMs / 2`).
+   *
+   * ## Example
+   * ```ts
+   * @Cron('0 *\/5 * * * *')
+   * sendDigest() {
+   *   return this.leaders.runOncePerTick('/election/digest', 'digest', 300_000, () => this.send());
+   * }
+   * ```
+   *
+   * @param path The election path.
+   * @param job The job's name: one marker per job.
+   * @param tickMs The schedule's period (or its grid: 60_000 for a cron by the minute).
+   * @param work What the leader runs, once per tick.
+   * @return The work's result, or `undefined` when not run.
+   */
+  async runOncePerTick<T>(
+    path: string,
+    job: string,
+    tickMs: number,
+    work: (signal: AbortSignal) => T,
+  ): Promise<Awaited<T> | undefined> {
+    const tick = tickOf(Date.now(), tickMs);
+    const election = this.joined(path);
+    if (!election) return undefined;
+    const marker = tickMarkerPath(path, job);
+    return this.runIfLeader(path, async (signal): Promise<Awaited<T> | undefined> => {
+      if (!(await this.connection.claimTick(election, marker, tick))) return undefined;
+      // The term ended while claiming: the tick is claimed and not run (at most once).
+      if (signal.aborted) return undefined;
+      return await work(signal);
+    });
   }
 
   /**
    * Whether this application leads the election at `path`: now, then on every change; completes
-   * when the application shuts down (or leaves the path). Joins the election if not yet joined.
+   * when the application shuts down (or leaves the path). On a path not joined yet: `false`,
+   * then the election's once it is joined (reading never joins).
    *
    * ## Example
    * ```ts
@@ -128,45 +205,69 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    * @return Whether this application leads, now and on every change.
    */
   watchLeadership(path: string): Observable<boolean> {
-    const election = this.elections.get(path);
-    if (election) return election.leadership$;
-    if (this.closed) return throwError(() => this.shutDown(path));
-    return this.election(path).leadership$;
+    return defer(() => {
+      const election = this.joined(path);
+      if (election) return election.leadership$;
+      if (this.closed) return throwError(() => this.shutDown(path));
+      // Waits for the join (or the shutdown), then follows that election until it is left.
+      const once$ = this.joins.pipe(
+        filter((joined) => joined === path),
+        take(1),
+        takeUntil(this.closing),
+        switchMap(() => (this.joined(path) as Election).leadership$),
+      );
+      return concat(of(false), once$).pipe(distinctUntilChanged());
+    });
   }
 
   /**
    * Resolves once this application leads the election at `path`, with the signal of that term
-   * (aborted when the leadership ends). Rejects ZkError `ClientClosed` if the application shuts
+   * (aborted when the leadership ends). Waits for the path to be joined if it is not (reading
+   * never joins). Rejects ZkError `ClientClosed` if the path is left or the application shuts
    * down first.
    *
    * @param path The election path.
    * @return The term's signal.
    */
   async whenLeader(path: string): Promise<AbortSignal> {
-    await this.election(path).whenLeader();
+    validateLockPath(path, 'election');
+    const led = await firstValueFrom(this.watchLeadership(path).pipe(filter(Boolean)), {
+      defaultValue: false,
+    });
+    if (!led) throw this.shutDown(path);
     return this.signal(path);
   }
 
   /**
    * The signal of the current term at `path`: aborts when this leadership ends or the
-   * application begins to shut down. Already aborted while not leading.
+   * application begins to shut down. Already aborted while not leading (or not joined: reading
+   * never joins).
    *
    * @param path The election path.
    * @return The current term's signal.
    */
   signal(path: string): AbortSignal {
     const shutdown = this.connection.signal;
-    return shutdown.aborted ? shutdown : this.election(path).signal;
+    if (shutdown.aborted) return shutdown;
+    return (
+      this.joined(path)?.signal ??
+      AbortSignal.abort(
+        new ZkError(
+          ZkErrorCode.Aborted,
+          `election ${validateLockPath(path, 'election')}: not joined`,
+        ),
+      )
+    );
   }
 
   /**
-   * Takes note of an instance with @LeaderOnly methods (Nest made it and injected this service):
-   * its elections are joined when the application initialises, or at once after that.
+   * Takes note of a @LeaderOnly method's election (Nest made an instance and injected this
+   * service): joined when the application initialises, or at once after that.
    */
-  adopt(type: Function): void {
-    for (const path of leaderOnlyPathsOf(type)) {
-      if (!this.initialised) this.pending.add(path);
-      else if (!this.left.has(path)) void this.join(path).catch(() => {});
+  adopt(path: string): void {
+    if (!this.initialised) this.pending.add(path);
+    else if (!this.left.has(path) && !this.elections.has(path)) {
+      void this.join(path).catch(() => {});
     }
   }
 
@@ -184,6 +285,8 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
    */
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
+    this.closing.next();
+    this.closing.complete();
     // Aborts every signal(path), and calls waiting for a lock give up now: a leader-only run
     // waiting on one must not hold the shutdown until another instance releases it.
     this.connection.stop();
@@ -191,19 +294,9 @@ export class LeaderService implements OnModuleInit, OnModuleDestroy {
     await Promise.all([...this.elections.values()].map((election) => election.leave()));
   }
 
-  /** The election at `path`, joined on first use; ZkError `ClientClosed` once shut down. */
-  private election(path: string): Election {
-    const existing = this.elections.get(path);
-    if (existing) return existing;
-    validateLockPath(path, 'election');
-    if (this.closed) throw this.shutDown(path);
-    const election = joinElection(this.connection.client, path, {
-      id: this.connection.candidateId,
-      onSuspended: this.connection.electionOnSuspended,
-      retryDelayMs,
-    });
-    this.elections.set(path, election);
-    return election;
+  /** The election at `path` if joined (and not left); never joins. */
+  private joined(path: string): Election | undefined {
+    return this.left.has(path) ? undefined : this.elections.get(path);
   }
 
   private shutDown(path: string): ZkError {

@@ -2,22 +2,27 @@
  * The @Locked method decorator: the method runs while its application holds a ZooKeeper lock,
  * re-entrantly, and stops (signal aborted, call rejected) the moment the lock is lost.
  */
-import type { ZkClient } from '@zkrx/core';
 import { ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
 import {
-  type Lease,
+  LockBusyError,
   LockLostError,
-  type LockOptions,
   type SuspendedPolicy,
   validateLockPath,
   validateTimeout,
 } from '@zkrx/lock';
-import { type LockKind, lockKinds } from '@zkrx/rwlock';
 import { from, isObservable, Observable, type Subscription } from 'rxjs';
 import { type CurrentLock, currentLock, runWithLock } from './lock-context';
-import { decorateMethod, type MethodDecoration, NEEDS_ZK_MODULE } from './method-decoration';
+import {
+  checkChoice,
+  checkOptionsObject,
+  decorateMethod,
+  type MethodDecoration,
+  NEEDS_ZK_MODULE,
+  PerInstance,
+} from './method-decoration';
+import { markAnswer } from './retry-later';
 import { ZK_CONNECTION } from './tokens';
-import type { ZkConnection } from './zk-connection';
+import type { HeldLock, LockChoice, ZkConnection } from './zk-connection';
 
 /** The lock path, or a function of the method's arguments (called with the instance as `this`). */
 // biome-ignore lint/suspicious/noExplicitAny: the path function takes the method's arguments
@@ -35,11 +40,18 @@ export interface LockedOptions {
   /**
    * Which lock of the path: `mutex` (default; Curator's InterProcessMutex layout, the lock
    * @zkrx/express's `zkLock` takes by default), or the `read` / `write` lock of the path's
-   * read-write lock. Only readers share; any two of the three otherwise exclude each other.
+   * read-write lock (with @zkrx/rwlock installed). Only readers share; any two of the three
+   * otherwise exclude each other.
    */
-  lock?: LockKind;
+  lock?: LockChoice;
   /** While the connection is suspended: `release` (default) treats the lock as lost at once. */
   onSuspended?: SuspendedPolicy;
+  /**
+   * The `Retry-After` (seconds) of the answer an HTTP request gets when the lock is busy, not
+   * acquired in time, lost, or ZooKeeper unavailable (409 or 503, as @zkrx/express answers).
+   * Default 1.
+   */
+  retryAfterSeconds?: number;
   /**
    * What the method returns, when its declared return type cannot tell (no
    * `emitDecoratorMetadata`, or no return type written): `observable` or `promise`.
@@ -53,6 +65,53 @@ export type LockableMethod = (
   ...args: any[]
   // biome-ignore lint/suspicious/noConfusingVoidType: a method declared `(): void` qualifies
 ) => void | PromiseLike<unknown> | Observable<unknown>;
+
+/**
+ * @Locked's options as a function of the instance, called when the application starts: options
+ * from configuration an injected service holds (`(self: Billing) => ({ timeoutMs:
+ * self.config.lockTimeoutMs })`). `returns` can only be given as a value.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the decorated class's instance
+export type LockedOptionsOf = (instance: any) => Omit<LockedOptions, 'returns'>;
+
+/** @Locked's options, checked, with their defaults. */
+interface CheckedLockedOptions {
+  readonly mode: 'wait' | 'skip';
+  readonly timeoutMs: number | undefined;
+  readonly lock: LockChoice;
+  readonly onSuspended: SuspendedPolicy | undefined;
+  readonly retryAfterSeconds: number;
+  readonly returns: 'promise' | 'observable' | undefined;
+}
+
+/** Checks @Locked's options (ZkError `BadArguments` naming the bad one). */
+function checkLockedOptions(given: LockedOptions): CheckedLockedOptions {
+  const options = checkOptionsObject('@Locked', given);
+  const mode = checkChoice('@Locked', 'mode', options.mode, ['wait', 'skip']);
+  const timeoutMs = validateTimeout(options.timeoutMs);
+  if (mode === 'skip' && timeoutMs !== undefined) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      "@Locked: timeoutMs applies to mode 'wait' ('skip' never waits)",
+    );
+  }
+  if ('read' in options) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      "@Locked: the read option is gone: say lock: 'read' (or 'write'; the default is 'mutex')",
+    );
+  }
+  const lock = checkChoice('@Locked', 'lock', options.lock, ['mutex', 'read', 'write']);
+  const retryAfterSeconds = options.retryAfterSeconds ?? 1;
+  if (!Number.isInteger(retryAfterSeconds) || retryAfterSeconds < 0) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `@Locked: retryAfterSeconds must be a whole number of seconds >= 0, got ${String(retryAfterSeconds)}`,
+    );
+  }
+  const { onSuspended, returns } = options;
+  return { mode, timeoutMs, lock, onSuspended, retryAfterSeconds, returns };
+}
 
 /** The module's connection, on each decorated instance. */
 const locked: MethodDecoration<ZkConnection> = {
@@ -78,7 +137,7 @@ function returnKindOf(type: unknown): 'observable' | 'promise' | undefined {
 }
 
 /** Why the lease ended while the method still ran: its LockLostError, or the session's end. */
-function endedError(lease: Lease, path: string): LockLostError {
+function endedError(lease: HeldLock, path: string): LockLostError {
   const reason: unknown = lease.signal.reason;
   // Ended without a loss: the client was closed (its session, and the lock node, are gone).
   return LockLostError.isInstance(reason) ? reason : new LockLostError(path, 'session-expired');
@@ -101,7 +160,7 @@ class LockReleasedError extends ZkrxError<'LockReleased'> {
  * application's shutdown.
  */
 function lockContext(
-  lease: Lease,
+  lease: HeldLock,
   path: string,
   controller: AbortController,
   shutdown: AbortSignal,
@@ -121,13 +180,13 @@ function lockContext(
  * result after releasing the lease, or rejects LockLostError the moment the lease ends first.
  */
 function runLeased(
-  lease: Lease,
+  lease: HeldLock,
   path: string,
   connection: ZkConnection,
   call: () => unknown,
   where: string,
+  retryAfterSeconds: number,
 ): Promise<unknown> {
-  const { client } = connection;
   const controller = new AbortController();
   const context = lockContext(lease, path, controller, connection.signal);
   return new Promise<unknown>((resolve, reject) => {
@@ -137,8 +196,8 @@ function runLeased(
       done = true;
       const error = endedError(lease, path);
       controller.abort(error);
-      client.track(lease.release());
-      reject(error);
+      connection.track(lease.release());
+      reject(markAnswer(error, retryAfterSeconds));
     };
     const complete = (settle: () => void) => {
       if (done) return;
@@ -187,7 +246,13 @@ function runLeased(
  * - Application shutdown: calls still waiting reject ZkError `ClientClosed`; a running method's
  *   {@link lockSignal} aborts (same error) while it keeps the lock until it returns, and the
  *   shutdown waits for it; an Observable method errors with it, unsubscribed before the release.
- * - `mode: 'skip'`: when the lock is taken, resolves `undefined` (completes) without running.
+ * - `mode: 'skip'`: when the lock is taken, resolves `undefined` (completes) without running;
+ *   on a route handler (`@Get`, `@Post`...) rejects LockBusyError instead: 409, not an empty 200.
+ * - ZooKeeper out of reach (not connected, or the connection lost while waiting): rejects at
+ *   once with ZkError `ConnectionLoss`, not after `timeoutMs`.
+ * - On HTTP routes, the lock's failures answer as @zkrx/express does: 409 (busy, timeout) or
+ *   503 (unavailable, lost) with `Retry-After` and `{ error, message }` (ZkModule's interceptor).
+ *   The method's own errors pass unchanged.
  * - The instance must be made by Nest in an application that has ZkModule (Nest injects the
  *   module's client into it); other decorators on the method (`@Cron`, `@Interval`, ...) keep
  *   their metadata in either order.
@@ -210,24 +275,11 @@ function runLeased(
  * ```
  *
  * @param path The lock path, or a function of the method's arguments returning it.
- * @param options Wait or skip, timeout, read or write lock, suspended policy.
+ * @param options Wait or skip, timeout, read or write lock, suspended policy; or a function of
+ *   the instance returning them (resolved when the application starts).
  * @return A method decorator.
  */
-export function Locked(path: LockedPath, options: LockedOptions = {}) {
-  const mode = options.mode ?? 'wait';
-  if (mode !== 'wait' && mode !== 'skip') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@Locked: mode must be 'wait' or 'skip', got ${String(mode)}`,
-    );
-  }
-  const timeoutMs = validateTimeout(options.timeoutMs);
-  if (mode === 'skip' && timeoutMs !== undefined) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      "@Locked: timeoutMs applies to mode 'wait' ('skip' never waits)",
-    );
-  }
+export function Locked(path: LockedPath, options: LockedOptions | LockedOptionsOf = {}) {
   if (typeof path === 'string') validateLockPath(path);
   else if (typeof path !== 'function') {
     throw new ZkError(
@@ -235,21 +287,11 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
       '@Locked: path must be a string or a function of the arguments',
     );
   }
-  if ('read' in options) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      "@Locked: the read option is gone: say lock: 'read' (or 'write'; the default is 'mutex')",
-    );
-  }
-  const choice = options.lock ?? 'mutex';
-  if (!Object.hasOwn(lockKinds, choice)) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `@Locked: lock must be 'mutex', 'read' or 'write', got ${String(choice)}`,
-    );
-  }
-  const kind = lockKinds[choice];
-  const lockOptions: LockOptions = { timeoutMs, onSuspended: options.onSuspended };
+  // Given as a value: checked here. As a function of the instance: when the application starts.
+  const given = typeof options === 'function' ? undefined : checkLockedOptions(options);
+  const optionsOf = new PerInstance<CheckedLockedOptions>(
+    (instance) => given ?? checkLockedOptions((options as LockedOptionsOf)(instance)),
+  );
 
   return <M extends LockableMethod>(
     target: object,
@@ -261,56 +303,103 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
       target,
       key,
       descriptor,
-      ({ original, where, serviceOf: connectionOf }) => {
+      ({ original, where, serviceOf: connectionOf, onInstance }) => {
         const returns =
-          options.returns ?? returnKindOf(Reflect.getMetadata('design:returntype', target, key));
+          given?.returns ?? returnKindOf(Reflect.getMetadata('design:returntype', target, key));
+        if (!given) onInstance((instance) => optionsOf.take(instance));
 
         const pathOf = (instance: unknown, args: unknown[]): string =>
           typeof path === 'string' ? path : path.apply(instance, args);
 
-        const acquireLease = (client: ZkClient, lockPath: string, signal?: AbortSignal) =>
-          mode === 'skip'
-            ? kind.tryAcquire(client, lockPath, { ...lockOptions, signal })
-            : kind.acquire(client, lockPath, { ...lockOptions, signal });
+        // Not connected, or the connection lost while waiting: rejects at once (503 on a
+        // route), not after timeoutMs. Rejections are marked with their HTTP answer.
+        const acquireLease = (
+          connection: ZkConnection,
+          resolved: CheckedLockedOptions,
+          lockPath: string,
+          signal: AbortSignal,
+        ): Promise<HeldLock | null> =>
+          connection
+            .acquireLock(
+              resolved.lock,
+              lockPath,
+              {
+                mode: resolved.mode,
+                timeoutMs: resolved.timeoutMs,
+                // The module's `onSuspended` is the default (each application its own).
+                onSuspended: resolved.onSuspended ?? connection.onSuspended,
+              },
+              signal,
+            )
+            .catch((error: unknown) =>
+              Promise.reject(markAnswer(error, resolved.retryAfterSeconds)),
+            );
+
+        // A skipped route handler (a method with @Get, @Post...) answers 409, not an empty 200;
+        // a skipped call from code resolves undefined. Nest's route decorators write `path`
+        // (PATH_METADATA) on the method, before or after @Locked replaced it.
+        const skipped = (
+          lockPath: string,
+          { retryAfterSeconds }: CheckedLockedOptions,
+        ): LockBusyError | undefined =>
+          Reflect.hasMetadata('path', wrapper)
+            ? (markAnswer(new LockBusyError(lockPath), retryAfterSeconds) as LockBusyError)
+            : undefined;
 
         function lockedPromise(this: unknown, ...args: unknown[]): Promise<unknown> {
           return (async () => {
             const connection = connectionOf(this);
+            const resolved = optionsOf.of(this as object);
             const lockPath = pathOf(this, args);
-            const lease = await acquireLease(connection.client, lockPath, connection.signal);
-            if (!lease) return undefined;
+            const lease = await acquireLease(connection, resolved, lockPath, connection.signal);
+            if (!lease) {
+              const busy = skipped(lockPath, resolved);
+              if (busy) throw busy;
+              return undefined;
+            }
             return connection.hold(
-              runLeased(lease, lockPath, connection, () => original.apply(this, args), where),
+              runLeased(
+                lease,
+                lockPath,
+                connection,
+                () => original.apply(this, args),
+                where,
+                resolved.retryAfterSeconds,
+              ),
             );
           })();
         }
 
         function lockedObservable(this: unknown, ...args: unknown[]): Observable<unknown> {
           const connection = connectionOf(this);
-          const { client } = connection;
+          const resolved = optionsOf.of(this as object);
           const lockPath = pathOf(this, args);
           return new Observable<unknown>((subscriber) => {
             const acquiring = new AbortController();
             const controller = new AbortController();
-            let lease: Lease | undefined;
+            let lease: HeldLock | undefined;
             let work: Subscription | undefined;
             let ending = false;
             const onEnded = () => {
               if (ending || !lease) return;
               const error = endedError(lease, lockPath);
               controller.abort(error);
-              subscriber.error(error);
+              subscriber.error(markAnswer(error, resolved.retryAfterSeconds));
             };
             // Shutdown ends the stream: the work is unsubscribed, then the lock released.
             const onShutdown = () => subscriber.error(connection.signal.reason);
             acquireLease(
-              client,
+              connection,
+              resolved,
               lockPath,
               AbortSignal.any([acquiring.signal, connection.signal]),
             ).then(
               (held) => {
-                if (!held) return subscriber.complete();
-                if (subscriber.closed) return client.track(held.release());
+                if (!held) {
+                  const busy = skipped(lockPath, resolved);
+                  return busy ? subscriber.error(busy) : subscriber.complete();
+                }
+                if (subscriber.closed) return connection.track(held.release());
                 lease = held;
                 held.signal.addEventListener('abort', onEnded, { once: true });
                 if (held.signal.aborted) return onEnded();
@@ -339,13 +428,14 @@ export function Locked(path: LockedPath, options: LockedOptions = {}) {
               if (lease) {
                 lease.signal.removeEventListener('abort', onEnded);
                 controller.abort(new LockReleasedError(lockPath));
-                client.track(lease.release());
+                connection.track(lease.release());
               }
             };
           });
         }
 
-        return returns === 'observable' ? lockedObservable : lockedPromise;
+        const wrapper = returns === 'observable' ? lockedObservable : lockedPromise;
+        return wrapper;
       },
     );
 }

@@ -25,11 +25,37 @@ function replaceMethod(descriptor: PropertyDescriptor, wrapper: AnyMethod): void
 
 const injected = new WeakMap<object, Set<string | symbol>>();
 
+/** A decorated method's hook, told of each instance Nest makes: where it resolves its arguments. */
+type InstanceHook<T> = (instance: object, service: T) => void;
+
+/** The instance hooks of the methods decorated on a prototype, by decoration key. */
+const instanceHooks = new WeakMap<object, Map<symbol, InstanceHook<never>[]>>();
+
+function addInstanceHook<T>(prototype: object, key: symbol, hook: InstanceHook<T>): void {
+  let byKey = instanceHooks.get(prototype);
+  if (!byKey) {
+    byKey = new Map();
+    instanceHooks.set(prototype, byKey);
+  }
+  byKey.set(key, [...(byKey.get(key) ?? []), hook as InstanceHook<never>]);
+}
+
+/** The hooks of `instance`'s class and the classes it extends, base classes first. */
+function hooksOf<T>(instance: object, key: symbol): InstanceHook<T>[] {
+  const found: InstanceHook<T>[] = [];
+  for (let prototype = Object.getPrototypeOf(instance); prototype; ) {
+    found.unshift(...((instanceHooks.get(prototype)?.get(key) ?? []) as InstanceHook<T>[]));
+    prototype = Object.getPrototypeOf(prototype);
+  }
+  return found;
+}
+
 /**
  * Has Nest set `instance[key]` to the provider `token` on every instance of the decorated class
  * (property injection): decorated methods find the application's module through `this`, so two
- * applications in one process each use their own. `onInjected` is told of each instance as Nest
- * makes it (before any lifecycle hook runs).
+ * applications in one process each use their own. `onInjected`, then the instance hooks of the
+ * decorated methods, are told of each instance as Nest makes it (after its constructor, before
+ * any lifecycle hook runs: a hook's error fails the application's start).
  */
 function injectInto<T>(
   prototype: object,
@@ -45,7 +71,6 @@ function injectInto<T>(
   if (keys.has(key)) return;
   keys.add(key);
   Inject(token)(prototype, key);
-  if (!onInjected) return;
   // Nest assigns `instance[key] = value`: a setter on the prototype sees it, then keeps the
   // value on the instance itself.
   Object.defineProperty(prototype, key, {
@@ -54,7 +79,8 @@ function injectInto<T>(
     get: () => undefined,
     set(this: object, value: T) {
       Object.defineProperty(this, key, { value, writable: true, configurable: true });
-      onInjected(this, value);
+      onInjected?.(this, value);
+      for (const hook of hooksOf<T>(this, key)) hook(this, value);
     },
   });
 }
@@ -90,6 +116,12 @@ export interface DecoratedMethod<T> {
    * missing (an instance made with `new`, or an application without the module).
    */
   serviceOf(instance: unknown): T;
+  /**
+   * Tells `hook` of each instance Nest makes, with its service, when the application starts:
+   * where arguments given as functions of the instance are resolved (and checked: a hook's
+   * error fails the start).
+   */
+  onInstance(hook: (instance: object, service: T) => void): void;
 }
 
 /**
@@ -126,7 +158,59 @@ export function decorateMethod<T>(
     }
     return service;
   };
-  replaceMethod(descriptor, wrap({ original, where, serviceOf }));
+  const onInstance = (hook: InstanceHook<T>) => addInstanceHook(target, decoration.key, hook);
+  replaceMethod(descriptor, wrap({ original, where, serviceOf, onInstance }));
+}
+
+/**
+ * A decorator argument given as a function of the instance (configuration from an injected
+ * service), resolved once per instance — when the application starts (`take`, from an instance
+ * hook), or at its first use (`of`) for an instance made before the hook could run.
+ */
+export class PerInstance<T> {
+  private readonly values = new WeakMap<object, T>();
+
+  constructor(private readonly resolve: (instance: object) => T) {}
+
+  /** Resolves the value of `instance` and keeps it. */
+  take(instance: object): T {
+    const value = this.resolve(instance);
+    this.values.set(instance, value);
+    return value;
+  }
+
+  /** The value of `instance`: kept at the start, else resolved now. */
+  of(instance: object): T {
+    return this.values.has(instance) ? (this.values.get(instance) as T) : this.take(instance);
+  }
+}
+
+/** A decorator's options: an object (ZkError `BadArguments` naming the decorator otherwise). */
+export function checkOptionsObject<T extends object>(decorator: string, options: T): T {
+  if (typeof options !== 'object' || options === null) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${decorator}: options must be an object (or a function of the instance returning one), got ${String(options)}`,
+    );
+  }
+  return options;
+}
+
+/** One of `choices` (the first when undefined), or ZkError `BadArguments` naming the option. */
+export function checkChoice<T extends string>(
+  decorator: string,
+  name: string,
+  value: unknown,
+  choices: readonly [T, ...T[]],
+): T {
+  if (value === undefined) return choices[0];
+  if (!choices.includes(value as T)) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${decorator}: ${name} must be ${choices.map((choice) => `'${choice}'`).join(' or ')}, got ${String(value)}`,
+    );
+  }
+  return value as T;
 }
 
 /** What an instance of a class with @Locked or @LeaderOnly methods needs, for messages. */

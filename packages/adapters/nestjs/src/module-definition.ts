@@ -13,13 +13,18 @@ export interface ZkModuleSettings {
    * with ZkError `ConnectTimeout` when ZooKeeper cannot be reached within `connectTimeoutMs`.
    */
   waitForConnection?: boolean;
-  /** This application's participant id in @LeaderOnly elections (default `hostname:pid`). */
-  candidateId?: string;
   /**
-   * What an election does while the connection is suspended (default `release`: step down at
-   * once, so at most one leader runs at any instant). See `@zkrx/leader`'s CandidateOptions.
+   * This application's id: its participant id in elections (@LeaderOnly, LeaderService) and its
+   * member id in partitions (FleetService), unless a call gives its own. Default `hostname:pid`.
    */
-  electionOnSuspended?: SuspendedPolicy;
+  id?: string;
+  /**
+   * What this application's locks (@Locked), elections and partitions do while the connection
+   * is suspended, unless a decorator or call gives its own: `release` (default) stops at once, so
+   * that at most one instance works at any instant; `continue` goes on until the session is known
+   * to be lost (fewer stops on network blips, a window in which two may work).
+   */
+  onSuspended?: SuspendedPolicy;
 }
 
 /** A client made by the application: the module uses it and never closes it. */

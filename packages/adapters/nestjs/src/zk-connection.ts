@@ -1,25 +1,113 @@
 /**
  * The module's hold on ZooKeeper: the client (made here or given), whether the module owns it,
- * and the election settings; opened when the application boots, closed when it shuts down.
+ * the application's settings, and the one place the decorators and services take locks, join
+ * elections and partitions (ZkTestingModule puts a stand-in here); opened when the application
+ * boots, closed when it shuts down.
  */
 import { createClient, ZkClient, type ZkClientOptions, ZkError, ZkErrorCode } from '@zkrx/core';
-import type { SuspendedPolicy } from '@zkrx/lock';
-import { LeaseRuns } from '@zkrx/lock/recipe';
+import type { Assignment, PartitionMembership, PartitionOptions } from '@zkrx/fleet';
+import type { Election } from '@zkrx/leader';
+import { acquireWhileConnected, type Lease, type SuspendedPolicy } from '@zkrx/lock';
+import { LeaseRuns, type LockRecipe, mutexRecipe } from '@zkrx/lock/recipe';
+import type { Observable } from 'rxjs';
 import type { ZkModuleOptions } from './module-definition';
+import { loadOptionalPeers, notInstalled, type OptionalPeers } from './optional-peers';
+import { claimTick } from './tick-marker';
+
+/** The lock of a path @Locked takes. */
+export type LockChoice = 'mutex' | 'read' | 'write';
+
+/** What @Locked asks for: wait or not, how long, and the suspended policy. */
+export interface LockRequest {
+  readonly mode: 'wait' | 'skip';
+  readonly timeoutMs: number | undefined;
+  readonly onSuspended: SuspendedPolicy | undefined;
+}
+
+/** What @Locked uses of a lease. */
+export type HeldLock = Pick<Lease, 'signal' | 'fencingToken' | 'release' | 'run'>;
+
+/** What FleetService uses of a membership (and its assignments). */
+export type Membership = Pick<PartitionMembership, 'joined' | 'assignment' | 'leave' | 'track'> & {
+  watchAssignment(): Observable<Assignment>;
+};
 
 export class ZkConnection {
   private readonly stopping = new AbortController();
   /** The @Locked promise runs holding a lock: shutdown waits for them. */
   private readonly runs = new LeaseRuns();
 
-  private constructor(
+  protected constructor(
     /** The client every decorator and service of this application uses. */
     readonly client: ZkClient,
     /** True when the module made the client (and so closes it on shutdown). */
     readonly owned: boolean,
-    readonly candidateId: string | undefined,
-    readonly electionOnSuspended: SuspendedPolicy | undefined,
+    /** The application's id in elections and partitions (the module's `id`). */
+    readonly id: string | undefined,
+    /** The default suspended policy of its locks, elections and partitions. */
+    readonly onSuspended: SuspendedPolicy | undefined,
+    /** @zkrx/rwlock, @zkrx/leader and @zkrx/fleet, when installed. */
+    readonly peers: OptionalPeers,
   ) {}
+
+  /**
+   * Takes the lock `choice` of `path` for @Locked: the mutex from @zkrx/lock, read and write
+   * from @zkrx/rwlock; rejects at once while not connected (`acquireWhileConnected`).
+   */
+  acquireLock(
+    choice: LockChoice,
+    path: string,
+    request: LockRequest,
+    signal: AbortSignal,
+  ): Promise<HeldLock | null> {
+    let recipe: LockRecipe;
+    if (choice === 'mutex') recipe = mutexRecipe;
+    else {
+      const rwlock = this.peers.rwlock;
+      if (!rwlock) {
+        return Promise.reject(notInstalled('@zkrx/rwlock', `@Locked with lock: '${choice}'`));
+      }
+      recipe = rwlock.lockKinds[choice];
+    }
+    const { client } = this;
+    const options = { timeoutMs: request.timeoutMs, onSuspended: request.onSuspended };
+    return acquireWhileConnected(
+      client,
+      (abort) =>
+        request.mode === 'skip'
+          ? recipe.tryAcquire(client, path, { ...options, signal: abort })
+          : recipe.acquire(client, path, { ...options, signal: abort }),
+      signal,
+    );
+  }
+
+  /** Joins the election at `path` as this application (@zkrx/leader's `joinElection`). */
+  joinElection(path: string): Election {
+    const leader = this.peers.leader;
+    if (!leader) throw notInstalled('@zkrx/leader', `LeaderService.join (election ${path})`);
+    return leader.joinElection(this.client, path, { id: this.id, onSuspended: this.onSuspended });
+  }
+
+  /** Claims `tick` in the marker at `marker`, fenced by `election` (tick-marker.ts). */
+  claimTick(election: Election, marker: string, tick: number): Promise<boolean> {
+    return claimTick(this.client, election, marker, tick);
+  }
+
+  /** Joins the partition at `path` (@zkrx/fleet's `joinPartition`). */
+  joinPartition(
+    path: string,
+    items: readonly string[] | Observable<readonly string[]>,
+    options: PartitionOptions,
+  ): Membership {
+    const fleet = this.peers.fleet;
+    if (!fleet) throw notInstalled('@zkrx/fleet', `FleetService.join (partition ${path})`);
+    return fleet.joinPartition(this.client, path, items, options);
+  }
+
+  /** Keeps a release in view until it settles (the client's close waits for it). */
+  track(release: Promise<unknown>): void {
+    this.client.track(release);
+  }
 
   /**
    * Takes the given client or makes one, and waits for the first connection unless told not to.
@@ -32,7 +120,8 @@ export class ZkConnection {
         'ZkModule: options must be { client } or the options of createClient ({ connect, ... })',
       );
     }
-    const { waitForConnection, candidateId, electionOnSuspended, ...rest } = options;
+    const { waitForConnection, id, onSuspended, ...rest } = options;
+    const peers = await loadOptionalPeers();
     let connection: ZkConnection;
     if ('client' in rest) {
       if (!ZkClient.isInstance(rest.client)) {
@@ -41,10 +130,10 @@ export class ZkConnection {
           "ZkModule: options.client must be a ZkClient from @zkrx/core's createClient",
         );
       }
-      connection = new ZkConnection(rest.client, false, candidateId, electionOnSuspended);
+      connection = new ZkConnection(rest.client, false, id, onSuspended, peers);
     } else {
       const client = createClient(rest as ZkClientOptions);
-      connection = new ZkConnection(client, true, candidateId, electionOnSuspended);
+      connection = new ZkConnection(client, true, id, onSuspended, peers);
     }
     if (waitForConnection !== false) {
       try {

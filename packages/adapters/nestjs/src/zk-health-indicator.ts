@@ -10,7 +10,9 @@ import { ZK_CLIENT } from './tokens';
 /**
  * Reports the ZooKeeper session's health to @nestjs/terminus (v11 `HealthIndicatorService`
  * API). List it in the providers of the module that has your health controller (with
- * `TerminusModule` imported and ZkModule global or imported).
+ * `TerminusModule` imported and ZkModule global or imported). For a readiness probe, never a
+ * liveness probe: it reports down while the connection is suspended, and a ZooKeeper blip
+ * would then restart every instance at once (the client reconnects by itself).
  *
  * ## Example
  * ```ts

@@ -2,7 +2,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { isZkError, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import { childrenOf, connectedClient, IntervalLog, lockPath, sleep } from '@zkrx/test-support';
-import { testZooKeeper } from '@zkrx/testing';
+import { startProxy, testZooKeeper } from '@zkrx/testing';
 import { describe, expect, it } from 'vitest';
 import { clientOf, closeApp, startApp } from '../test/nest-apps';
 import { InjectZkClient, LeaderService, Locked, lockSignal, ZK_CLIENT, ZkModule } from './index';
@@ -11,7 +11,7 @@ import { InjectZkClient, LeaderService, Locked, lockSignal, ZK_CLIENT, ZkModule 
 class ZooKeeperConfig {
   constructor(
     readonly connect: string,
-    readonly candidateId: string,
+    readonly id: string,
   ) {}
 }
 
@@ -64,7 +64,7 @@ describe('ZkModule', () => {
           useFactory: (config: ZooKeeperConfig) => ({
             connect: config.connect,
             sessionTimeoutMs: 4_000,
-            candidateId: config.candidateId,
+            id: config.id,
           }),
           isGlobal: true,
         }),
@@ -75,6 +75,7 @@ describe('ZkModule', () => {
       const client = moduleRef.get<ZkClient>(ZK_CLIENT);
       expect(client.connectString).toBe(connectString);
       expect(client.state).toBe('connected');
+      await moduleRef.get(LeaderService).join(path);
       await moduleRef.get(LeaderService).whenLeader(path);
       const [node] = await client.promises.children(path);
       expect((await client.promises.get(`${path}/${node}`)).data.toString()).toBe('cfg');
@@ -90,6 +91,7 @@ describe('ZkModule', () => {
     const Holder = holderService(lockPath(), new IntervalLog(1));
     const app = await startApp({ providers: [Holder], zk: { client } });
     expect(app.get(ZK_CLIENT)).toBe(client);
+    await app.get(LeaderService).join(path);
     await app.get(LeaderService).whenLeader(path);
     await app.get(Holder).hold(1);
     await closeApp(app);
@@ -116,15 +118,27 @@ describe('ZkModule', () => {
     expect(isZkError(error, ZkErrorCode.ConnectTimeout)).toBe(true);
   });
 
-  it('waitForConnection: false boots at once; calls wait for the connection', async () => {
+  it('waitForConnection: false boots at once; @Locked answers unavailable until connected', async () => {
     const path = lockPath();
     const Holder = holderService(path, new IntervalLog(1));
     const { connectString } = await testZooKeeper();
-    const app = await startApp({
-      providers: [Holder],
-      zk: { connect: connectString, waitForConnection: false },
-    });
-    await expect(app.get(Holder).hold(1)).resolves.toBe(true);
+    const proxy = await startProxy(connectString);
+    proxy.refuse(true);
+    try {
+      const app = await startApp({
+        providers: [Holder],
+        zk: { connect: proxy.connectString, waitForConnection: false },
+      });
+      // Not connected: at once, not after waiting for a connection (503 on a route).
+      await expect(app.get(Holder).hold(1)).rejects.toSatisfy((error: unknown) =>
+        isZkError(error, ZkErrorCode.ConnectionLoss),
+      );
+      proxy.refuse(false);
+      await clientOf(app).connected();
+      await expect(app.get(Holder).hold(1)).resolves.toBe(true);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('rejects options that are neither { client } nor client options', async () => {

@@ -3,8 +3,10 @@
  * @LeaderOnly and the client's close tied to the application's lifecycle.
  */
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { LeaderService } from './leader-service';
 import { ZK_MODULE_OPTIONS, ZkConfigurableModule, type ZkModuleOptions } from './module-definition';
+import { RetryLaterInterceptor } from './retry-later';
 import { ZK_CLIENT, ZK_CONNECTION } from './tokens';
 import { ZkConnection } from './zk-connection';
 
@@ -46,12 +48,18 @@ import { ZkConnection } from './zk-connection';
       useFactory: (connection: ZkConnection) => connection.client,
     },
     LeaderService,
+    // @Locked's lock failures answer 409 / 503 with Retry-After on HTTP routes.
+    { provide: APP_INTERCEPTOR, useClass: RetryLaterInterceptor },
   ],
   exports: [ZK_CLIENT, ZK_CONNECTION, LeaderService],
 })
 export class ZkModule extends ZkConfigurableModule implements OnApplicationShutdown {
-  constructor(@Inject(ZK_CONNECTION) private readonly connection: ZkConnection) {
+  // Typed in the body: the connection stays out of the published declarations.
+  private readonly connection: ZkConnection;
+
+  constructor(@Inject(ZK_CONNECTION) connection: unknown) {
     super();
+    this.connection = connection as ZkConnection;
   }
 
   /** Closes the client if the module made it (after every module was destroyed). */

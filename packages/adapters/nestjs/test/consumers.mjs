@@ -42,7 +42,26 @@ for (const name of ['FleetService', 'ForEachOwnedItem']) {
   assert.equal(typeof cjsFleet[name], 'function', `require('@zkrx/nestjs/fleet').${name}`);
   assert.equal(typeof esmFleet[name], 'function', `import('@zkrx/nestjs/fleet').${name}`);
 }
+const cjsTesting = require('@zkrx/nestjs/testing');
+const esmTesting = await import('@zkrx/nestjs/testing');
+for (const name of ['ZkTestingModule', 'ZkTesting']) {
+  assert.equal(typeof cjsTesting[name], 'function', `require('@zkrx/nestjs/testing').${name}`);
+  assert.equal(typeof esmTesting[name], 'function', `import('@zkrx/nestjs/testing').${name}`);
+}
+// One LeaderService class across the entries (an injection token): /testing provides the
+// main entry's, in both builds (CommonJS needs tsup's splitting for it).
+for (const [main, testing, kind] of [
+  [cjs, cjsTesting, 'CommonJS'],
+  [esm, esmTesting, 'ESM'],
+]) {
+  assert.ok(
+    testing.ZkTestingModule.forRoot().providers.includes(main.LeaderService),
+    `${kind}: ZkTestingModule provides the main entry's LeaderService`,
+  );
+}
 assert.equal(typeof cjsTerminus.ZkHealthIndicator, 'function');
 assert.equal(typeof esmTerminus.ZkHealthIndicator, 'function');
 assert.equal(cjs.ZK_CLIENT, esm.ZK_CLIENT, 'one ZK_CLIENT token for CommonJS and ESM');
-console.log('@zkrx/nestjs loads with require() and import(), main, /terminus and /fleet entries');
+console.log(
+  '@zkrx/nestjs loads with require() and import(), main, /terminus, /fleet and /testing entries',
+);

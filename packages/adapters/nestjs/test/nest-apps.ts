@@ -2,14 +2,20 @@
  * Nest applications on the test ZooKeeper: each a testing module compiled and initialised with
  * its own ZkModule (its own session), closed after the test.
  */
-import type { DynamicModule, ForwardReference, Provider, Type } from '@nestjs/common';
+import type {
+  DynamicModule,
+  ForwardReference,
+  INestApplication,
+  Provider,
+  Type,
+} from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { ZkClient } from '@zkrx/core';
 import { testZooKeeper } from '@zkrx/testing';
 import { afterEach } from 'vitest';
 import { ZK_CLIENT, ZkModule, type ZkModuleRootOptions } from '../src/index';
 
-const open = new Set<TestingModule>();
+const open = new Set<TestingModule | INestApplication>();
 
 afterEach(async () => {
   const apps = [...open];
@@ -41,18 +47,33 @@ export async function zkModule(options: Partial<ZkModuleRootOptions> = {}): Prom
   } as ZkModuleRootOptions);
 }
 
-/** Compiles and initialises a Nest application (closed after the test). */
-export async function startApp(options: TestAppOptions = {}): Promise<TestingModule> {
+/** The testing module of an application: its ZkModule (unless left out), imports, providers. */
+async function compile(options: TestAppOptions): Promise<TestingModule> {
   const imports = [...(options.imports ?? [])];
   if (!options.withoutZk) imports.unshift(await zkModule(options.zk));
-  const app = await Test.createTestingModule({
+  return Test.createTestingModule({
     imports,
     providers: options.providers ?? [],
     controllers: options.controllers ?? [],
   }).compile();
+}
+
+/** Compiles and initialises a Nest application (closed after the test). */
+export async function startApp(options: TestAppOptions = {}): Promise<TestingModule> {
+  const app = await compile(options);
   open.add(app);
   await app.init();
   return app;
+}
+
+/** An application serving HTTP on a free port (Express platform), closed after the test. */
+export async function startHttpApp(
+  options: TestAppOptions = {},
+): Promise<{ app: INestApplication; url: string }> {
+  const app = (await compile(options)).createNestApplication({ logger: false });
+  open.add(app);
+  await app.listen(0, '127.0.0.1');
+  return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
 }
 
 /** `count` applications with the same providers, each with its own session. */
@@ -61,7 +82,7 @@ export function startApps(count: number, options: TestAppOptions = {}): Promise<
 }
 
 /** Closes an application now (instead of after the test). */
-export async function closeApp(app: TestingModule): Promise<void> {
+export async function closeApp(app: TestingModule | INestApplication): Promise<void> {
   open.delete(app);
   await app.close();
 }

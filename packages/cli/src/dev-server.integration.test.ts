@@ -1,0 +1,48 @@
+/**
+ * `zkrx dev-server`: a serving ZooKeeper on the port asked for, until interrupted; then stopped
+ * and its directory removed. Usage errors before anything starts.
+ */
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fourLetterWord } from '@zkrx/testing';
+import { describe, expect, it, vi } from 'vitest';
+import { fakeIo } from '../test/fake-io';
+import { run } from './index';
+
+/** A port free now (the kernel's pick, given back at once). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('zkrx dev-server', () => {
+  it('serves on the port until Ctrl-C, then stops and removes its data', async () => {
+    const port = await freePort();
+    const io = fakeIo();
+    const running = run(['dev-server', '--port', String(port)], io);
+    await vi.waitUntil(() => io.out().includes('Ctrl-C stops it.'), { timeout: 60_000 });
+    expect(io.out()).toContain(`ZK_CONNECT=127.0.0.1:${port}`);
+    expect(await fourLetterWord(`127.0.0.1:${port}`, 'ruok')).toBe('imok');
+    const dir = /data in (\S+),/.exec(io.out())?.[1] as string;
+    expect(existsSync(dir)).toBe(true);
+    io.interrupt();
+    expect(await running).toBe(0);
+    expect(io.out()).toMatch(/stopped\n$/);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('refuses what it cannot use, before starting anything', async () => {
+    for (const argv of [
+      ['dev-server', '--connect', '127.0.0.1:2181'],
+      ['dev-server', '--port', 'soon'],
+      ['dev-server', '/extra'],
+    ]) {
+      const io = fakeIo();
+      expect(await run(argv, io)).toBe(2);
+      expect(io.err()).toMatch(/^zkrx: /);
+    }
+  });
+});
