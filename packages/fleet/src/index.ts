@@ -15,7 +15,7 @@ export type {
 } from './inspect';
 export { inspectFleet } from './inspect';
 export type { JoinPartitionOptions, PartitionMembership } from './join-partition';
-export { joinPartition } from './join-partition';
+export { defaultMemberId, joinPartition } from './join-partition';
 export type { Member, MembersOptions } from './members';
 export { members } from './members';
 export type { PartitionOptions } from './options';

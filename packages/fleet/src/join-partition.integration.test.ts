@@ -1,6 +1,6 @@
 /**
  * joinPartition against a real ZooKeeper: the membership held at once (`joined`, `assignment`,
- * `watchAssignment()`), joining again after a failure, a `leave()` that waits for the runs it
+ * `assignment$`), joining again after a failure, a `leave()` that waits for the runs it
  * tracks (the item's lock released only after them), the client closing, and bad input.
  */
 import { isZkError, ZkError, ZkErrorCode } from '@zkrx/core';
@@ -26,7 +26,7 @@ import {
 /** The first assignment of `membership` with `count` items (the first one may have none yet). */
 function owning(membership: PartitionMembership, count: number): Promise<Assignment> {
   return firstValueFrom(
-    membership.watchAssignment().pipe(filter((assignment) => assignment.items.length === count)),
+    membership.assignment$.pipe(filter((assignment) => assignment.items.length === count)),
   );
 }
 
@@ -41,9 +41,9 @@ describe('joinPartition', () => {
     await owning(membership, 3);
     expect(membership.assignment?.items).toEqual(['a', 'b', 'c']);
     // Late subscribers get the latest at once.
-    expect((await firstValueFrom(membership.watchAssignment())).items).toEqual(['a', 'b', 'c']);
+    expect((await firstValueFrom(membership.assignment$)).items).toEqual(['a', 'b', 'c']);
     const owned = [...(membership.assignment?.owned.values() ?? [])];
-    const all = lastValueFrom(membership.watchAssignment().pipe(toArray()));
+    const all = lastValueFrom(membership.assignment$.pipe(toArray()));
 
     await membership.leave();
     await membership.leave(); // idempotent
@@ -146,7 +146,7 @@ describe('joinPartition', () => {
     const client = await connectedClient();
     const membership = joinPartition(client, uniqueRoot('fleet'), ['x'], { id: 'one' });
     await owning(membership, 1);
-    const all = lastValueFrom(membership.watchAssignment().pipe(toArray()));
+    const all = lastValueFrom(membership.assignment$.pipe(toArray()));
     await client.close();
     expect((await all).map(({ items }) => items)).toContainEqual(['x']);
     expect(membership.assignment).toBeUndefined();

@@ -50,7 +50,7 @@ export interface PartitionMembership {
    * Replays the latest assignment, then every new one; completes once left or the client
    * closed.
    */
-  watchAssignment(): Observable<Assignment>;
+  readonly assignment$: Observable<Assignment>;
   /** Keeps `run` in view: `leave()` resolves only once it settled. Returns `run`. */
   track<T extends PromiseLike<unknown>>(run: T): T;
   /**
@@ -65,7 +65,13 @@ export interface PartitionMembership {
 
 const what = 'joinPartition';
 /** New for each process: the same host name and pid after a restart is not the same member. */
-const defaultId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+/**
+ * This process's member id when none is given: `hostname:pid:<8 random hex digits>`, drawn once
+ * per process. A restarted container usually has the same host name and pid (1) as its previous
+ * life, whose member node may live on until its session expires: the random part keeps the two
+ * apart.
+ */
+export const defaultMemberId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 const defaultRetryDelayMs = 1_000;
 const defaultMaxRetryDelayMs = 30_000;
 
@@ -141,7 +147,7 @@ class Membership implements PartitionMembership {
     return this.over ? undefined : this.latest;
   }
 
-  watchAssignment(): Observable<Assignment> {
+  get assignment$(): Observable<Assignment> {
     return this.assignments.asObservable();
   }
 
@@ -211,7 +217,7 @@ class Membership implements PartitionMembership {
 
 /**
  * Joins the partition at `path` as a member and returns the membership at once: it owns its
- * share of `items` as `partition` gives it (`assignment`, `watchAssignment()`), joins again after
+ * share of `items` as `partition` gives it (`assignment`, `assignment$`), joins again after
  * a delay when joining fails (ZooKeeper unreachable at start, the id taken by a live member;
  * `retryDelayMs` doubled at each failure in a row up to `maxRetryDelayMs`, with jitter), and
  * lasts until `leave()` or the client closes. An observable `items` is subscribed once: every
@@ -248,7 +254,7 @@ export function joinPartition(
   const retryDelayMs = validateTimeout(given.retryDelayMs, 'retryDelayMs') ?? defaultRetryDelayMs;
   const maxRetryDelayMs =
     validateTimeout(given.maxRetryDelayMs, 'maxRetryDelayMs') ?? defaultMaxRetryDelayMs;
-  const partitionOptions = { id: given.id ?? defaultId } as PartitionOptions;
+  const partitionOptions = { id: given.id ?? defaultMemberId } as PartitionOptions;
   if (given.releaseTimeoutMs !== undefined) {
     partitionOptions.releaseTimeoutMs = given.releaseTimeoutMs as number;
   }

@@ -3,10 +3,10 @@
  * request's item in a @zkrx/fleet partition (tenants, shards); the others answer 503 with
  * Retry-After (or a handler of yours, e.g. a redirect to the owner).
  */
-import { hostname } from 'node:os';
 import type { ZkClient } from '@zkrx/core';
 import {
   type Assignment,
+  defaultMemberId,
   type JoinPartitionOptions,
   joinPartition,
   type OwnedItem,
@@ -36,7 +36,7 @@ export interface ItemOwnerOnlyOptions {
   items: readonly string[] | Observable<readonly string[]>;
   /** The item a request is for (a tenant, a shard): one of `items`. */
   item: (request: Request) => string;
-  /** This instance's member id, unique in the partition. Default `hostname:pid`. */
+  /** This instance's member id, unique in the partition. Default: @zkrx/fleet's `defaultMemberId`. */
   id?: string;
   /** Shown to the other members and by `zkrx members`: this instance's URL, say. */
   data?: string;
@@ -102,7 +102,7 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
   const client = checkClient(where, given.client);
   const path = checkPath(where, given.path);
   const itemOf = checkFunction<ItemOwnerOnlyOptions['item']>(where, 'item', given.item, true);
-  const id = checkOptionalString(where, 'id', given.id) ?? `${hostname()}:${process.pid}`;
+  const id = checkOptionalString(where, 'id', given.id) ?? defaultMemberId;
   const data = checkOptionalString(where, 'data', given.data);
   const statusCode = checkStatusCode(where, 'statusCode', given.statusCode, 503);
   const retryAfterSeconds = checkSeconds(where, 'retryAfterSeconds', given.retryAfterSeconds, 1);
@@ -121,7 +121,7 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
   // Checks the partition's input (item names, the set, the id as a znode name) at once, then
   // joins, and joins again a second later whenever joining fails, until left.
   const membership = joinPartition(client, path, items, joinOptions);
-  const assignment$ = membership.watchAssignment();
+  const assignment$ = membership.assignment$;
 
   const middleware = function itemOwnerOnlyMiddleware(
     request: Request,

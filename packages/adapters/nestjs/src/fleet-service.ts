@@ -2,7 +2,6 @@
  * FleetService: this application's memberships in @zkrx/fleet partitions, one per path, joined
  * once and left when the application shuts down — after the per-item runs in flight settle.
  */
-import { hostname } from 'node:os';
 import {
   Inject,
   Injectable,
@@ -13,6 +12,7 @@ import {
 import { ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
 import {
   type Assignment,
+  defaultMemberId,
   type OwnedItem,
   type PartitionOptions,
   validatePartition,
@@ -21,7 +21,10 @@ import { defer, from, isObservable, NEVER, type Observable, of, tap } from 'rxjs
 import { ZK_CONNECTION } from './tokens';
 import type { Membership, ZkConnection } from './zk-connection';
 
-/** How this application joins a partition (`id` defaults to the module's `id`, else `hostname:pid`). */
+/**
+ * How this application joins a partition (`id` defaults to the module's `id`, else @zkrx/fleet's
+ * `defaultMemberId`: `hostname:pid:<random>`, never a previous life's).
+ */
 export type FleetJoinOptions = Partial<PartitionOptions>;
 
 /**
@@ -112,7 +115,7 @@ function sameItems(a: FleetItems, b: FleetItems): boolean {
  *
  * Each path is joined once per application (`join`, or at boot for the paths of
  * `@ForEachOwnedItem({ items })` methods), as the member `id` (the module's `id`, else
- * `hostname:pid`). Shutdown gives every item up at once (their signals abort), waits for the
+ * `hostname:pid:<random>`). Shutdown gives every item up at once (their signals abort), waits for the
  * per-item runs in flight, and only then releases the items' locks and leaves: the next owner of
  * an item never starts while this application still works on it.
  */
@@ -167,7 +170,7 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
       return existing.membership.joined;
     }
     const partitionOptions: PartitionOptions = {
-      id: options.id ?? this.connection.id ?? `${hostname()}:${process.pid}`,
+      id: options.id ?? this.connection.id ?? defaultMemberId,
       ...(options.data === undefined ? {} : { data: options.data }),
       ...((options.onSuspended ?? this.connection.onSuspended) === undefined
         ? {}
@@ -223,7 +226,7 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
    * @return The assignments.
    */
   watchAssignment(path: string): Observable<Assignment> {
-    return this.memberships.get(path)?.membership.watchAssignment() ?? NEVER;
+    return this.memberships.get(path)?.membership.assignment$ ?? NEVER;
   }
 
   /**

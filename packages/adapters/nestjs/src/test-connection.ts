@@ -425,7 +425,7 @@ class TestMembership implements Membership {
     return this.left ? undefined : this.latest;
   }
 
-  watchAssignment(): Observable<Assignment> {
+  get assignment$(): Observable<Assignment> {
     return this.assignments.asObservable();
   }
 
@@ -455,6 +455,7 @@ class TestMembership implements Membership {
       removed: [...before.keys()].filter((item) => !next.has(item)),
       members: [],
       owned: next,
+      poisoned: new Map(),
     };
     this.assignments.next(this.latest);
   }

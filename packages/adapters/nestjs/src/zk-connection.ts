@@ -29,7 +29,7 @@ export type HeldLock = Pick<Lease, 'signal' | 'fencingToken' | 'release' | 'run'
 
 /** What FleetService uses of a membership (and its assignments). */
 export type Membership = Pick<PartitionMembership, 'joined' | 'assignment' | 'leave' | 'track'> & {
-  watchAssignment(): Observable<Assignment>;
+  readonly assignment$: Observable<Assignment>;
 };
 
 export class ZkConnection {
