@@ -58,13 +58,9 @@ function resolveSemaphore(
   };
 }
 
-/**
- * One acquisition, timed and traced (`zkrx.lock.acquire`, kind `semaphore`). `observed`: the
- * lease's end will be listened to (the observable form): its node is watched from creation.
- */
+/** One acquisition, timed and traced (`zkrx.lock.acquire`, kind `semaphore`). */
 function holdLease(
   resolved: ResolvedLockOptions & { leases: number },
-  observed: boolean,
   signal?: AbortSignal,
 ): Promise<LeaseCore> {
   const signals = [resolved.signal, signal].filter(
@@ -72,13 +68,12 @@ function holdLease(
   );
   const merged = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
   return timedAcquire({ kind: 'semaphore', path: resolved.path, name: resolved.name }, merged, () =>
-    takeLease(resolved, observed, merged),
+    takeLease(resolved, merged),
   );
 }
 
 async function takeLease(
   resolved: ResolvedLockOptions & { leases: number },
-  observed: boolean,
   merged: AbortSignal | undefined,
 ): Promise<LeaseCore> {
   const { client, path } = resolved;
@@ -86,7 +81,7 @@ async function takeLease(
   // queues and every call, and a timeout names the semaphore's path.
   const deadline = new Deadline(client, path, resolved.timeoutMs, merged);
   try {
-    return await takeLeaseBy(resolved, observed, deadline);
+    return await takeLeaseBy(resolved, deadline);
   } finally {
     deadline.stop();
   }
@@ -94,7 +89,6 @@ async function takeLease(
 
 async function takeLeaseBy(
   resolved: ResolvedLockOptions & { leases: number },
-  observed: boolean,
   deadline: Deadline,
 ): Promise<LeaseCore> {
   const { client, path } = resolved;
@@ -138,9 +132,9 @@ async function takeLeaseBy(
         // Our `locks` node died with the session too: start over from the gate.
         onSessionLoss: 'fail',
         onQueued: resolved.onQueued,
-        // A lease whose end is listened to from the start: its node is watched from creation
-        // (it would be once held anyway), so a deletion while it waits is heard at once too.
-        watchOwnNode: observed || resolved.revocable,
+        // A revocable lease watches its node from creation (it hears requests made while it
+        // waits); one merely listened to, once held long enough (`LeaseCore.listen`).
+        watchOwnNode: resolved.revocable,
       });
       if (!lease) continue;
       if (conflict.signal.aborted) {
@@ -185,7 +179,7 @@ export function semaphore(
   path: string,
   options: SemaphoreOptions,
 ): Observable<Lease> {
-  return observeLease((signal) => holdLease(resolveSemaphore(client, path, options), true, signal));
+  return observeLease((signal) => holdLease(resolveSemaphore(client, path, options), signal));
 }
 
 /** Takes one of `leases` slots: resolves the lease once ours. */
@@ -194,7 +188,7 @@ export async function acquireSemaphore(
   path: string,
   options: SemaphoreOptions,
 ): Promise<Lease> {
-  const core = await holdLease(resolveSemaphore(client, path, options), false);
+  const core = await holdLease(resolveSemaphore(client, path, options));
   return retainLease(core);
 }
 

@@ -318,25 +318,17 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
   const reentered = (resolved: ResolvedLockOptions): LeaseCore | undefined =>
     resolved.reentrant ? heldInContext(resolved.client, spec.name, resolved.path) : undefined;
 
-  /**
-   * One acquisition, timed and traced (`zkrx.lock.acquire`, see telemetry.ts). `observed`: the
-   * lease's end will be listened to (the observable forms): its node is watched from creation.
-   */
-  const hold = (
-    resolved: ResolvedLockOptions,
-    wait: boolean,
-    observed: boolean,
-    signal?: AbortSignal,
-  ) => {
+  /** One acquisition, timed and traced (`zkrx.lock.acquire`, see telemetry.ts). */
+  const hold = (resolved: ResolvedLockOptions, wait: boolean, signal?: AbortSignal) => {
     const merged = { ...resolved, signal: anySignal([resolved.signal, signal]) };
     return timedAcquire(
       { kind: spec.name, path: resolved.path, name: resolved.name },
       merged.signal,
-      () => makeHold(merged, wait, observed),
+      () => makeHold(merged, wait),
     );
   };
 
-  const makeHold = async (resolved: ResolvedLockOptions, wait: boolean, observed: boolean) => {
+  const makeHold = async (resolved: ResolvedLockOptions, wait: boolean) => {
     const custom = spec.beforeJoin?.(joinContext(resolved));
     const held = custom
       ? await custom(resolved)
@@ -350,9 +342,10 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
           signal: resolved.signal,
           wait,
           onQueued: resolved.onQueued,
-          // A lease whose end is listened to from the start watches its node from creation:
-          // the watch it needs anyway also lets a hand-off be trusted without a listing.
-          watchOwnNode: observed || resolved.revocable,
+          // A revocable lease watches its node from creation (it hears requests made while it
+          // waits): the watch it needs anyway also lets a hand-off be trusted without a listing.
+          // A lease merely listened to watches it only once held long enough (`LeaseCore.listen`).
+          watchOwnNode: resolved.revocable,
         });
     if (!held) return undefined;
     return new LeaseCore(
@@ -371,14 +364,14 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
   const lease = (client: ZkClient, path: string, options?: LockOptions): Observable<Lease> =>
     observeLease((signal) => {
       const resolved = resolveLockOptions(client, path, options, spec.name);
-      return reentered(resolved) ?? hold(resolved, true, true, signal);
+      return reentered(resolved) ?? hold(resolved, true, signal);
     });
 
   const acquire = async (client: ZkClient, path: string, options?: LockOptions): Promise<Lease> => {
     const resolved = resolveLockOptions(client, path, options, spec.name);
     const existing = reentered(resolved);
     if (existing) return retainLease(existing);
-    const core = await hold(resolved, true, false);
+    const core = await hold(resolved, true);
     if (!core) throw new ZkError(ZkErrorCode.SystemError, `${spec.name} ${path}: not acquired`);
     return retainLease(core);
   };
@@ -395,7 +388,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
     };
     const existing = reentered(resolved);
     if (existing) return retainLease(existing);
-    const core = await hold(resolved, false, false);
+    const core = await hold(resolved, false);
     return core ? retainLease(core) : null;
   };
 

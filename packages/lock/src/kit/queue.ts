@@ -32,6 +32,7 @@ import {
 import { LockConflictError } from '../errors';
 import { deleteQuietly, removeOrphan, removeOwnNode, removeUnusedContainer } from './clean-up';
 import { Deadline } from './deadline';
+import { type LocalNode, localNodes } from './local-hand-off';
 import {
   type LockChild,
   parseChild,
@@ -40,12 +41,14 @@ import {
   SEMAPHORE_CHILDREN,
   sortChildren,
 } from './node-names';
-import { type Decide, withoutAwaited } from './queue-rules';
+import { afterHandOff, type Decide, withoutAwaited } from './queue-rules';
 import {
   OwnNodeWatch,
   type WaitBounds,
+  type WaitOutcome,
   waitForChildrenChange,
   waitForDeletion,
+  waitForLocalRemoval,
 } from './queue-wait';
 import { type Session, sessionOf } from './session';
 
@@ -162,6 +165,8 @@ class QueueAttempt {
   private node: Created | undefined;
   /** Our node's watch, when `watchOwnNode` asks for one. */
   private ownNode: OwnNodeWatch | undefined;
+  /** Our node, as a local waiter behind it sees it (`local-hand-off.ts`). */
+  private local: LocalNode | undefined;
   /** The session that owns our node, once it is made: its end ends our waits. */
   private session: Session | undefined;
 
@@ -223,7 +228,7 @@ class QueueAttempt {
         }
         // Safe whatever the rule: `children` contains our node (see the module header).
         const decision = this.options.decide(children, ourIndex);
-        if (decision.holds) return this.hold(node);
+        if (decision.holds) return this.hold(node, ourIndex === 0);
         if (!this.options.wait) {
           this.giveUp();
           return null;
@@ -232,21 +237,25 @@ class QueueAttempt {
         const outcome =
           waitFor === 'children'
             ? await waitForChildrenChange(this.bounds(), this.options.path, children)
-            : await waitForDeletion(this.bounds(), joinPath(this.options.path, waitFor.name));
+            : await this.waitForNode(waitFor);
         if (Array.isArray(outcome)) {
           children = outcome;
           fresh = false;
           continue;
         }
-        if (outcome === 'deleted-trusted' && waitFor !== 'children') {
-          // The hand-off: the old listing minus the node that went, if that lets us in.
-          const rest = withoutAwaited(children, waitFor);
+        if ((outcome === 'deleted-trusted' || outcome === 'handed') && waitFor !== 'children') {
+          // The hand-off: the old listing minus the node that went (and, handed over by our own
+          // client, minus what was before it), if that lets us in.
+          const rest =
+            outcome === 'handed'
+              ? afterHandOff(children, waitFor)
+              : withoutAwaited(children, waitFor);
           const index = rest.findIndex((child) => child.name === ourName);
-          if (this.options.decide(rest, index).holds) return this.hold(node);
+          if (this.options.decide(rest, index).holds) return this.hold(node, index === 0);
         }
         // Otherwise list again: others before us may have gone meanwhile, and a hold needs a
         // listing that contains our node.
-        if (outcome === 'deleted' || outcome === 'deleted-trusted') {
+        if (outcome === 'deleted' || outcome === 'deleted-trusted' || outcome === 'handed') {
           children = undefined;
           continue;
         }
@@ -326,8 +335,12 @@ class QueueAttempt {
     }
   }
 
-  /** Our hold, handing our node's watch over to whoever keeps it. */
-  private hold(node: Created): QueueHold {
+  /**
+   * Our hold, handing our node's watch over to whoever keeps it. `first`: decided with our node
+   * first (nothing before it): a sequential node then hands over to a local waiter when it goes.
+   */
+  private hold(node: Created, first: boolean): QueueHold {
+    if (this.local) this.local.first = first && (this.options.sequential ?? true);
     return {
       node: node.path,
       name: nameOf(node.path),
@@ -348,8 +361,23 @@ class QueueAttempt {
       onSuspended: 'wait',
     }) as Session;
     this.session = session;
+    this.local = localNodes(this.client).add(node.path, node.stat.ephemeralOwner);
     if (!this.options.watchOwnNode) return;
     this.ownNode = new OwnNodeWatch(this.client, node, session);
+  }
+
+  /**
+   * Waits for `waitFor` to go: on this client's own removal of it when it is a node of ours (no
+   * ZooKeeper watch, see `local-hand-off.ts`), else on a ZooKeeper watch.
+   */
+  private waitForNode(waitFor: LockChild): Promise<WaitOutcome> {
+    const path = joinPath(this.options.path, waitFor.name);
+    const node = this.node as Created;
+    const local = localNodes(this.client).get(path);
+    if (local?.canWait(node.stat.ephemeralOwner)) {
+      return waitForLocalRemoval(this.bounds(), local, node.path);
+    }
+    return waitForDeletion(this.bounds(), path);
   }
 
   private stopWatchingNode(): void {

@@ -1,0 +1,209 @@
+/**
+ * The hand-off between queue nodes of one client: a waiter whose predecessor is a node of its own
+ * client waits for this client's removal of that node instead of a ZooKeeper watch, and a node
+ * that held first is removed with `multi(check(successor), delete(node))`, which tells the
+ * successor it is first — no watch, no notification, no listing.
+ *
+ * Why the successor may hold on that transaction's success, without a listing (its safety
+ * argument; `exclusiveRule` and `withoutAwaited` in `queue-rules.ts` decide the rest). Say our
+ * waiter's node `w` and its predecessor `p`, of this client's session:
+ * - `w`'s listing L showed `p` immediately before `w`. No node can come between them later: a
+ *   node created after `w` in the parent `w` lives in gets a higher sequence, and that parent
+ *   cannot be reaped while `w` is in it. (A writer's downgrade read node, not sequential, stands
+ *   where its writer stood: `withoutAwaited` puts it in `p`'s place.)
+ * - `p` held first: at some zxid a listing containing `p` showed no node before it (or such a
+ *   hand-off made it first, recursively). Nothing sorts before it from then on while it exists,
+ *   by the same argument.
+ * - The transaction checks `w` and deletes `p` at one zxid Z, or does nothing. Applied, at Z `w`
+ *   existed (the check: a name holding a UUID made for one create, so a path reaped and made again
+ *   cannot have it), `p` was deleted, and nothing was before `p`: `w` was first at Z, and stays
+ *   first while it exists. Nothing this client believed plays a part: the server checked both
+ *   nodes at one zxid.
+ * Anything else — `p` removed while it only waited (it gave up), removed by a plain delete
+ * (nobody waited on it yet, or it did not hold first), found gone (an operator deleted it, its
+ * session ended), the transaction failed (our node was deleted: its check fails, nothing is
+ * applied), a connection lost with it in flight — tells the successor only that `p` is gone, and
+ * the successor lists, as after any ZooKeeper notification.
+ *
+ * A node only waited on locally must still not hold the queue up for ever when someone else
+ * deletes it: a held node with a local successor is watched by its lease once the hold outlives
+ * `LeaseCore`'s arming delay, so that its deletion ends the hold and, with it, the successor's
+ * wait; a node still waiting is removed by its own queue once its wait ends, as any waiter's.
+ */
+import { isZkError, op, type ZkClient } from '@zkrx/core';
+import { sessionOf } from './session';
+
+/** How the local wait on a predecessor ended. */
+export type LocalWaitEnd =
+  /** `multi(check(ours), delete(it))` was applied: we are first (see the module header). */
+  | 'handed'
+  /** It is gone, nothing more known: list again. */
+  | 'removed';
+
+interface Successor {
+  readonly node: string;
+  readonly tell: (end: LocalWaitEnd) => void;
+}
+
+/** A queue node of this client, as its local successor sees it. */
+export class LocalNode {
+  /**
+   * It held with nothing before it (see the module header): its removal may hand over. Set only
+   * for a sequential node whose hold was decided with it at index 0.
+   */
+  first = false;
+  /** Removed (or its session ended): kept a moment, so that a waiter that listed it learns it. */
+  private gone = false;
+  private successor: Successor | undefined;
+  private onWaiter: (() => void) | undefined;
+
+  constructor(
+    readonly path: string,
+    readonly sessionId: string,
+    private readonly forget: (node: LocalNode) => void,
+  ) {}
+
+  /** Whether a waiter of session `sessionId` may wait on this node locally (one waiter at most). */
+  canWait(sessionId: string): boolean {
+    return this.successor === undefined && sessionId === this.sessionId;
+  }
+
+  /**
+   * Waits on this node's removal by this client for the waiter whose node is `node`: `tell` is
+   * called once, with how it ended (`removed` on the next microtask when it is gone already).
+   * Unsubscribing (the wait ended otherwise) lets it go.
+   */
+  await(node: string, tell: (end: LocalWaitEnd) => void): { unsubscribe(): void } {
+    if (this.gone) {
+      let waiting = true;
+      queueMicrotask(() => {
+        if (waiting) tell('removed');
+      });
+      return {
+        unsubscribe: () => {
+          waiting = false;
+        },
+      };
+    }
+    const successor: Successor = { node, tell };
+    this.successor = successor;
+    this.onWaiter?.();
+    return {
+      unsubscribe: () => {
+        if (this.successor === successor) this.successor = undefined;
+      },
+    };
+  }
+
+  /** Calls `listener` when a local waiter waits on this node (at once if one does). */
+  whenWaitedOn(listener: (() => void) | undefined): void {
+    this.onWaiter = listener;
+    if (listener && this.successor) listener();
+  }
+
+  /**
+   * Starts the removal by a hand-off, when this node held first and a local waiter waits on it:
+   * sends `multi(check(successor), delete(node))` now (before anything this client sends next),
+   * and resolves true once applied — the successor is told it holds — or false when nothing was
+   * applied. Undefined when there is nothing to hand over: the caller deletes the node as usual.
+   * Either way the caller calls `removed()` once the node is gone or no longer its to remove.
+   */
+  handOver(client: ZkClient): Promise<boolean> | undefined {
+    const successor = this.successor;
+    if (!this.first || !successor || this.gone) return undefined;
+    return client.promises.multi([op.check(successor.node), op.delete(this.path)]).then(
+      () => {
+        this.end('handed');
+        return true;
+      },
+      (error: unknown) => {
+        // All or nothing, and here nothing: our successor's node is gone (its check failed),
+        // this node is gone, the session ended, or the connection was lost with the transaction
+        // in flight (applied or not). The caller deletes the node plainly; the successor lists.
+        if (!isZkError(error)) throw error;
+        return false;
+      },
+    );
+  }
+
+  /** The node is gone, or no longer ours to remove: its successor, if any, lists again. */
+  removed(): void {
+    this.end('removed');
+  }
+
+  private end(end: LocalWaitEnd): void {
+    if (this.gone) return;
+    this.gone = true;
+    const successor = this.successor;
+    this.successor = undefined;
+    this.onWaiter = undefined;
+    this.forget(this);
+    successor?.tell(end);
+  }
+}
+
+/** The queue nodes of one client that are alive (or gone a moment ago), by path. */
+class ClientNodes {
+  private readonly nodes = new Map<string, LocalNode>();
+  /** Gone nodes, forgotten at the next turn of the event loop (one sweep for them all). */
+  private gone: LocalNode[] = [];
+  /** The sessions whose end is watched (their nodes are forgotten with them). */
+  private readonly sessions = new Set<string>();
+
+  constructor(private readonly client: ZkClient) {}
+
+  add(path: string, sessionId: string): LocalNode {
+    const node = new LocalNode(path, sessionId, (gone) => this.forgetSoon(gone));
+    this.nodes.set(path, node);
+    this.watchSession(sessionId);
+    return node;
+  }
+
+  get(path: string): LocalNode | undefined {
+    return this.nodes.get(path);
+  }
+
+  /**
+   * A gone node stays known until the next turn of the event loop: a waiter of ours whose listing
+   * was read before this client removed it, but reaches its decision after the removal's reply
+   * (both replies read in one go), learns it is gone without asking the server.
+   */
+  private forgetSoon(node: LocalNode): void {
+    if (this.gone.push(node) > 1) return;
+    setImmediate(() => {
+      const gone = this.gone;
+      this.gone = [];
+      for (const each of gone) {
+        if (this.nodes.get(each.path) === each) this.nodes.delete(each.path);
+      }
+    });
+  }
+
+  /** A session's end takes its ephemeral nodes: forget them, and let their waiters list. */
+  private watchSession(sessionId: string): void {
+    if (this.sessions.has(sessionId)) return;
+    const session = sessionOf(this.client, { id: sessionId, onSuspended: 'wait' });
+    if (!session) return;
+    this.sessions.add(sessionId);
+    session.status$.subscribe({
+      complete: () => {
+        this.sessions.delete(sessionId);
+        for (const node of [...this.nodes.values()]) {
+          if (node.sessionId === sessionId) node.removed();
+        }
+      },
+    });
+  }
+}
+
+const clients = new WeakMap<ZkClient, ClientNodes>();
+
+/** The live queue nodes of `client`, for the hand-off between its waiters. */
+export function localNodes(client: ZkClient): ClientNodes {
+  let nodes = clients.get(client);
+  if (!nodes) {
+    nodes = new ClientNodes(client);
+    clients.set(client, nodes);
+  }
+  return nodes;
+}
