@@ -2,15 +2,22 @@
  * The hand-off between queue nodes of one client: a waiter whose predecessor is a node of its own
  * client waits for this client's removal of that node instead of a ZooKeeper watch, and a node
  * that held first is removed with `multi(check(successor), delete(node))`, which tells the
- * successor it is first — no watch, no notification, no listing.
+ * successor it is first — no watch, no notification, no listing. A node that ZooKeeper numbered
+ * right after such a node needs no listing either to know its predecessor.
  *
  * Why the successor may hold on that transaction's success, without a listing (its safety
- * argument; `exclusiveRule` and `withoutAwaited` in `queue-rules.ts` decide the rest). Say our
- * waiter's node `w` and its predecessor `p`, of this client's session:
+ * argument; `exclusiveRule` and `afterHandOff` in `queue-rules.ts` decide the rest). Say our
+ * waiter's node `w` and its predecessor `p`, of this client's session. The waiter knows that no
+ * node sorts between them in one of two ways:
  * - `w`'s listing L showed `p` immediately before `w`. No node can come between them later: a
  *   node created after `w` in the parent `w` lives in gets a higher sequence, and that parent
- *   cannot be reaped while `w` is in it. (A writer's downgrade read node, not sequential, stands
- *   where its writer stood: `withoutAwaited` puts it in `p`'s place.)
+ *   cannot be reaped while `w` is in it; or
+ * - without a listing, ZooKeeper numbered `w` one after `p` (`ClientNodes.rightBefore`): if both
+ *   live in one parent znode, nothing was created there between them, so nothing sorts between
+ *   them, ever. That they do is proven by the transaction below: at its zxid both existed under
+ *   the one path, hence in the one parent znode that path named then.
+ * (A writer's downgrade read node, not sequential, stands where its writer stood:
+ * `withoutAwaited` puts a reader in `p`'s place.) Then:
  * - `p` held first: at some zxid a listing containing `p` showed no node before it (or such a
  *   hand-off made it first, recursively). Nothing sorts before it from then on while it exists,
  *   by the same argument.
@@ -25,12 +32,18 @@
  * applied), a connection lost with it in flight — tells the successor only that `p` is gone, and
  * the successor lists, as after any ZooKeeper notification.
  *
+ * A lock path shared by a semaphore and a queue lock fails fast when one of them lists (a queue
+ * lock seeing `locks`/`leases`, a semaphore seeing a queue node). Nodes decided without a listing
+ * follow a chain of this client's nodes, each alive until the next one holds, from one that
+ * listed: a semaphore that listed while the chain ran saw one of its nodes.
+ *
  * A node only waited on locally must still not hold the queue up for ever when someone else
  * deletes it: a held node with a local successor is watched by its lease once the hold outlives
  * `LeaseCore`'s arming delay, so that its deletion ends the hold and, with it, the successor's
  * wait; a node still waiting is removed by its own queue once its wait ends, as any waiter's.
  */
 import { isZkError, op, type ZkClient } from '@zkrx/core';
+import { type LockChild, parseChild } from './node-names';
 import { sessionOf } from './session';
 
 /** How the local wait on a predecessor ended. */
@@ -57,11 +70,20 @@ export class LocalNode {
   private successor: Successor | undefined;
   private onWaiter: (() => void) | undefined;
 
+  /** The node's name, parsed (its kind and creation order). */
+  readonly child: LockChild;
+  /** The lock path it stands in. */
+  readonly lockPath: string;
+
   constructor(
     readonly path: string,
     readonly sessionId: string,
     private readonly forget: (node: LocalNode) => void,
-  ) {}
+  ) {
+    const slash = path.lastIndexOf('/');
+    this.lockPath = slash === 0 ? '/' : path.slice(0, slash);
+    this.child = parseChild(path.slice(slash + 1));
+  }
 
   /** Whether a waiter of session `sessionId` may wait on this node locally (one waiter at most). */
   canWait(sessionId: string): boolean {
@@ -145,6 +167,8 @@ export class LocalNode {
 /** The queue nodes of one client that are alive (or gone a moment ago), by path. */
 class ClientNodes {
   private readonly nodes = new Map<string, LocalNode>();
+  /** The live ones, by lock path and creation order. */
+  private readonly live = new Map<string, Map<number, LocalNode>>();
   /** Gone nodes, forgotten at the next turn of the event loop (one sweep for them all). */
   private gone: LocalNode[] = [];
   /** The sessions whose end is watched (their nodes are forgotten with them). */
@@ -152,15 +176,46 @@ class ClientNodes {
 
   constructor(private readonly client: ZkClient) {}
 
-  add(path: string, sessionId: string): LocalNode {
+  /**
+   * A node of ours, made by `sessionId`'s create. `sequential`: ZooKeeper numbered it (a
+   * downgrade read node, named with its writer's number, is not indexed by creation order).
+   */
+  add(path: string, sessionId: string, sequential: boolean): LocalNode {
     const node = new LocalNode(path, sessionId, (gone) => this.forgetSoon(gone));
     this.nodes.set(path, node);
     this.watchSession(sessionId);
+    if (!sequential || !Number.isFinite(node.child.order)) return node;
+    let byOrder = this.live.get(node.lockPath);
+    if (!byOrder) {
+      byOrder = new Map();
+      this.live.set(node.lockPath, byOrder);
+    }
+    byOrder.set(node.child.order, node);
     return node;
   }
 
   get(path: string): LocalNode | undefined {
     return this.nodes.get(path);
+  }
+
+  /** The live node of session `sessionId` created last under `lockPath`, if any. */
+  latest(lockPath: string, sessionId: string): LocalNode | undefined {
+    let found: LocalNode | undefined;
+    for (const node of this.live.get(lockPath)?.values() ?? []) {
+      if (node.sessionId === sessionId && (!found || node.child.order > found.child.order)) {
+        found = node;
+      }
+    }
+    return found;
+  }
+
+  /**
+   * The live node of the same session numbered right before `node` under its lock path (its
+   * sequence one less), if any: created right before it, if both are in one parent znode.
+   */
+  rightBefore(node: LocalNode): LocalNode | undefined {
+    const before = this.live.get(node.lockPath)?.get(node.child.order - 1);
+    return before?.sessionId === node.sessionId ? before : undefined;
   }
 
   /**
@@ -169,6 +224,11 @@ class ClientNodes {
    * (both replies read in one go), learns it is gone without asking the server.
    */
   private forgetSoon(node: LocalNode): void {
+    const byOrder = this.live.get(node.lockPath);
+    if (byOrder?.get(node.child.order) === node) {
+      byOrder.delete(node.child.order);
+      if (byOrder.size === 0) this.live.delete(node.lockPath);
+    }
     if (this.gone.push(node) > 1) return;
     setImmediate(() => {
       const gone = this.gone;

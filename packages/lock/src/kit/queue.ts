@@ -41,7 +41,7 @@ import {
   SEMAPHORE_CHILDREN,
   sortChildren,
 } from './node-names';
-import { afterHandOff, type Decide, withoutAwaited } from './queue-rules';
+import { afterHandOff, type Decide, type QueueDecision, withoutAwaited } from './queue-rules';
 import {
   OwnNodeWatch,
   type WaitBounds,
@@ -113,6 +113,25 @@ export interface QueueHold {
 
 const RESTART = Symbol('restart');
 
+/**
+ * What a new node decides on first: its listing (undefined: list), or, with `ownOrder`, our node
+ * and the node our client made right before it, known without a listing.
+ */
+interface FirstListing {
+  readonly children: LockChild[] | undefined;
+  readonly ownOrder: boolean;
+}
+
+/** Whether `decision` is a wait on `node`. */
+function waitsOn(decision: QueueDecision, node: LockChild | undefined): boolean {
+  return (
+    !decision.holds &&
+    decision.waitFor !== 'children' &&
+    node !== undefined &&
+    decision.waitFor.name === node.name
+  );
+}
+
 const lostConnection: readonly ZkErrorCode[] = [
   ZkErrorCode.ConnectionLoss,
   ZkErrorCode.OperationTimeout,
@@ -180,7 +199,7 @@ class QueueAttempt {
   }
 
   async run(): Promise<QueueHold | null | typeof RESTART> {
-    let first: LockChild[] | undefined | typeof RESTART;
+    let first: FirstListing | typeof RESTART;
     try {
       first = await this.createNode();
     } catch (error) {
@@ -192,8 +211,11 @@ class QueueAttempt {
     const node = this.node as Created;
     const ourName = nameOf(node.path);
     // A listing is `fresh` when read for this decision; a watch's listing may be a cached one.
-    let children: LockChild[] | undefined = first;
+    let children: LockChild[] | undefined = first.children;
     let fresh = true;
+    // Our node and our client's node made right before it, known without a listing (see
+    // `createNode`): good only to wait on that node.
+    let ownOrder = first.ownOrder;
     let queued = false;
     try {
       for (;;) {
@@ -205,6 +227,7 @@ class QueueAttempt {
           }
           children = listed;
           fresh = true;
+          ownOrder = false;
         }
         const ourIndex = children.findIndex((child) => child.name === ourName);
         if (ourIndex < 0) {
@@ -218,7 +241,7 @@ class QueueAttempt {
           return RESTART;
         }
         // A semaphore's layout here cannot queue with ours: fail fast rather than overlap.
-        if (children.some((child) => SEMAPHORE_CHILDREN.includes(child.name))) {
+        if (!ownOrder && children.some((child) => SEMAPHORE_CHILDREN.includes(child.name))) {
           const asked = recipeOfKind(parseChild(nameOf(node.path)).kind);
           throw new LockConflictError(this.options.path, asked, 'semaphore');
         }
@@ -228,6 +251,11 @@ class QueueAttempt {
         }
         // Safe whatever the rule: `children` contains our node (see the module header).
         const decision = this.options.decide(children, ourIndex);
+        if (ownOrder && !waitsOn(decision, children[ourIndex - 1])) {
+          // Not a listing: only a wait on the node before ours is decided on it.
+          children = undefined;
+          continue;
+        }
         if (decision.holds) return this.hold(node, ourIndex === 0);
         if (!this.options.wait) {
           this.giveUp();
@@ -241,6 +269,7 @@ class QueueAttempt {
         if (Array.isArray(outcome)) {
           children = outcome;
           fresh = false;
+          ownOrder = false;
           continue;
         }
         if ((outcome === 'deleted-trusted' || outcome === 'handed') && waitFor !== 'children') {
@@ -281,8 +310,13 @@ class QueueAttempt {
     }
   }
 
-  /** Creates our node with the listing pipelined behind it. Sorted children, or undefined to list. */
-  private async createNode(): Promise<LockChild[] | undefined | typeof RESTART> {
+  /**
+   * Creates our node with the listing pipelined behind it: its sorted children, or undefined to
+   * list. Right behind a node of our own client (see `followsOwnNode`), the create goes alone:
+   * when ZooKeeper numbered our node right after that node's, the two make the first listing
+   * (`ownOrder`), on which we wait for that node; otherwise we list.
+   */
+  private async createNode(): Promise<FirstListing | typeof RESTART> {
     const { client, path, marker, data } = this.options;
     const sequential = this.options.sequential ?? true;
     for (;;) {
@@ -297,7 +331,9 @@ class QueueAttempt {
       });
       // ZooKeeper answers one session's requests in order: sent right behind the create, the
       // listing is made after our node exists (and if the create failed, it is not used).
-      const listed = client.promises.children(path, { signal }).then(sortChildren, () => undefined);
+      const listed = this.followsOwnNode(session)
+        ? undefined
+        : client.promises.children(path, { signal }).then(sortChildren, () => undefined);
       try {
         this.node = await created;
       } catch (error) {
@@ -321,7 +357,7 @@ class QueueAttempt {
           // The create may have happened: find our node by its protected prefix.
           const found = await this.recover(prefix, session);
           if (found === RESTART) continue;
-          return found;
+          return { children: found, ownOrder: false };
         }
         if (isZkError(error, ZkErrorCode.SessionExpired)) {
           // Between two sessions: wait for the new one rather than spin.
@@ -331,8 +367,32 @@ class QueueAttempt {
         throw error;
       }
       this.watchNode(this.node);
-      return listed;
+      if (listed) return { children: await listed, ownOrder: false };
+      const ours = this.local as LocalNode;
+      const before = localNodes(client).rightBefore(ours);
+      return before
+        ? { children: [before.child, ours.child], ownOrder: true }
+        : { children: undefined, ownOrder: false };
     }
+  }
+
+  /**
+   * Whether our node will most likely be made right after a live node of this client's session
+   * on this path, one our rule would wait on: then the create goes without a listing. Only for a
+   * queue that waits; a wrong guess costs one round trip (a listing after the create).
+   */
+  private followsOwnNode(session: string | undefined): boolean {
+    if (!this.options.wait || !(this.options.sequential ?? true) || session === undefined) {
+      return false;
+    }
+    const latest = localNodes(this.client).latest(this.options.path, session);
+    if (!latest) return false;
+    const ours: LockChild = {
+      ...parseChild(`${this.options.marker}0000000000`),
+      name: '',
+      order: latest.child.order + 1,
+    };
+    return waitsOn(this.options.decide([latest.child, ours], 1), latest.child);
   }
 
   /**
@@ -361,7 +421,11 @@ class QueueAttempt {
       onSuspended: 'wait',
     }) as Session;
     this.session = session;
-    this.local = localNodes(this.client).add(node.path, node.stat.ephemeralOwner);
+    this.local = localNodes(this.client).add(
+      node.path,
+      node.stat.ephemeralOwner,
+      this.options.sequential ?? true,
+    );
     if (!this.options.watchOwnNode) return;
     this.ownNode = new OwnNodeWatch(this.client, node, session);
   }
