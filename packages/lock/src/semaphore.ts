@@ -16,9 +16,11 @@ import {
   resolveLockOptions,
 } from './kit/lock-recipe';
 import { Marker, parseChild, recipeOfKind } from './kit/node-names';
-import { joinQueue } from './kit/queue';
+import { joinQueue, type QueueHold } from './kit/queue';
 import { type Decide, exclusiveRule } from './kit/queue-rules';
 import { timedAcquire } from './telemetry';
+
+const ignore = () => {};
 
 export interface SemaphoreOptions extends Omit<LockOptions, 'reentrant'> {
   /** How many holders at once (Curator's maxLeases). An integer >= 1. */
@@ -95,53 +97,39 @@ async function takeLeaseBy(
   const signal = deadline.signal;
   for (;;) {
     deadline.check();
+    let lease: LeaseJoin | undefined;
+    const joinLease = () => {
+      lease ??= new LeaseJoin(resolved, signal);
+      return lease;
+    };
     // Takers queue on the `locks` mutex, so leases are counted one taker at a time.
-    const gate = await joinQueue({
-      client,
-      path: joinPath(path, 'locks'),
-      marker: Marker.lock,
-      data: resolved.data,
-      decide: exclusiveRule,
-      signal,
-      wait: true,
-    });
-    if (!gate) continue;
-    // Another kind of lock queued at our path (a mutex, a read-write lock, an election) cannot
-    // share it: listed now that our `locks` child exists, so whichever of us lists last sees the
-    // other (a queue lock fails on seeing `locks`/`leases` among its children). Sent with the
-    // lease's create (no round trip of its own); a conflict gives up the lease's join.
-    const conflict = new AbortController();
-    client.promises.children(path, { signal }).then(
-      (names) => {
-        const other = names.map(parseChild).find((child) => child.kind !== 'other');
-        if (other) {
-          conflict.abort(new LockConflictError(path, 'semaphore', recipeOfKind(other.kind)));
-        }
-      },
-      () => {},
-    );
+    let gate: QueueHold | null;
     try {
-      const lease = await joinQueue({
+      gate = await joinQueue({
         client,
-        path: joinPath(path, 'leases'),
-        marker: Marker.lease,
+        path: joinPath(path, 'locks'),
+        marker: Marker.lock,
         data: resolved.data,
-        decide: leaseRule(resolved.leases),
-        signal: signal ? AbortSignal.any([signal, conflict.signal]) : conflict.signal,
+        decide: exclusiveRule,
+        signal,
         wait: true,
-        // Our `locks` node died with the session too: start over from the gate.
-        onSessionLoss: 'fail',
-        onQueued: resolved.onQueued,
-        // A revocable lease watches its node from creation (it hears requests made while it
-        // waits); one merely listened to, once held long enough (`LeaseCore.listen`).
-        watchOwnNode: resolved.revocable,
+        // Our turn at the gate is most likely next: the lease's create and count go out with the
+        // gate's listing, one round trip earlier. Safe without the gate (see `leaseRule`): the
+        // gate only keeps takers from starving each other and from watching the leases in a herd,
+        // and a lease taken early is used once our turn comes, or given up.
+        onLikelyHold: joinLease,
       });
-      if (!lease) continue;
-      if (conflict.signal.aborted) {
-        lease.nodeWatch?.unsubscribe();
-        void removeOwnNode(client, lease.node, lease.sessionId);
-        throw conflict.signal.reason;
-      }
+    } catch (error) {
+      lease?.giveUp();
+      throw error;
+    }
+    if (!gate) {
+      lease?.giveUp();
+      continue;
+    }
+    try {
+      const held = await joinLease().held();
+      if (!held) continue;
       return new LeaseCore(
         {
           client,
@@ -151,7 +139,7 @@ async function takeLeaseBy(
           revocable: resolved.revocable,
           name: resolved.name,
         },
-        lease,
+        held,
       );
     } catch (error) {
       if (isZkError(error, ZkErrorCode.SessionExpired)) continue;
@@ -161,6 +149,76 @@ async function takeLeaseBy(
       gate.nodeWatch?.unsubscribe();
       void removeOwnNode(client, gate.node, gate.sessionId);
     }
+  }
+}
+
+/**
+ * One join of the `leases` queue, and the check that no other kind of lock queued at the
+ * semaphore's path: started once our turn at the gate has come, or is most likely next.
+ */
+class LeaseJoin {
+  private readonly hold: Promise<QueueHold | null>;
+  private readonly conflict = new AbortController();
+  private readonly stop = new AbortController();
+
+  constructor(
+    private readonly resolved: ResolvedLockOptions & { leases: number },
+    signal: AbortSignal | undefined,
+  ) {
+    const { client, path } = resolved;
+    // Another kind of lock queued at our path (a mutex, a read-write lock, an election) cannot
+    // share it: listed now that our `locks` child exists, so whichever of us lists last sees the
+    // other (a queue lock fails on seeing `locks`/`leases` among its children). Sent with the
+    // lease's create (no round trip of its own); a conflict gives up the lease's join.
+    client.promises.children(path, { signal }).then((names) => {
+      const other = names.map(parseChild).find((child) => child.kind !== 'other');
+      if (other) {
+        this.conflict.abort(new LockConflictError(path, 'semaphore', recipeOfKind(other.kind)));
+      }
+    }, ignore);
+    const signals = [signal, this.conflict.signal, this.stop.signal].filter(
+      (value): value is AbortSignal => value !== undefined,
+    );
+    this.hold = joinQueue({
+      client,
+      path: joinPath(path, 'leases'),
+      marker: Marker.lease,
+      data: resolved.data,
+      decide: leaseRule(resolved.leases),
+      signal: AbortSignal.any(signals),
+      wait: true,
+      // Our `locks` node died with the session too: start over from the gate.
+      onSessionLoss: 'fail',
+      onQueued: resolved.onQueued,
+      // A revocable lease watches its node from creation (it hears requests made while it
+      // waits); one merely listened to, once held long enough (`LeaseCore.listen`).
+      watchOwnNode: resolved.revocable,
+    });
+    // Awaited once our turn at the gate comes, or given up: never left unhandled meanwhile.
+    this.hold.catch(ignore);
+  }
+
+  /** The lease's hold, once ours; rejects (nothing left behind) on a conflict or an error. */
+  async held(): Promise<QueueHold | null> {
+    const lease = await this.hold;
+    if (lease && this.conflict.signal.aborted) {
+      this.remove(lease);
+      throw this.conflict.signal.reason;
+    }
+    return lease;
+  }
+
+  /** Not to be used (our turn at the gate did not come): our lease node goes. */
+  giveUp(): void {
+    this.stop.abort();
+    this.hold.then((lease) => {
+      if (lease) this.remove(lease);
+    }, ignore);
+  }
+
+  private remove(lease: QueueHold): void {
+    lease.nodeWatch?.unsubscribe();
+    void removeOwnNode(this.resolved.client, lease.node, lease.sessionId);
   }
 }
 

@@ -91,6 +91,14 @@ export interface JoinOptions {
    * it waits for goes), and every hand-off lists, as Curator's does.
    */
   readonly watchOwnNode?: boolean;
+  /**
+   * Called when the node we waited for went and the listing that follows will most likely let us
+   * hold (our last listing showed nothing else before our node): what it sends goes out with that
+   * listing, in the same round trip. For work a recipe does once it holds and may start early,
+   * at its own risk (the semaphore's lease, whose count is safe without its gate); it must undo
+   * that work itself if the queue does not hold after all.
+   */
+  readonly onLikelyHold?: () => void;
 }
 
 /** Our node, once the recipe's rule says we hold. */
@@ -285,6 +293,11 @@ class QueueAttempt {
         // Otherwise list again: others before us may have gone meanwhile, and a hold needs a
         // listing that contains our node.
         if (outcome === 'deleted' || outcome === 'deleted-trusted' || outcome === 'handed') {
+          if (waitFor !== 'children' && this.options.onLikelyHold) {
+            const rest = withoutAwaited(children, waitFor);
+            const index = rest.findIndex((child) => child.name === ourName);
+            if (this.options.decide(rest, index).holds) this.likelyHold();
+          }
           children = undefined;
           continue;
         }
@@ -503,6 +516,14 @@ class QueueAttempt {
       // Gave up (timeout, abort, closed): leave no orphan behind.
       void removeOrphan(client, path, prefix, session);
       throw error;
+    }
+  }
+
+  private likelyHold(): void {
+    try {
+      this.options.onLikelyHold?.();
+    } catch {
+      // A throwing callback must not break the queue.
     }
   }
 
