@@ -158,7 +158,7 @@ async function takeLeaseBy(
  */
 class LeaseJoin {
   private readonly hold: Promise<QueueHold | null>;
-  private readonly conflict = new AbortController();
+  /** Aborted to give the join up: with a LockConflictError on a conflict (see `held`). */
   private readonly stop = new AbortController();
 
   constructor(
@@ -173,19 +173,17 @@ class LeaseJoin {
     client.promises.children(path, { signal }).then((names) => {
       const other = names.map(parseChild).find((child) => child.kind !== 'other');
       if (other) {
-        this.conflict.abort(new LockConflictError(path, 'semaphore', recipeOfKind(other.kind)));
+        this.stop.abort(new LockConflictError(path, 'semaphore', recipeOfKind(other.kind)));
       }
     }, ignore);
-    const signals = [signal, this.conflict.signal, this.stop.signal].filter(
-      (value): value is AbortSignal => value !== undefined,
-    );
     this.hold = joinQueue({
       client,
       path: joinPath(path, 'leases'),
       marker: Marker.lease,
       data: resolved.data,
       decide: leaseRule(resolved.leases),
-      signal: AbortSignal.any(signals),
+      // One signal made of two only when the acquisition has one (AbortSignal.any is costly).
+      signal: signal ? AbortSignal.any([signal, this.stop.signal]) : this.stop.signal,
       wait: true,
       // Our `locks` node died with the session too: start over from the gate.
       onSessionLoss: 'fail',
@@ -201,9 +199,9 @@ class LeaseJoin {
   /** The lease's hold, once ours; rejects (nothing left behind) on a conflict or an error. */
   async held(): Promise<QueueHold | null> {
     const lease = await this.hold;
-    if (lease && this.conflict.signal.aborted) {
+    if (lease && this.stop.signal.aborted) {
       this.remove(lease);
-      throw this.conflict.signal.reason;
+      throw this.stop.signal.reason;
     }
     return lease;
   }

@@ -243,43 +243,44 @@ describe('what a contended acquisition costs the server, in every form (each wai
 
 describe('one client, many waiters on one path', () => {
   it.each(mutexForms)(
-    '%s: two packets per waiter: its create, and its removal, which hands over — no watch, no listing',
+    '%s: two packets per waiter behind its own client’s node: its create, and its removal, which hands over — no watch, no listing',
     async (_, take) => {
+      const server = await testZooKeeper();
       const { client, packets } = await countedClient();
-      const observer = await connectedClient();
+      const holder = await connectedClient();
       const path = lockPath();
       const waiters = 8;
       let holders = 0;
       await pathMade(client, path);
+      const held = await acquire(holder, path);
       const cost = await packetsOf(client, packets, async () => {
-        const first = await take(client, path);
-        const queued = deferred();
-        let count = 0;
-        const onQueued = () => {
-          count += 1;
-          if (count === waiters) queued.resolve();
-        };
-        const all = Promise.all(
-          Array.from({ length: waiters }, async () => {
-            const held = await take(client, path, { onQueued });
-            holders += 1;
-            expect(holders).toBe(1);
-            holders -= 1;
-            held.release();
-          }),
-        );
-        // Every waiter waits (its listing showed the node of this client just before its own)
-        // before the first holder lets go.
-        await queued.promise;
-        first.release();
-        await all;
-        await untilEmpty(observer, path);
+        const all: Promise<void>[] = [];
+        // One after the other: each queues once the one before it has.
+        for (let index = 0; index < waiters; index++) {
+          const queued = deferred();
+          all.push(
+            (async () => {
+              const lease = await take(client, path, { onQueued: () => queued.resolve() });
+              holders += 1;
+              expect(holders).toBe(1);
+              holders -= 1;
+              lease.release();
+            })(),
+          );
+          await queued.promise;
+        }
+        // The first waits on another client's holder, as any waiter does.
+        await untilWatching(server, client, held.node);
+        await held.release();
+        await Promise.all(all);
+        await untilEmpty(holder, path);
       });
-      // The first: its create and listing, and its removal. Each waiter: its create (ZooKeeper
-      // numbers it right after the node before it, of this client: no listing), and its removal
-      // — for all but the last a transaction that checks the next waiter's node and deletes
-      // ours, which hands over.
-      expect(cost).toBe(3 + 2 * waiters);
+      // The first: Curator's six (create and listing, the watch on the holder's node and its
+      // notification, the listing after it, its removal). Each other: its create alone
+      // (ZooKeeper numbers it right after the node before it, of this client: no listing), and
+      // its removal — for all but the last a transaction that checks the next waiter's node and
+      // deletes ours, which hands over.
+      expect(cost).toBe(6 + 2 * (waiters - 1));
     },
   );
 });

@@ -67,6 +67,8 @@ export class LocalNode {
   first = false;
   /** Removed (or its session ended): kept a moment, so that a waiter that listed it learns it. */
   private gone = false;
+  /** Its removal has begun (`handOver`): no new node of ours will follow it in the queue. */
+  removing = false;
   private successor: Successor | undefined;
   private onWaiter: (() => void) | undefined;
 
@@ -124,13 +126,14 @@ export class LocalNode {
   }
 
   /**
-   * Starts the removal by a hand-off, when this node held first and a local waiter waits on it:
+   * Starts the removal — by a hand-off, when this node held first and a local waiter waits on it:
    * sends `multi(check(successor), delete(node))` now (before anything this client sends next),
    * and resolves true once applied — the successor is told it holds — or false when nothing was
    * applied. Undefined when there is nothing to hand over: the caller deletes the node as usual.
    * Either way the caller calls `removed()` once the node is gone or no longer its to remove.
    */
   handOver(client: ZkClient): Promise<boolean> | undefined {
+    this.removing = true;
     const successor = this.successor;
     if (!this.first || !successor || this.gone) return undefined;
     return client.promises.multi([op.check(successor.node), op.delete(this.path)]).then(
@@ -198,11 +201,12 @@ class ClientNodes {
     return this.nodes.get(path);
   }
 
-  /** The live node of session `sessionId` created last under `lockPath`, if any. */
+  /** The live node of session `sessionId` created last under `lockPath`, not being removed. */
   latest(lockPath: string, sessionId: string): LocalNode | undefined {
     let found: LocalNode | undefined;
     for (const node of this.live.get(lockPath)?.values() ?? []) {
-      if (node.sessionId === sessionId && (!found || node.child.order > found.child.order)) {
+      if (node.removing || node.sessionId !== sessionId) continue;
+      if (!found || node.child.order > found.child.order) {
         found = node;
       }
     }

@@ -259,7 +259,9 @@ export function observeLease(
     const controller = new AbortController();
     let lease: Lease | undefined;
     let watching: Subscription | undefined;
+    let started = false;
     const deliver = (core: LeaseCore | undefined) => {
+      started = true;
       if (!core) return;
       const own = retainLease(core);
       if (subscriber.closed) {
@@ -276,14 +278,22 @@ export function observeLease(
       if (!subscriber.closed) runHolding(core, () => subscriber.next(own));
     };
     try {
-      const started = start(controller.signal);
-      if (started instanceof LeaseCore) deliver(started);
-      else started.then(deliver, (error: unknown) => subscriber.error(error));
+      const starting = start(controller.signal);
+      if (starting instanceof LeaseCore) deliver(starting);
+      else {
+        starting.then(deliver, (error: unknown) => {
+          started = true;
+          subscriber.error(error);
+        });
+      }
     } catch (error) {
+      started = true;
       subscriber.error(error);
     }
     return () => {
-      controller.abort();
+      // Gives up a hold still being made; once made, nothing listens to the signal any more (and
+      // an abort would cost a DOMException for nothing).
+      if (!started) controller.abort();
       watching?.unsubscribe();
       void lease?.release();
     };

@@ -343,10 +343,12 @@ class QueueAttempt {
         signal,
       });
       // ZooKeeper answers one session's requests in order: sent right behind the create, the
-      // listing is made after our node exists (and if the create failed, it is not used).
+      // listing is made after our node exists (and if the create failed, it is not used). A read
+      // needs no signal of its own (nothing to withdraw: it changes nothing): its wait is given
+      // up by the deadline's race.
       const listed = this.followsOwnNode(session)
         ? undefined
-        : client.promises.children(path, { signal }).then(sortChildren, () => undefined);
+        : client.promises.children(path).then(sortChildren, () => undefined);
       try {
         this.node = await created;
       } catch (error) {
@@ -380,7 +382,7 @@ class QueueAttempt {
         throw error;
       }
       this.watchNode(this.node);
-      if (listed) return { children: await listed, ownOrder: false };
+      if (listed) return { children: await this.deadline.race(listed), ownOrder: false };
       const ours = this.local as LocalNode;
       const before = localNodes(client).rightBefore(ours);
       return before
@@ -538,8 +540,9 @@ class QueueAttempt {
   /** A fresh listing of the queue, sorted; RESTART when the path (so our node) is gone. */
   private async list(): Promise<LockChild[] | typeof RESTART> {
     try {
-      const signal = this.deadline.signal;
-      return sortChildren(await this.client.promises.children(this.options.path, { signal }));
+      // A read: nothing to withdraw, its wait is given up by the deadline's race.
+      const names = await this.deadline.race(this.client.promises.children(this.options.path));
+      return sortChildren(names);
     } catch (error) {
       if (isZkError(error, ZkErrorCode.NoNode)) return RESTART;
       throw error;
