@@ -45,18 +45,19 @@ export interface Lease {
   readonly isHeld: boolean;
   /**
    * Emits the state now and on every change; completes when the lease ends. Subscribing
-   * watches the node for deletion.
+   * listens for the end: the node is watched for deletion once the hold is 100 ms old.
    */
   readonly state$: Observable<LeaseState>;
   /**
    * Emits the LockLostError once if ownership is lost, then completes (also on release).
-   * Subscribing watches the node for deletion.
+   * Subscribing listens for the end: the node is watched for deletion once the hold is 100 ms old.
    */
   readonly lost$: Observable<LockLostError>;
   /**
    * Aborts when the lease ends (with the LockLostError when lost, LeaseReleasedError on
    * release) or, for a revocable lease, when its holder is asked to release it
-   * (LockRevokedError): stop the work it guards. Reading it watches the node for deletion.
+   * (LockRevokedError): stop the work it guards. Reading it listens for the end: the node is
+   * watched for deletion once the hold is 100 ms old.
    */
   readonly signal: AbortSignal;
   /**

@@ -80,6 +80,14 @@ export interface LockRecipeSpec {
   readonly marker: string;
   readonly decide: Decide;
   /**
+   * Watch each node from its creation (default false: only a revocable lease's is): for a recipe
+   * whose holds are long and few and whose hand-off speed matters more than two server packets
+   * per node — an election. Its waiters then hear at once that their node went, the next in line
+   * takes the hand-off without a listing (`OwnNodeWatch.mayTrust`), and the holder's loss on
+   * deletion is heard from the start.
+   */
+  readonly watchOwnNode?: boolean;
+  /**
    * Looks at the context's holds before joining: throw to refuse (e.g. a read→write upgrade),
    * or return a function that makes the hold another way (e.g. a write→read downgrade).
    */
@@ -355,7 +363,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
           // A revocable lease watches its node from creation (it hears requests made while it
           // waits): the watch it needs anyway also lets a hand-off be trusted without a listing.
           // A lease merely listened to watches it only once held long enough (`LeaseCore.listen`).
-          watchOwnNode: resolved.revocable,
+          watchOwnNode: spec.watchOwnNode === true || resolved.revocable,
         });
     if (!held) return undefined;
     return new LeaseCore(

@@ -178,7 +178,7 @@ export class OwnNodeWatch {
    * not deleted before the awaited one (by an operator: the attack in
    * `shortcuts.integration.test.ts`), and a listing decides. The watch costs two packets (its
    * read, its notification when our node goes) and the listing it saves one, so the queue sets it
-   * only for a caller that wants it anyway (a lease whose end is listened to from the start).
+   * only for a caller that wants it anyway (a revocable lease).
    */
   mayTrust(): boolean {
     return (

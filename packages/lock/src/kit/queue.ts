@@ -1,6 +1,7 @@
 /**
  * The queue every lock recipe stands in: a protected EPHEMERAL_SEQUENTIAL node, a listing
- * pipelined behind its create, and a herd-free wait on the one node that must go first.
+ * pipelined behind its create, and a herd-free wait on the one node that must go first (on a
+ * ZooKeeper watch, or, for a node of our own client, on that client's removal of it).
  *
  * What decides who holds is the recipe's rule over a listing that CONTAINS our node. Whatever
  * the rule, it leans on two ZooKeeper guarantees, both about one parent znode — not a path, since
@@ -10,8 +11,9 @@
  *   node exists the parent it lives in is the one whose counter numbered it.
  * A listing that contains our (uniquely named) node was made while our node existed, hence in
  * that parent, after our create. Nothing learnt outside such a listing decides a hold, but for
- * one shortcut, the trusted hand-off (see `OwnNodeWatch.mayTrust`), taken only by a waiter that
- * watches its own node (`JoinOptions.watchOwnNode`).
+ * two shortcuts: the trusted hand-off (see `OwnNodeWatch.mayTrust`), taken only by a waiter that
+ * watches its own node (`JoinOptions.watchOwnNode`), and the local hand-off between nodes of one
+ * client (`local-hand-off.ts`), decided by the server's transaction.
  *
  * Beside it, in this folder: the rules (`queue-rules.ts`), the waits and our own node's watch
  * (`queue-wait.ts`), the deadline (`deadline.ts`) and the clean-up (`clean-up.ts`).
@@ -77,13 +79,14 @@ export interface JoinOptions {
    */
   readonly onSessionLoss?: 'restart' | 'fail';
   /**
-   * Called with our node's path each time it joins the queue: once the first listing with our
-   * node in it was read (and found no conflict), before the decision and any wait.
+   * Called with our node's path each time it joins the queue: once its place is known — the
+   * first listing with our node in it was read (and found no conflict), or ZooKeeper numbered it
+   * right after a node of our own client — before the decision and any wait.
    */
   readonly onQueued?: (node: string) => void;
   /**
    * Watch our node from its creation (default false), for a caller that will want to hear of its
-   * deletion (a lease whose loss is listened to, a revocable one): the hold hands the watch over
+   * deletion from the start (a revocable lease): the hold hands the watch over
    * (`QueueHold.nodeWatch`). While we wait, its deletion then ends the wait at once (we queue
    * again), and a hand-off may be trusted without a listing (see `OwnNodeWatch.mayTrust`).
    * Costs two server packets per node: the watch's read, and its notification when the node
