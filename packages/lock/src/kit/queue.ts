@@ -96,8 +96,8 @@ export interface JoinOptions {
   readonly watchOwnNode?: boolean;
   /**
    * Called when the node we waited for went and the listing that follows will most likely let us
-   * hold (our last listing showed nothing else before our node): what it sends goes out with that
-   * listing, in the same round trip. For work a recipe does once it holds and may start early,
+   * hold (nothing but what was before that node stood before ours: most often, the node held and
+   * all before it had gone): what it sends goes out with that listing, in the same round trip. For work a recipe does once it holds and may start early,
    * at its own risk (the semaphore's lease, whose count is safe without its gate); it must undo
    * that work itself if the queue does not hold after all.
    */
@@ -297,7 +297,9 @@ class QueueAttempt {
         // listing that contains our node.
         if (outcome === 'deleted' || outcome === 'deleted-trusted' || outcome === 'handed') {
           if (waitFor !== 'children' && this.options.onLikelyHold) {
-            const rest = withoutAwaited(children, waitFor);
+            // Most often the node we waited for held, and what was before it went before it:
+            // guessed, not known (our listing is as old as our wait) — the listing decides.
+            const rest = afterHandOff(children, waitFor);
             const index = rest.findIndex((child) => child.name === ourName);
             if (this.options.decide(rest, index).holds) this.likelyHold();
           }
