@@ -138,7 +138,9 @@ export class LocalNode {
     if (!this.first || !successor || this.gone) return undefined;
     return client.promises.multi([op.check(successor.node), op.delete(this.path)]).then(
       () => {
-        this.end('handed');
+        // Only the waiter whose node was checked holds: one that came since (none can, a node
+        // right after ours being that one) would list.
+        this.end(this.successor === successor ? 'handed' : 'removed');
         return true;
       },
       (error: unknown) => {
