@@ -24,7 +24,13 @@ export interface MatrixEntry {
   readonly ops: number;
   /** Who runs it: zkrx, or one of its peers (PEERS_OF). */
   readonly impl: 'zkrx' | PeerName;
+  /** zkrx's variant of a lock scenario: `--form`, `--one-client` (its row's impl says which). */
+  readonly args?: readonly string[];
 }
+
+const observed = ['--form', 'observable'];
+const signalRead = ['--form', 'signal'];
+const oneClient = ['--one-client'];
 
 /** The matrix's scenarios, client counts and op counts (zkrx's; selectMatrix adds the peers). */
 export const MATRIX: readonly Omit<MatrixEntry, 'impl'>[] = [
@@ -32,14 +38,25 @@ export const MATRIX: readonly Omit<MatrixEntry, 'impl'>[] = [
   { scenario: 'floor-getchildren', clients: 1, ops: 4000 },
   { scenario: 'pipelined-get', clients: 1, ops: 50_000 },
   { scenario: 'mutex-uncontended', clients: 1, ops: 2000 },
+  { scenario: 'mutex-uncontended', clients: 1, ops: 2000, args: observed },
   { scenario: 'mutex-contended', clients: 8, ops: 2000 },
   { scenario: 'mutex-contended', clients: 32, ops: 2000 },
+  // The forms users run: the observable, and acquire with its signal read (@Locked, zkLock).
+  { scenario: 'mutex-contended', clients: 8, ops: 2000, args: observed },
+  { scenario: 'mutex-contended', clients: 32, ops: 2000, args: observed },
+  { scenario: 'mutex-contended', clients: 8, ops: 2000, args: signalRead },
+  { scenario: 'mutex-contended', clients: 32, ops: 2000, args: signalRead },
+  // One service, many requests on one lock: every worker on one client.
+  { scenario: 'mutex-contended', clients: 8, ops: 2000, args: oneClient },
+  { scenario: 'mutex-contended', clients: 32, ops: 2000, args: oneClient },
+  { scenario: 'mutex-contended', clients: 32, ops: 2000, args: [...observed, ...oneClient] },
   { scenario: 'rwlock-mixed', clients: 1, ops: 1500 },
   { scenario: 'rwlock-mixed', clients: 8, ops: 1500 },
   { scenario: 'rwlock-mixed', clients: 32, ops: 1500 },
   { scenario: 'semaphore', clients: 1, ops: 1000 },
   { scenario: 'semaphore', clients: 8, ops: 1000 },
   { scenario: 'semaphore', clients: 32, ops: 1000 },
+  { scenario: 'semaphore', clients: 32, ops: 1000, args: observed },
   { scenario: 'leader-failover', clients: 8, ops: 200 },
   { scenario: 'leader-failover', clients: 32, ops: 200 },
   { scenario: 'leader-failover', clients: 500, ops: 50 },
@@ -72,10 +89,18 @@ export function selectMatrix(options: BenchOptions): MatrixEntry[] {
   for (const entry of picked) {
     const clients = options.clients ?? entry.clients;
     const ops = options.ops ?? Math.max(10, Math.floor(entry.ops * options.scale));
-    const key = `${entry.scenario}/${clients}`;
+    const key = `${entry.scenario}/${clients}/${entry.args?.join(' ') ?? ''}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    selected.push({ scenario: entry.scenario, clients, ops, impl: 'zkrx' });
+    selected.push({
+      scenario: entry.scenario,
+      clients,
+      ops,
+      impl: 'zkrx',
+      ...(entry.args ? { args: entry.args } : {}),
+    });
+    // The peers run each scenario once, beside zkrx's default form.
+    if (entry.args) continue;
     for (const peer of PEERS_OF[entry.scenario] ?? []) {
       if (options.peers === undefined || options.peers.includes(peer)) {
         selected.push({ scenario: entry.scenario, clients, ops, impl: peer });
@@ -131,6 +156,7 @@ export function childCommand(
     if (options.processes !== undefined) args.push('--processes', String(options.processes));
     if (options.fleetSteps) args.push('--fleet-steps', options.fleetSteps.join(','));
   }
+  if (entry.args) args.push(...entry.args);
   if (entry.scenario === 'pipelined-get') {
     args.push('--in-flight', String(options.inFlight));
     if (options.dataBytes !== undefined) args.push('--data-bytes', String(options.dataBytes));
@@ -300,7 +326,7 @@ export async function runMatrix(options: BenchOptions, io: BenchIo): Promise<num
         const load = loadavg()[0] as number;
         const count = (roundIndex - 1) * entries.length + index + 1;
         io.stderr(
-          `\n[${count}/${total}]${options.rounds > 1 ? ` round ${roundIndex}` : ''} ${entry.scenario} C=${entry.clients} N=${entry.ops}${entry.impl === 'zkrx' ? '' : ` (${entry.impl})`}, load ${load.toFixed(2)}\n`,
+          `\n[${count}/${total}]${options.rounds > 1 ? ` round ${roundIndex}` : ''} ${entry.scenario} C=${entry.clients} N=${entry.ops}${entry.impl === 'zkrx' ? '' : ` (${entry.impl})`}${entry.args ? ` ${entry.args.join(' ')}` : ''}, load ${load.toFixed(2)}\n`,
         );
         const outcome = await runChild(connect, entry, options, io, false, peersDir);
         const line: ResultLine = {

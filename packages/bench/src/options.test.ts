@@ -72,6 +72,13 @@ describe('selectMatrix', () => {
       { scenario: 'semaphore', clients: 1, ops: 100, impl: 'zkrx' },
       { scenario: 'semaphore', clients: 8, ops: 100, impl: 'zkrx' },
       { scenario: 'semaphore', clients: 32, ops: 100, impl: 'zkrx' },
+      {
+        scenario: 'semaphore',
+        clients: 32,
+        ops: 100,
+        impl: 'zkrx',
+        args: ['--form', 'observable'],
+      },
     ]);
     expect(
       selectMatrix(parseOptions(['--scenario', 'rwlock-mixed', '--clients', '4', '--ops', '50'])),
@@ -94,6 +101,27 @@ describe('selectMatrix', () => {
       'floor-create-delete java',
     ]);
     expect(impls(['--scenario', 'pipelined-get', '--peers', ''])).toEqual(['pipelined-get zkrx']);
+  });
+
+  it('runs the lock forms users write and one client as rows of their own', () => {
+    const rows = selectMatrix(parseOptions(['--scenario', 'mutex-contended'])).map((entry) =>
+      `${entry.clients} ${entry.args?.join(' ') ?? ''}`.trim(),
+    );
+    expect(rows).toEqual([
+      '8',
+      '32',
+      '8 --form observable',
+      '32 --form observable',
+      '8 --form signal',
+      '32 --form signal',
+      '8 --one-client',
+      '32 --one-client',
+      '32 --form observable --one-client',
+    ]);
+    expect(
+      parseOptions(['--form', 'signal', '--one-client', '--timeout-ms', '60000']),
+    ).toMatchObject({ form: 'signal', oneClient: true, timeoutMs: 60_000 });
+    expect(() => parseOptions(['--form', 'nope'])).toThrow(UsageError);
   });
 });
 

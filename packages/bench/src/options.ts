@@ -31,6 +31,16 @@ export const IMPL_NAMES = ['zkrx', 'node-zookeeper-client', 'zkrx-unbatched'] as
 
 export type ImplName = (typeof IMPL_NAMES)[number];
 
+/**
+ * How the lock scenarios take each lease, as users write it: `acquire` (nobody listening for its
+ * end), `signal` (`acquire`, then its `signal` read: what `@Locked` and `zkLock` do), or
+ * `observable` (the `mutex()`, `semaphore()`, `readLock()`/`writeLock()` observables, released by
+ * unsubscribing).
+ */
+export const LEASE_FORMS = ['acquire', 'signal', 'observable'] as const;
+
+export type LeaseForm = (typeof LEASE_FORMS)[number];
+
 /** The scenarios node-zookeeper-client runs: raw calls only (it has no recipes). */
 export const PEER_SCENARIOS: readonly ScenarioName[] = [
   'floor-create-delete',
@@ -53,6 +63,12 @@ export interface BenchOptions {
   readonly processes: number | undefined;
   /** fleet-scale: the steps to take (default all). */
   readonly fleetSteps: readonly FleetStepName[] | undefined;
+  /** The lock scenarios: how each lease is taken (`--form`). */
+  readonly form: LeaseForm;
+  /** The lock scenarios: every worker on one client, one session (`--one-client`, as the peers). */
+  readonly oneClient: boolean;
+  /** The lock scenarios: each acquisition's `timeoutMs` (`--timeout-ms`); undefined: none. */
+  readonly timeoutMs: number | undefined;
   /** pipelined-get: requests kept in flight on the one session. */
   readonly inFlight: number;
   /** pipelined-get: the node's data size; undefined: a small value (18 bytes). */
@@ -116,6 +132,11 @@ Options:
   --fleet-steps S,...  fleet-scale: ${FLEET_STEP_NAMES.join(', ')} (default all; cold first)
   --impl I             one run's client: ${IMPL_NAMES.join(', ')} (default zkrx;
                        node-zookeeper-client runs ${PEER_SCENARIOS.join(', ')})
+  --form F             the lock scenarios' lease form: ${LEASE_FORMS.join(', ')} (default acquire;
+                       signal: acquire, then lease.signal read; observable: mutex() and kin)
+  --one-client         the lock scenarios: every worker on one client, one session (as the
+                       peers' --one-client: one service, many requests on one lock)
+  --timeout-ms MS      the lock scenarios: each acquisition's timeoutMs (default none)
   --in-flight K        pipelined-get: requests kept in flight (default ${DEFAULT_IN_FLIGHT})
   --data-bytes B       pipelined-get: the node's data size (default 18)
   --peers P[,P...]     the matrix's peers beside zkrx: ${PEER_NAMES.join(', ')} (default: all;
@@ -187,6 +208,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         processes: { type: 'string' },
         'fleet-steps': { type: 'string' },
         impl: { type: 'string' },
+        form: { type: 'string' },
+        'one-client': { type: 'boolean' },
+        'timeout-ms': { type: 'string' },
         'in-flight': { type: 'string' },
         'data-bytes': { type: 'string' },
         peers: { type: 'string' },
@@ -228,6 +252,10 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       );
     }
   }
+  const form = text('form') ?? 'acquire';
+  if (!(LEASE_FORMS as readonly string[]).includes(form)) {
+    throw new UsageError(`unknown form ${JSON.stringify(form)} (${LEASE_FORMS.join(', ')})`);
+  }
   let peers: PeerName[] | undefined;
   const peerList = text('peers');
   if (peerList !== undefined) {
@@ -267,6 +295,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     ops: integer('items', text('items'), 1) ?? integer('ops', text('ops'), 1),
     processes: integer('processes', text('processes'), 1),
     fleetSteps,
+    form: form as LeaseForm,
+    oneClient: values['one-client'] === true,
+    timeoutMs: integer('timeout-ms', text('timeout-ms'), 0),
     inFlight: integer('in-flight', text('in-flight'), 1) ?? DEFAULT_IN_FLIGHT,
     dataBytes: integer('data-bytes', text('data-bytes'), 0),
     rounds: integer('rounds', text('rounds'), 1) ?? 1,

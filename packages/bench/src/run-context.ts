@@ -27,7 +27,7 @@ function sessionTransport(): Transport | undefined {
 }
 
 import { mntr } from '@zkrx/testing';
-import type { FleetStepName, ImplName, ScenarioName } from './options';
+import type { FleetStepName, ImplName, LeaseForm, ScenarioName } from './options';
 import {
   connectNodeZookeeperClient,
   NODE_ZOOKEEPER_CLIENT,
@@ -70,6 +70,12 @@ export interface RunSettings {
   readonly processes?: number;
   /** fleet-scale: the steps to take. */
   readonly fleetSteps?: readonly FleetStepName[];
+  /** The lock scenarios: how each lease is taken (`--form`). */
+  readonly form: LeaseForm;
+  /** The lock scenarios: every worker on one client (`--one-client`). */
+  readonly oneClient: boolean;
+  /** The lock scenarios: each acquisition's timeoutMs (`--timeout-ms`). */
+  readonly timeoutMs: number | undefined;
 }
 
 /** Where a run writes its diagnostics (stderr in the CLI). */
@@ -217,8 +223,12 @@ export class RunContext {
     return peer;
   }
 
-  /** `count` new sessions, connected. */
+  /**
+   * `count` new sessions, connected: one for each worker; with `--one-client`, one session that
+   * every worker shares (`count` times the same client).
+   */
   async connectMany(count: number): Promise<ZkClient[]> {
+    if (this.settings.oneClient) return new Array<ZkClient>(count).fill(await this.connect());
     const clients: ZkClient[] = [];
     for (let index = 0; index < count; index++) clients.push(await this.connect());
     return clients;

@@ -53,7 +53,23 @@ export function runSettings(
     selfTestStall: options.selfTestStall,
     processes: options.processes,
     fleetSteps: options.fleetSteps,
+    form: options.form,
+    oneClient: options.oneClient,
+    timeoutMs: options.timeoutMs,
   };
+}
+
+/**
+ * The line's `impl`: the client's name, with the lock scenarios' variant when it is not the
+ * default (`zkrx (observable, one client)`), so that the variants are rows of their own.
+ */
+export function variantLabel(settings: RunSettings): string {
+  const variant: string[] = [];
+  if (settings.form !== 'acquire') variant.push(settings.form);
+  if (settings.oneClient) variant.push('one client');
+  if (settings.timeoutMs !== undefined) variant.push(`timeoutMs ${settings.timeoutMs}`);
+  const name = implLabel(settings.impl);
+  return variant.length === 0 ? name : `${name} (${variant.join(', ')})`;
 }
 
 /**
@@ -91,7 +107,7 @@ export async function runOne(settings: RunSettings, output: RunOutput): Promise<
     const result = await context.guard(scenario.run(context));
     const seconds = result.elapsedMs / 1000;
     const line: ResultLine = {
-      impl: implLabel(settings.impl),
+      impl: variantLabel(settings),
       scenario: settings.scenario,
       clients: result.clients,
       ops: settings.ops,
@@ -103,6 +119,9 @@ export async function runOne(settings: RunSettings, output: RunOutput): Promise<
       ...cpuFields(result, settings.ops),
       ...result.extra,
       warmup_ops: settings.warmup,
+      ...(settings.form === 'acquire' ? {} : { form: settings.form }),
+      ...(settings.oneClient ? { one_client: 'true' } : {}),
+      ...(settings.timeoutMs === undefined ? {} : { timeout_ms: settings.timeoutMs }),
     };
     return { code: 0, line };
   } catch (error) {

@@ -13,7 +13,12 @@ export interface ElectionLayout {
 
 /** One candidate leads at a time: the first node of the queue, as in a mutex. */
 function layout(kind: string, marker: string): ElectionLayout {
-  return { kind, recipe: defineLockRecipe({ name: kind, marker, decide: exclusiveRule }) };
+  // Candidates watch their own node from its creation: a failover then costs one notification
+  // (the next in line leads without a listing), and a term ends at once when its node goes.
+  return {
+    kind,
+    recipe: defineLockRecipe({ name: kind, marker, decide: exclusiveRule, watchOwnNode: true }),
+  };
 }
 
 /** Curator LeaderLatch layout: `_c_<uuid>-latch-<seq>`. */

@@ -5,12 +5,14 @@
 import type { ZkClient } from '@zkrx/core';
 import {
   childrenOf,
+  connectedClient,
   lockPath,
   reapingClients,
   reapingZooKeeper,
   untilGone,
   untilWatching,
 } from '@zkrx/test-support';
+import { startProxy } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { acquire, acquireAll, acquireSemaphore, tryAcquire } from './index';
 
@@ -107,5 +109,47 @@ describe('an idle lock path reaped between two uses, then the other client first
     const lease = await waiting.promise;
     expect(lease.isHeld).toBe(true);
     await lease.release();
+  });
+
+  it('mutex, one client: a waiter behind its own client’s node, both deleted and the path reaped, waits for the new path’s holder', async () => {
+    const server = await reapingZooKeeper();
+    const proxy = await startProxy(server.connectString);
+    try {
+      const a = await connectedClient({ connect: proxy.connectString, sessionTimeoutMs: 10_000 });
+      const [b, operator] = await reapingClients(2);
+      const path = lockPath();
+      const held = await acquire(a, path);
+      let queuedNode: string | undefined;
+      const waiting = tracked(
+        acquire(a, path, {
+          onQueued: (node) => {
+            queuedNode ??= node;
+          },
+        }),
+      );
+      await vi.waitUntil(() => queuedNode !== undefined);
+      // The waiter waits for its own client's removal of the holder's node (no watch). Behind
+      // the client's back (it hears nothing meanwhile), both nodes go, the path is reaped and
+      // made again, with another holder.
+      proxy.pause();
+      await operator!.promises.delete(queuedNode!);
+      await operator!.promises.delete(held.node);
+      await untilGone(operator!, path);
+      const other = await acquire(b!, path);
+      expect(other.node).toMatch(/-lock-0000000000$/);
+      proxy.resume();
+      // The holder's lease hears of its node's deletion (watched for its local waiter); the
+      // waiter queues again, on the new path, behind the other holder.
+      await untilWatching(server, a, other.node, waiting.promise);
+      expect(waiting.settled).toBe(false);
+      expect(held.state).toBe('lost');
+      await other.release();
+      const lease = await waiting.promise;
+      expect(lease.isHeld).toBe(true);
+      await lease.release();
+    } finally {
+      proxy.cut();
+      await proxy.close();
+    }
   });
 });

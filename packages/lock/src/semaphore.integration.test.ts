@@ -6,7 +6,9 @@ import {
   lockPath,
   sleep,
   untilEmpty,
+  untilWatching,
 } from '@zkrx/test-support';
+import { testZooKeeper } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { acquireSemaphore, LockTimeoutError, semaphoreMutex } from './index';
 
@@ -104,5 +106,35 @@ describe('semaphore', () => {
       });
     }
     expect(await client.promises.exists(path)).toBeNull();
+  });
+
+  it('takes its lease with its turn at the gate most likely next, and gives it up when it leaves before holding: never more than `leases`, nothing left', async () => {
+    const server = await testZooKeeper();
+    const [a, b, c, observer] = await connectedClients(4);
+    const path = lockPath('sem');
+    const leases = `${path}/leases`;
+    const locks = `${path}/locks`;
+    const held = await acquireSemaphore(a!, path, { leases: 1 });
+    // c holds the gate, counting the leases (one, taken): it waits for them to change.
+    const cGivesUp = new AbortController();
+    const cWaits = acquireSemaphore(c!, path, { leases: 1, signal: cGivesUp.signal });
+    await vi.waitUntil(async () => (await childrenOf(observer!, leases)).length === 2);
+    const [cGate] = await childrenOf(observer!, locks);
+    // b waits at the gate, right behind c.
+    const bGivesUp = new AbortController();
+    const bWaits = acquireSemaphore(b!, path, { leases: 1, signal: bGivesUp.signal });
+    await untilWatching(server, b!, `${locks}/${cGate}`);
+    cGivesUp.abort();
+    await expect(cWaits).rejects.toBeDefined();
+    // b's turn at the gate was next: its lease went in with its gate listing, and waits (one
+    // lease, taken).
+    await vi.waitUntil(async () => (await childrenOf(observer!, leases)).length === 2);
+    expect(held.isHeld).toBe(true);
+    bGivesUp.abort();
+    await expect(bWaits).rejects.toBeDefined();
+    await vi.waitUntil(async () => (await childrenOf(observer!, locks)).length === 0);
+    await vi.waitUntil(async () => (await childrenOf(observer!, leases)).length === 1);
+    await held.release();
+    await untilEmpty(observer!, leases);
   });
 });

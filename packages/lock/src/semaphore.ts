@@ -16,9 +16,11 @@ import {
   resolveLockOptions,
 } from './kit/lock-recipe';
 import { Marker, parseChild, recipeOfKind } from './kit/node-names';
-import { joinQueue } from './kit/queue';
+import { joinQueue, type QueueHold } from './kit/queue';
 import { type Decide, exclusiveRule } from './kit/queue-rules';
 import { timedAcquire } from './telemetry';
+
+const ignore = () => {};
 
 export interface SemaphoreOptions extends Omit<LockOptions, 'reentrant'> {
   /** How many holders at once (Curator's maxLeases). An integer >= 1. */
@@ -58,13 +60,9 @@ function resolveSemaphore(
   };
 }
 
-/**
- * One acquisition, timed and traced (`zkrx.lock.acquire`, kind `semaphore`). `observed`: the
- * lease's end will be listened to (the observable form): its node is watched from creation.
- */
+/** One acquisition, timed and traced (`zkrx.lock.acquire`, kind `semaphore`). */
 function holdLease(
   resolved: ResolvedLockOptions & { leases: number },
-  observed: boolean,
   signal?: AbortSignal,
 ): Promise<LeaseCore> {
   const signals = [resolved.signal, signal].filter(
@@ -72,13 +70,12 @@ function holdLease(
   );
   const merged = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
   return timedAcquire({ kind: 'semaphore', path: resolved.path, name: resolved.name }, merged, () =>
-    takeLease(resolved, observed, merged),
+    takeLease(resolved, merged),
   );
 }
 
 async function takeLease(
   resolved: ResolvedLockOptions & { leases: number },
-  observed: boolean,
   merged: AbortSignal | undefined,
 ): Promise<LeaseCore> {
   const { client, path } = resolved;
@@ -86,7 +83,7 @@ async function takeLease(
   // queues and every call, and a timeout names the semaphore's path.
   const deadline = new Deadline(client, path, resolved.timeoutMs, merged);
   try {
-    return await takeLeaseBy(resolved, observed, deadline);
+    return await takeLeaseBy(resolved, deadline);
   } finally {
     deadline.stop();
   }
@@ -94,60 +91,45 @@ async function takeLease(
 
 async function takeLeaseBy(
   resolved: ResolvedLockOptions & { leases: number },
-  observed: boolean,
   deadline: Deadline,
 ): Promise<LeaseCore> {
   const { client, path } = resolved;
   const signal = deadline.signal;
   for (;;) {
     deadline.check();
+    let lease: LeaseJoin | undefined;
+    const joinLease = () => {
+      lease ??= new LeaseJoin(resolved, signal);
+      return lease;
+    };
     // Takers queue on the `locks` mutex, so leases are counted one taker at a time.
-    const gate = await joinQueue({
-      client,
-      path: joinPath(path, 'locks'),
-      marker: Marker.lock,
-      data: resolved.data,
-      decide: exclusiveRule,
-      signal,
-      wait: true,
-    });
-    if (!gate) continue;
-    // Another kind of lock queued at our path (a mutex, a read-write lock, an election) cannot
-    // share it: listed now that our `locks` child exists, so whichever of us lists last sees the
-    // other (a queue lock fails on seeing `locks`/`leases` among its children). Sent with the
-    // lease's create (no round trip of its own); a conflict gives up the lease's join.
-    const conflict = new AbortController();
-    client.promises.children(path, { signal }).then(
-      (names) => {
-        const other = names.map(parseChild).find((child) => child.kind !== 'other');
-        if (other) {
-          conflict.abort(new LockConflictError(path, 'semaphore', recipeOfKind(other.kind)));
-        }
-      },
-      () => {},
-    );
+    let gate: QueueHold | null;
     try {
-      const lease = await joinQueue({
+      gate = await joinQueue({
         client,
-        path: joinPath(path, 'leases'),
-        marker: Marker.lease,
+        path: joinPath(path, 'locks'),
+        marker: Marker.lock,
         data: resolved.data,
-        decide: leaseRule(resolved.leases),
-        signal: signal ? AbortSignal.any([signal, conflict.signal]) : conflict.signal,
+        decide: exclusiveRule,
+        signal,
         wait: true,
-        // Our `locks` node died with the session too: start over from the gate.
-        onSessionLoss: 'fail',
-        onQueued: resolved.onQueued,
-        // A lease whose end is listened to from the start: its node is watched from creation
-        // (it would be once held anyway), so a deletion while it waits is heard at once too.
-        watchOwnNode: observed || resolved.revocable,
+        // Our turn at the gate is most likely next: the lease's create and count go out with the
+        // gate's listing, one round trip earlier. Safe without the gate (see `leaseRule`): the
+        // gate only keeps takers from starving each other and from watching the leases in a herd,
+        // and a lease taken early is used once our turn comes, or given up.
+        onLikelyHold: joinLease,
       });
-      if (!lease) continue;
-      if (conflict.signal.aborted) {
-        lease.nodeWatch?.unsubscribe();
-        void removeOwnNode(client, lease.node, lease.sessionId);
-        throw conflict.signal.reason;
-      }
+    } catch (error) {
+      lease?.giveUp();
+      throw error;
+    }
+    if (!gate) {
+      lease?.giveUp();
+      continue;
+    }
+    try {
+      const held = await joinLease().held();
+      if (!held) continue;
       return new LeaseCore(
         {
           client,
@@ -157,7 +139,7 @@ async function takeLeaseBy(
           revocable: resolved.revocable,
           name: resolved.name,
         },
-        lease,
+        held,
       );
     } catch (error) {
       if (isZkError(error, ZkErrorCode.SessionExpired)) continue;
@@ -167,6 +149,74 @@ async function takeLeaseBy(
       gate.nodeWatch?.unsubscribe();
       void removeOwnNode(client, gate.node, gate.sessionId);
     }
+  }
+}
+
+/**
+ * One join of the `leases` queue, and the check that no other kind of lock queued at the
+ * semaphore's path: started once our turn at the gate has come, or is most likely next.
+ */
+class LeaseJoin {
+  private readonly hold: Promise<QueueHold | null>;
+  /** Aborted to give the join up: with a LockConflictError on a conflict (see `held`). */
+  private readonly stop = new AbortController();
+
+  constructor(
+    private readonly resolved: ResolvedLockOptions & { leases: number },
+    signal: AbortSignal | undefined,
+  ) {
+    const { client, path } = resolved;
+    // Another kind of lock queued at our path (a mutex, a read-write lock, an election) cannot
+    // share it: listed now that our `locks` child exists, so whichever of us lists last sees the
+    // other (a queue lock fails on seeing `locks`/`leases` among its children). Sent with the
+    // lease's create (no round trip of its own); a conflict gives up the lease's join.
+    client.promises.children(path, { signal }).then((names) => {
+      const other = names.map(parseChild).find((child) => child.kind !== 'other');
+      if (other) {
+        this.stop.abort(new LockConflictError(path, 'semaphore', recipeOfKind(other.kind)));
+      }
+    }, ignore);
+    this.hold = joinQueue({
+      client,
+      path: joinPath(path, 'leases'),
+      marker: Marker.lease,
+      data: resolved.data,
+      decide: leaseRule(resolved.leases),
+      // One signal made of two only when the acquisition has one (AbortSignal.any is costly).
+      signal: signal ? AbortSignal.any([signal, this.stop.signal]) : this.stop.signal,
+      wait: true,
+      // Our `locks` node died with the session too: start over from the gate.
+      onSessionLoss: 'fail',
+      onQueued: resolved.onQueued,
+      // A revocable lease watches its node from creation (it hears requests made while it
+      // waits); one merely listened to, once held long enough (`LeaseCore.listen`).
+      watchOwnNode: resolved.revocable,
+    });
+    // Awaited once our turn at the gate comes, or given up: never left unhandled meanwhile.
+    this.hold.catch(ignore);
+  }
+
+  /** The lease's hold, once ours; rejects (nothing left behind) on a conflict or an error. */
+  async held(): Promise<QueueHold | null> {
+    const lease = await this.hold;
+    if (lease && this.stop.signal.aborted) {
+      this.remove(lease);
+      throw this.stop.signal.reason;
+    }
+    return lease;
+  }
+
+  /** Not to be used (our turn at the gate did not come): our lease node goes. */
+  giveUp(): void {
+    this.stop.abort();
+    this.hold.then((lease) => {
+      if (lease) this.remove(lease);
+    }, ignore);
+  }
+
+  private remove(lease: QueueHold): void {
+    lease.nodeWatch?.unsubscribe();
+    void removeOwnNode(this.resolved.client, lease.node, lease.sessionId);
   }
 }
 
@@ -185,7 +235,7 @@ export function semaphore(
   path: string,
   options: SemaphoreOptions,
 ): Observable<Lease> {
-  return observeLease((signal) => holdLease(resolveSemaphore(client, path, options), true, signal));
+  return observeLease((signal) => holdLease(resolveSemaphore(client, path, options), signal));
 }
 
 /** Takes one of `leases` slots: resolves the lease once ours. */
@@ -194,7 +244,7 @@ export async function acquireSemaphore(
   path: string,
   options: SemaphoreOptions,
 ): Promise<Lease> {
-  const core = await holdLease(resolveSemaphore(client, path, options), false);
+  const core = await holdLease(resolveSemaphore(client, path, options));
   return retainLease(core);
 }
 

@@ -19,7 +19,7 @@ import {
 import { expireSession, testZooKeeper } from '@zkrx/testing';
 import { firstValueFrom } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { acquire, acquireSemaphore, type Lease, LockLostError, mutex } from './index';
+import { acquire, acquireSemaphore, type Lease, LockLostError } from './index';
 
 function tracked<T>(promise: Promise<T>): { promise: Promise<T>; readonly settled: boolean } {
   const state = { promise, settled: false };
@@ -54,13 +54,11 @@ async function queuedNode(
 }
 
 /**
- * Acquires through the observable form: the lease's end is listened to from the start, so the
- * queue watches our node from its creation, and a hand-off may be trusted.
+ * Acquires a revocable lease: it hears revocation requests made while it waits, so the queue
+ * watches our node from its creation, and a hand-off may be trusted.
  */
-function observedAcquire(client: ZkClient, path: string): Promise<Lease> {
-  return new Promise<Lease>((resolve, reject) => {
-    mutex(client, path).subscribe({ next: resolve, error: reject });
-  });
+function watchingOwnNode(client: ZkClient, path: string): Promise<Lease> {
+  return acquire(client, path, { revocable: true });
 }
 
 /**
@@ -88,7 +86,7 @@ async function oneThenTheOther(
 
 describe('the trusted hand-off (a waiter holds on its predecessor deletion, without listing)', () => {
   it.each([
-    ['watching its own node (the hand-off may be trusted)', observedAcquire, true],
+    ['watching its own node (the hand-off may be trusted)', watchingOwnNode, true],
     ['not watching it (every hand-off lists)', acquire, false],
   ] as const)(
     "is not taken when the waiter's own node was deleted first (an operator): a waiter %s queues again",
@@ -117,7 +115,7 @@ describe('the trusted hand-off (a waiter holds on its predecessor deletion, with
     const { client: waiter, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
     const path = lockPath();
     const held = await acquire(holder, path);
-    const waiting = tracked(observedAcquire(waiter, path));
+    const waiting = tracked(watchingOwnNode(waiter, path));
     const waiterNode = await queuedNode(waiter, operator, path, held.node, true);
     // The waiter hears nothing while its node, then the holder's, go; then its connection
     // drops, and the same session's watches are set again on a new one.
@@ -171,7 +169,7 @@ describe('a holder whose node goes', () => {
     await next.release();
   });
 
-  it('is told as soon as it listens, when its own client had already heard of the deletion', async () => {
+  it('is told once it listens, when its own client had already heard of the deletion', async () => {
     const [holder, operator] = await connectedClients(2);
     const path = lockPath();
     const held = await acquire(holder!, path);
@@ -181,10 +179,9 @@ describe('a holder whose node goes', () => {
     await vi.waitUntil(() => seen.length === 1);
     await operator!.promises.delete(held.node);
     await vi.waitUntil(() => seen.at(-1) === null);
-    // Listening now: the shared watch answers at once, with what the client knows.
-    const errors: unknown[] = [];
-    held.lost$.subscribe((error) => errors.push(error));
-    expect(errors).toEqual([expect.objectContaining({ reason: 'node-deleted' })]);
+    // Listening now: once the watch is armed, the shared watch answers with what the client
+    // knows (no read needed).
+    expect(await firstValueFrom(held.lost$)).toMatchObject({ reason: 'node-deleted' });
     expect(held.signal.aborted).toBe(true);
     other.unsubscribe();
   });
@@ -271,5 +268,179 @@ describe("the semaphore's count", () => {
     expect(await childrenOf(operator!, `${path}/leases`)).toHaveLength(2);
     await second.release();
     await third.release();
+  });
+});
+
+describe("a listened lease's node watch (armed once the hold is 100 ms old)", () => {
+  it('reports a deletion made before it was armed: its first read finds the node gone', async () => {
+    const { client, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
+    const operator = await connectedClient();
+    const path = lockPath();
+    const held = await acquire(client, path);
+    const lost = firstValueFrom(held.lost$);
+    // Whenever the arming read goes (the hold's first 100 ms are not over yet), the server gets
+    // it only after the deletion: the holder's connection is held meanwhile.
+    proxy.pause();
+    await operator.promises.delete(held.node);
+    proxy.resume();
+    expect(await lost).toMatchObject({ reason: 'node-deleted' });
+    expect(held.signal.aborted).toBe(true);
+  });
+
+  it('hears a deletion made after it was armed at once (its notification)', async () => {
+    const server = await testZooKeeper();
+    const [client, operator] = await connectedClients(2);
+    const path = lockPath();
+    const held = await acquire(client!, path);
+    expect(held.signal.aborted).toBe(false);
+    await untilWatching(server, client!, held.node);
+    await operator!.promises.delete(held.node);
+    await vi.waitUntil(() => held.signal.aborted);
+    expect(held.signal.reason).toMatchObject({ reason: 'node-deleted' });
+  });
+});
+
+/**
+ * Resolves once `client` has acted on everything the server sent it so far: a round trip (its
+ * reply comes after every earlier one), then a turn of the event loop (what those replies set off
+ * in promise callbacks, a hold decided without a request, is done by then).
+ */
+async function everythingHeard(client: ZkClient): Promise<void> {
+  await client.promises.exists('/');
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Starts an acquisition; `queued` resolves once its first listing is read (before any wait). */
+function queue(client: ZkClient, path: string, options: { signal?: AbortSignal } = {}) {
+  let onQueued!: (node: string) => void;
+  const queued = new Promise<string>((resolve) => {
+    onQueued = resolve;
+  });
+  const waiting = tracked(acquire(client, path, { ...options, onQueued }));
+  return { waiting, queued };
+}
+
+describe("the local hand-off (a waiter right behind its own client's holding node learns of the release from the client's own delete)", () => {
+  it('sets no watch, and keeps ZooKeeper’s order: the waiter of another client behind it waits', async () => {
+    const server = await testZooKeeper();
+    const [client, other] = await connectedClients(2);
+    const path = lockPath();
+    const held = await acquire(client!, path);
+    const mine = queue(client!, path);
+    const mineNode = await mine.queued;
+    const theirs = queue(other!, path);
+    await theirs.queued;
+    await untilWatching(server, other!, mineNode);
+    // The waiter of the holder's client waits for its client's delete, not for a watch.
+    expect(await watchersOf(server, held.node)).toEqual([]);
+    await held.release();
+    const next = await mine.waiting.promise;
+    expect(next.node).toBe(mineNode);
+    await everythingHeard(other!);
+    expect(theirs.waiting.settled).toBe(false);
+    await next.release();
+    await (await theirs.waiting.promise).release();
+  });
+
+  it("is not taken when the waiter's node was deleted (an operator): the release's check fails, and the other client's waiter holds", async () => {
+    const server = await testZooKeeper();
+    const [client, other, operator] = await connectedClients(3);
+    const path = lockPath();
+    const held = await acquire(client!, path);
+    const mine = queue(client!, path);
+    const mineNode = await mine.queued;
+    const theirs = queue(other!, path);
+    await theirs.queued;
+    await untilWatching(server, other!, mineNode);
+    await operator!.promises.delete(mineNode);
+    // The other client's waiter heard of it and now waits on the holder's node.
+    await untilWatching(server, other!, held.node);
+    await held.release();
+    const lease = await theirs.waiting.promise;
+    // Ours queued again, behind it.
+    await untilWatching(server, client!, lease.node, mine.waiting.promise);
+    expect(mine.waiting.settled).toBe(false);
+    await lease.release();
+    const again = await mine.waiting.promise;
+    expect(again.node).not.toBe(mineNode);
+    await again.release();
+  });
+
+  it('holds once the holder hears that an operator deleted its node, not before, and not never (the holder nobody listens to watches its node for its local waiter)', async () => {
+    const [client, operator] = await connectedClients(2);
+    const path = lockPath();
+    const held = await acquire(client!, path);
+    const mine = queue(client!, path);
+    await mine.queued;
+    await operator!.promises.delete(held.node);
+    const next = await mine.waiting.promise;
+    // The waiter listed after the holder's lease was lost (its node's watch, armed for the
+    // waiter once the hold was 100 ms old, found the node gone).
+    expect(held.state).toBe('lost');
+    expect(next.isHeld).toBe(true);
+    await next.release();
+  });
+
+  it('is not taken when the node before it gave up while waiting: the waiter lists, and waits for the holder of another client', async () => {
+    const server = await testZooKeeper();
+    const [client, other] = await connectedClients(2);
+    const path = lockPath();
+    const held = await acquire(other!, path);
+    const giving = new AbortController();
+    const before = queue(client!, path, { signal: giving.signal });
+    const beforeNode = await before.queued;
+    const mine = queue(client!, path);
+    await mine.queued;
+    giving.abort();
+    await expect(before.waiting.promise).rejects.toBeDefined();
+    await untilGone(other!, beforeNode);
+    await everythingHeard(client!);
+    expect(mine.waiting.settled).toBe(false);
+    // It waits on the holder now (a watch of its own, not the one left by the node that gave up).
+    await untilWatching(server, client!, held.node, mine.waiting.promise);
+    await held.release();
+    await (await mine.waiting.promise).release();
+  });
+
+  it('is not taken past a waiter of another client between them: the release hands over to nobody, and that waiter holds first', async () => {
+    const server = await testZooKeeper();
+    const [client, other] = await connectedClients(2);
+    const path = lockPath();
+    const held = await acquire(client!, path);
+    const theirs = queue(other!, path);
+    const theirNode = await theirs.queued;
+    await untilWatching(server, other!, held.node);
+    const mine = queue(client!, path);
+    await mine.queued;
+    await untilWatching(server, client!, theirNode);
+    await held.release();
+    const lease = await theirs.waiting.promise;
+    await everythingHeard(client!);
+    expect(mine.waiting.settled).toBe(false);
+    await lease.release();
+    await (await mine.waiting.promise).release();
+  });
+
+  it("is not taken across a session's expiry: both nodes went with it, and the other client's waiter behind them holds first", async () => {
+    const server = await testZooKeeper();
+    const [client, other] = await connectedClients(2);
+    const path = lockPath();
+    const held = await acquire(client!, path);
+    const mine = queue(client!, path);
+    const mineNode = await mine.queued;
+    const theirs = queue(other!, path);
+    await theirs.queued;
+    await untilWatching(server, other!, mineNode);
+    const lost = firstValueFrom(held.lost$);
+    await expireSession(client!);
+    expect(await lost).toBeInstanceOf(LockLostError);
+    const lease = await theirs.waiting.promise;
+    // Ours queued again on the new session, behind it.
+    await untilWatching(server, client!, lease.node, mine.waiting.promise);
+    expect(mine.waiting.settled).toBe(false);
+    await lease.release();
+    const again = await mine.waiting.promise;
+    expect(again.sessionId).not.toBe(held.sessionId);
+    await again.release();
   });
 });

@@ -6,6 +6,8 @@
 /** What a worker process runs. */
 export type WorkerMode =
   | 'mutex'
+  /** Several mutex loops on the worker's one client: waiters of one client on one path. */
+  | 'one-client'
   | 'rwlock'
   | 'semaphore'
   | 'multi-lock'
@@ -36,6 +38,8 @@ export interface HoldProfile {
   readonly thinkMsMax: number;
   /** Chance that an acquire is given a timeout (between 200 ms and 2 session timeouts). */
   readonly timeoutChance: number;
+  /** The timeouts' range (ms), when not 200 ms to 2 session timeouts. */
+  readonly timeoutMs?: readonly [number, number];
 }
 
 /** A worker's whole configuration (passed in the environment as JSON). */

@@ -32,6 +32,7 @@ import { type Latency, latencyOf } from './verdict';
 /** What `pnpm soak` can run; `broken`, `deaf` and `broken-fleet` are the positive controls. */
 export type SoakMode =
   | 'mutex'
+  | 'one-client'
   | 'rwlock'
   | 'semaphore'
   | 'multi-lock'
@@ -45,6 +46,7 @@ export type SoakMode =
 
 export const DEFAULT_MODES: readonly SoakMode[] = [
   'mutex',
+  'one-client',
   'rwlock',
   'semaphore',
   'multi-lock',
@@ -187,6 +189,23 @@ function shapeOf(mode: SoakMode, sessionTimeoutMs: number): ModeShape {
           ...paths(root, 'hot', 1),
           ...paths(root, 'quiet', 5),
         ],
+      };
+    case 'one-client':
+      // Each worker's waiters share its one client: they queue behind each other on the hot
+      // paths (one hand-off per transaction, no watch) and behind other workers' nodes.
+      // Holds long enough for queues to form, and many short deadlines: waiters of one client
+      // give up right behind each other (a node that only waited hands nothing over).
+      return {
+        ...base,
+        workerModes: () => 'one-client',
+        resources: (root) => [...paths(root, 'hot', 2), ...paths(root, 'quiet', 2)],
+        profile: {
+          ...SHORT_PROFILE,
+          workMsMax: 15,
+          longHoldChance: 0.03,
+          timeoutChance: 0.4,
+          timeoutMs: [20, 600],
+        },
       };
     case 'rwlock':
       return { ...base, workerModes: () => 'rwlock', resources: (root) => paths(root, 'rw', 3) };

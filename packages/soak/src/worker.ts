@@ -92,9 +92,16 @@ let idle = false;
 let pendingStall: { ms: number; faultId: number } | undefined;
 /** The next hold lasts this long (the nemesis means to strike during it). */
 let lingerMs: number | undefined;
-let wakeUp: (() => void) | undefined;
-/** Aborted to give up a waiting acquire (idle, stop). */
-let waiting = new AbortController();
+/** Wakes the loops waiting out an idle gap. */
+const wakeUps = new Set<() => void>();
+const wakeUp = () => {
+  for (const wake of [...wakeUps]) wake();
+};
+/** Aborted to give up the waiting acquires (idle, stop): one for each loop's attempt. */
+const waiting = new Set<AbortController>();
+const giveUpWaiting = () => {
+  for (const controller of waiting) controller.abort();
+};
 const startGate = (() => {
   let resolve!: () => void;
   const promise = new Promise<void>((done) => {
@@ -153,20 +160,20 @@ process.on('message', (raw) => {
     case 'idle':
       if (message.on) {
         idle = true;
-        waiting.abort();
+        giveUpWaiting();
         void reportIdleWhenQuiet();
       } else {
         setTimeout(() => {
           idle = false;
-          wakeUp?.();
+          wakeUp();
         }, message.delayMs ?? 0);
       }
       break;
     case 'stop':
       stopping = true;
       idle = false;
-      waiting.abort();
-      wakeUp?.();
+      giveUpWaiting();
+      wakeUp();
       startGate.resolve();
       stopGate.resolve();
       break;
@@ -182,11 +189,12 @@ process.on('message', (raw) => {
 
 /** Holds in progress (for the stall, which strikes a holder). */
 const holding = new Set<string>();
-let acquiring = false;
+/** Acquisitions in progress (one for each loop at most). */
+let acquiring = 0;
 let nextHold = 1;
 
 async function reportIdleWhenQuiet(): Promise<void> {
-  while (holding.size > 0 || acquiring) await sleep(5);
+  while (holding.size > 0 || acquiring > 0) await sleep(5);
   if (idle) send({ type: 'idle-ack' });
 }
 
@@ -388,23 +396,30 @@ async function loop(
   while (!stopping) {
     if (idle) {
       await new Promise<void>((resolve) => {
-        wakeUp = resolve;
-        if (!idle || stopping) resolve();
+        const wake = () => {
+          wakeUps.delete(wake);
+          resolve();
+        };
+        wakeUps.add(wake);
+        if (!idle || stopping) wake();
       });
       continue;
     }
-    waiting = new AbortController();
+    const attempt = new AbortController();
+    waiting.add(attempt);
+    const [shortest, longest] = config!.profile.timeoutMs ?? [200, 2 * config!.sessionTimeoutMs];
     const timeoutMs = random.chance(config!.profile.timeoutChance)
-      ? random.int(200, 2 * config!.sessionTimeoutMs)
+      ? random.int(shortest, longest)
       : undefined;
     const attemptAt = mono();
     let acquisition: Acquisition;
-    acquiring = true;
+    acquiring += 1;
     try {
-      acquisition = await take(waiting.signal, timeoutMs);
+      acquisition = await take(attempt.signal, timeoutMs);
     } catch (error) {
-      acquiring = false;
-      if (waiting.signal.aborted) continue; // given up on purpose (idle, stop)
+      acquiring -= 1;
+      waiting.delete(attempt);
+      if (attempt.signal.aborted) continue; // given up on purpose (idle, stop)
       counters.attemptsFailed += 1;
       const name = describe(error);
       if (name.startsWith('LockTimeoutError')) counters.timeouts += 1;
@@ -419,7 +434,8 @@ async function loop(
       await sleep(random.int(5, 50));
       continue;
     }
-    acquiring = false;
+    acquiring -= 1;
+    waiting.delete(attempt);
     const { ids, endAll, anyLost } = track(acquisition, attemptAt);
     try {
       await use(acquisition, ids, anyLost);
@@ -443,6 +459,9 @@ function abortableSignal(): AbortSignal {
 }
 
 // ---- the modes ----
+
+/** `one-client` mode: the worker's loops, each a waiter of its one client. */
+const ONE_CLIENT_LOOPS = 4;
 
 function lockOptions(signal: AbortSignal, timeoutMs: number | undefined) {
   return {
@@ -483,16 +502,22 @@ function fromLease(
 
 async function zkrxWorker(client: ZkClient): Promise<void> {
   const resources = config!.resources;
+  const mutexTake = async (signal: AbortSignal, timeoutMs: number | undefined) => {
+    const path = random.pick(resources);
+    return fromLease(
+      await acquire(client, path, lockOptions(signal, timeoutMs)),
+      path,
+      'exclusive',
+    );
+  };
   switch (config!.mode) {
     case 'mutex':
-      return loop(async (signal, timeoutMs) => {
-        const path = random.pick(resources);
-        return fromLease(
-          await acquire(client, path, lockOptions(signal, timeoutMs)),
-          path,
-          'exclusive',
-        );
-      });
+      return loop(mutexTake);
+    case 'one-client':
+      // One service, many requests on one lock: the worker's loops are waiters of its one
+      // client, queued behind each other (the local hand-off) and behind other workers' nodes.
+      await Promise.all(Array.from({ length: ONE_CLIENT_LOOPS }, () => loop(mutexTake)));
+      return;
     case 'rwlock':
       return loop(async (signal, timeoutMs) => {
         const path = random.pick(resources);

@@ -11,6 +11,7 @@ export {
 } from './clients';
 export { deferred, type Gate } from './gates';
 export { type HoldRecord, IntervalLog } from './intervals';
+export { countedClient, type PacketCount } from './packets';
 export {
   reapingClients,
   reapingZooKeeper,

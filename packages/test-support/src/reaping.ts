@@ -99,9 +99,10 @@ export async function untilWatching(
       done = true;
     },
   );
-  const session = client.sessionId?.replace(/^0x/, '');
   for (;;) {
     if (done) return;
+    // Read each time: a client between two sessions has none yet.
+    const session = client.sessionId?.replace(/^0x/, '');
     const watchers = await watchersOf(server, node);
     if (
       session !== undefined &&

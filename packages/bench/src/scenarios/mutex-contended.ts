@@ -1,11 +1,13 @@
 /**
- * mutex-contended: C sessions loop acquire → release on one lock until N acquisitions; latency
- * runs from the acquire call until held, hand-off from a holder's release call to the next
- * holder's acquisition. Two holders at once end the run (exit 2).
+ * mutex-contended: C sessions (or C workers of one client, `--one-client`) loop acquire → release
+ * on one lock until N acquisitions, each lease taken in the run's form (`--form`); latency runs
+ * from the acquire call until held, hand-off from a holder's release call to the next holder's
+ * acquisition. Two holders at once end the run (exit 2).
  */
 import { joinPath } from '@zkrx/core';
-import { acquire } from '@zkrx/lock';
-import { acquireRead } from '@zkrx/rwlock';
+import { acquire, mutex } from '@zkrx/lock';
+import { acquireRead, readLock } from '@zkrx/rwlock';
+import { leaseTaker } from '../lease-forms';
 import type { ScenarioResult, Worker } from '../run-context';
 import { quarterWarmup, type Scenario } from '../scenario';
 import { blockForSelfTest } from '../self-tests';
@@ -22,7 +24,10 @@ export const mutexContended: Scenario = {
     const { clients: count, selfTestBroken } = context.settings;
     const path = joinPath(context.base, 'lock');
     // The self-test swaps in a read lock, which excludes nobody: the check must catch it.
-    const take = selfTestBroken ? acquireRead : acquire;
+    const take = leaseTaker(
+      context.settings,
+      selfTestBroken ? { acquire: acquireRead, observe: readLock } : { acquire, observe: mutex },
+    );
     const clients = await context.connectMany(count);
     await blockForSelfTest(context, path);
     let holders = 0;
@@ -30,7 +35,7 @@ export const mutexContended: Scenario = {
     const handoffs: number[] = [];
     const workers = clients.map<Worker>((client) => async () => {
       const start = performance.now();
-      const lease = await take(client, path);
+      const held = await take(client, path, {});
       const got = performance.now();
       holders += 1;
       if (holders !== 1) context.violated(`mutex: ${holders} holders at once`);
@@ -38,7 +43,7 @@ export const mutexContended: Scenario = {
       await (selfTestBroken ? context.holdUntilFailure() : context.hold());
       holders -= 1;
       lastReleaseCall = performance.now();
-      await lease.release();
+      await held.release();
       return got - start;
     });
     const measured = await context.measure(workers, () => {

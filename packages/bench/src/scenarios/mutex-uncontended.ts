@@ -1,9 +1,11 @@
 /**
- * mutex-uncontended: one session acquires and releases one lock N times; latency is one
- * acquire+release (the floor is one create+list round trip, then one delete).
+ * mutex-uncontended: one session acquires and releases one lock N times, in the run's form
+ * (`--form`); latency is one acquire+release (the floor is one create+list round trip, then one
+ * delete).
  */
 import { joinPath } from '@zkrx/core';
-import { acquire } from '@zkrx/lock';
+import { acquire, mutex } from '@zkrx/lock';
+import { leaseTaker } from '../lease-forms';
 import type { ScenarioResult } from '../run-context';
 import { quarterWarmup, type Scenario } from '../scenario';
 import { blockForSelfTest } from '../self-tests';
@@ -20,12 +22,13 @@ export const mutexUncontended: Scenario = {
     const path = joinPath(context.base, 'lock');
     const client = await context.connect();
     await blockForSelfTest(context, path);
+    const take = leaseTaker(context.settings, { acquire, observe: mutex });
     const measured = await context.measure([
       async () => {
         const start = performance.now();
-        const lease = await acquire(client, path);
+        const held = await take(client, path, {});
         await context.hold();
-        await lease.release();
+        await held.release();
         return performance.now() - start;
       },
     ]);

@@ -4,7 +4,8 @@
  * the run (exit 2).
  */
 import { joinPath } from '@zkrx/core';
-import { acquireRead, acquireWrite } from '@zkrx/rwlock';
+import { acquireRead, acquireWrite, readLock, writeLock } from '@zkrx/rwlock';
+import { leaseTaker } from '../lease-forms';
 import type { ScenarioResult, Worker } from '../run-context';
 import { quarterWarmup, type Scenario } from '../scenario';
 import { blockForSelfTest } from '../self-tests';
@@ -22,6 +23,8 @@ export const rwlockMixed: Scenario = {
     const path = joinPath(context.base, 'rw');
     const clients = await context.connectMany(count);
     await blockForSelfTest(context, path, acquireWrite);
+    const takeRead = leaseTaker(context.settings, { acquire: acquireRead, observe: readLock });
+    const takeWrite = leaseTaker(context.settings, { acquire: acquireWrite, observe: writeLock });
     let readers = 0;
     let writers = 0;
     let maxReaders = 0;
@@ -30,9 +33,9 @@ export const rwlockMixed: Scenario = {
     const workers = clients.map<Worker>((client) => async (ticket) => {
       const write = ticket % 5 === 4;
       // The self-test lets writers take the read lock: the check must catch it.
-      const take = write && !selfTestBroken ? acquireWrite : acquireRead;
+      const take = write && !selfTestBroken ? takeWrite : takeRead;
       const start = performance.now();
-      const lease = await take(client, path);
+      const held = await take(client, path, {});
       const latency = performance.now() - start;
       if (writers > 0 || (write && readers > 0)) {
         context.violated(
@@ -48,7 +51,7 @@ export const rwlockMixed: Scenario = {
       await (write && selfTestBroken ? context.holdUntilFailure() : context.hold());
       if (write) writers -= 1;
       else readers -= 1;
-      await lease.release();
+      await held.release();
       (write ? writeLatencies : readLatencies).push(latency);
       return latency;
     });

@@ -3,6 +3,7 @@
  * unknown outcome may have made, and of a lock path an acquisition made and never used.
  */
 import { isZkError, joinPath, type ZkClient, ZkErrorCode } from '@zkrx/core';
+import { localNodes } from './local-hand-off';
 
 const ignore = () => {};
 
@@ -52,19 +53,31 @@ export function removeOrphan(
  * disconnections (an orphan of a live session would block the queue), done once the node, the
  * session or the client is gone. The delete is sent at once when connected, so whatever this
  * client sends next reaches the server after it. Tracked, so `client.close()` waits for it.
+ *
+ * A node of this client's queue that held first, with a waiter of this client right behind it,
+ * is removed by `multi(check(waiter), delete(node))` instead, which hands the lock over to that
+ * waiter (see `local-hand-off.ts`); its local waiter, if any, hears of the removal either way.
  */
 export function removeOwnNode(client: ZkClient, node: string, sessionId: string): Promise<void> {
+  const local = localNodes(client).get(node);
+  // Sent now, before anything this client sends next.
+  const handing = local?.handOver(client);
   const work = (async () => {
-    for (;;) {
-      try {
-        await deleteQuietly(client, node);
-        return;
-      } catch (error) {
-        if (!isZkError(error) || !error.isRetryable) return;
+    try {
+      if (handing && (await handing)) return;
+      for (;;) {
+        try {
+          await deleteQuietly(client, node);
+          return;
+        } catch (error) {
+          if (!isZkError(error) || !error.isRetryable) return;
+        }
+        if (client.isClosed || client.sessionId !== sessionId) return;
+        await client.connected().catch(ignore);
+        if (client.isClosed || client.sessionId !== sessionId) return;
       }
-      if (client.isClosed || client.sessionId !== sessionId) return;
-      await client.connected().catch(ignore);
-      if (client.isClosed || client.sessionId !== sessionId) return;
+    } finally {
+      local?.removed();
     }
   })();
   client.track(work);

@@ -100,6 +100,14 @@ export class Deadline {
     }
   }
 
+  /**
+   * `work`, or what the acquisition rejects with as soon as it is given up (`work` then goes on
+   * unheeded): for a call with nothing to withdraw (a read), cheaper than giving it the signal.
+   */
+  race<T>(work: Promise<T>): Promise<T> {
+    return untilAborted(work, this.signal);
+  }
+
   /** The acquisition is over: no timer, no listener left. */
   stop(): void {
     clearTimeout(this.timer);

@@ -14,9 +14,16 @@ import {
 } from '../errors';
 import { type HoldRecord, holdStarted, type LockLabels } from '../telemetry';
 import { removeOwnNode } from './clean-up';
+import { type LocalNode, localNodes } from './local-hand-off';
 import { REVOKE_MESSAGE } from './node-names';
 import type { QueueHold } from './queue';
 import { type Session, sessionOf } from './session';
+
+/**
+ * How long a hold goes unwatched before its node's watch is armed for those who listen for its
+ * end (see `LeaseCore.listen`): a hold shorter than this costs the server no watch.
+ */
+export const WATCH_NODE_AFTER_MS = 100;
 
 /** What a lease does while the connection is suspended (ownership uncertain). */
 export type SuspendedPolicy = 'release' | 'continue';
@@ -142,6 +149,12 @@ export class LeaseCore {
   readonly revocable: boolean;
   private readonly sessionSubscription: Subscription;
   private nodeSubscription: Subscription | undefined;
+  /** When the hold began (`performance.now()`): its node's watch is armed once it is old enough. */
+  private readonly heldAt = performance.now();
+  /** Arms the node's watch once the hold is `WATCH_NODE_AFTER_MS` old (see `listen`). */
+  private armTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Our node as a local waiter behind it sees it (`local-hand-off.ts`), if it is one of ours. */
+  private readonly local: LocalNode | undefined;
   private removal: Promise<void> | undefined;
   /** The lock as telemetry names it (the guard's span uses it too). */
   readonly labels: LockLabels;
@@ -183,22 +196,53 @@ export class LeaseCore {
     if (!this.isHeld) {
       this.sessionSubscription.unsubscribe();
       hold.nodeWatch?.unsubscribe();
+      this.local = undefined;
       return;
     }
     // Watched from the start when the queue watched our node (taken over here: subscribed
     // before the queue's subscription goes, the client keeps its one ZooKeeper watch), or when
-    // revocation requests are to be heard; otherwise once someone listens (see `watchNode`).
+    // revocation requests are to be heard; otherwise once someone listens (see `listen`).
     if (hold.nodeWatch || this.revocable) this.watchNode();
     hold.nodeWatch?.unsubscribe();
+    // A waiter of this client behind our node waits for our removal, not for a ZooKeeper watch:
+    // our node's watch, armed once the hold is old enough, ends the hold, and so that wait, if
+    // someone else deletes the node (see `local-hand-off.ts`).
+    this.local = localNodes(this.client).get(this.node);
+    this.local?.whenWaitedOn(() => this.listen());
+  }
+
+  /**
+   * Someone listens for the hold's end (`state$`, `lost$`, `signal`, the observable forms), or a
+   * local waiter waits behind our node: our node's watch is armed once the hold is
+   * `WATCH_NODE_AFTER_MS` old (at once if it is already), so that its deletion by someone else
+   * (an operator, a tool) ends the hold.
+   *
+   * Safe to arm late: the watch's first read shows the node as it is then, so a deletion made
+   * before is reported at once (`watchNode`). What a hold younger than that does not get is
+   * hearing of such a deletion before it is that old: a holder that listens hears of it at most
+   * `WATCH_NODE_AFTER_MS` (and a round trip) after the hold began, or at once after that. Its
+   * guarded writes never depended on hearing it (each carries its own check), and a hold that
+   * ends sooner never pays for the watch: its two server packets, its read and its notification
+   * when the release deletes the node.
+   */
+  listen(): void {
+    if (this.nodeSubscription || this.armTimer || !this.isHeld) return;
+    const left = this.heldAt + WATCH_NODE_AFTER_MS - performance.now();
+    if (left <= 0) return this.watchNode();
+    this.armTimer = setTimeout(() => {
+      this.armTimer = undefined;
+      this.watchNode();
+    }, left);
+    this.armTimer.unref?.();
   }
 
   /**
    * Watches our node, once, from now until the hold ends: its deletion (by an operator, a tool)
    * ends the hold (`node-deleted`), and a revocable lease hears revocation requests (the node's
-   * data set to `__REVOKE__`) on the same watch. Called when someone listens for the lease's end
-   * (`state$`, `lost$`, `signal`, the observable forms), for a revocable lease, or when the queue
-   * watched the node already: the watch costs the server two packets (its read, its notification
-   * when the node goes), which only those who listen pay.
+   * data set to `__REVOKE__`) on the same watch. Armed at once for a revocable lease or when the
+   * queue watched the node already; for those who listen for the lease's end, once the hold is
+   * old enough (`listen`): the watch costs the server two packets (its read, its notification
+   * when the node goes), which only those pay.
    *
    * Armed late, it misses nothing: its first read shows the node as it is now, so a node deleted
    * before is reported at once (`null`: a name holding a UUID is never made again), and a
@@ -221,9 +265,9 @@ export class LeaseCore {
     if (!this.isHeld) this.nodeSubscription.unsubscribe();
   }
 
-  /** The hold's AbortSignal (see `LazySignal`); asking for it starts the node's watch. */
+  /** The hold's AbortSignal (see `LazySignal`); asking for it listens (`listen`). */
   get signal(): AbortSignal {
-    this.watchNode();
+    this.listen();
     return this.controller.signal;
   }
 
@@ -280,6 +324,9 @@ export class LeaseCore {
   private finish(reason: () => Error): void {
     this.sessionSubscription?.unsubscribe();
     this.nodeSubscription?.unsubscribe();
+    clearTimeout(this.armTimer);
+    this.armTimer = undefined;
+    this.local?.whenWaitedOn(undefined);
     this.revoked$.complete();
     this.controller.abortWith(reason);
     this.state$.complete();

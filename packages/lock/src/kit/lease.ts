@@ -20,9 +20,11 @@ import {
  *
  * A session's end is heard in any case. The node's deletion by someone else (an operator, a
  * tool) is heard once someone listens — `state$` or `lost$` subscribed, `signal` read, the
- * observable forms, a revocable lease: listening watches the node (two server packets), and its
- * first read reports a deletion that came before. Nobody listening, the lease learns it at its
- * next `guard`, and costs the server what Curator's lock does.
+ * observable forms — and the hold is 100 ms old (`WATCH_NODE_AFTER_MS`): listening watches the
+ * node from then on (two server packets), and the watch's first read reports a deletion that
+ * came before. A hold released sooner, or nobody listening, costs the server what Curator's lock
+ * does; nobody listening, the lease learns of a deletion at its next `guard`. A revocable lease
+ * watches its node from the start.
  */
 export interface Lease {
   /** The lock path. */
@@ -43,18 +45,19 @@ export interface Lease {
   readonly isHeld: boolean;
   /**
    * Emits the state now and on every change; completes when the lease ends. Subscribing
-   * watches the node for deletion.
+   * listens for the end: the node is watched for deletion once the hold is 100 ms old.
    */
   readonly state$: Observable<LeaseState>;
   /**
    * Emits the LockLostError once if ownership is lost, then completes (also on release).
-   * Subscribing watches the node for deletion.
+   * Subscribing listens for the end: the node is watched for deletion once the hold is 100 ms old.
    */
   readonly lost$: Observable<LockLostError>;
   /**
    * Aborts when the lease ends (with the LockLostError when lost, LeaseReleasedError on
    * release) or, for a revocable lease, when its holder is asked to release it
-   * (LockRevokedError): stop the work it guards. Reading it watches the node for deletion.
+   * (LockRevokedError): stop the work it guards. Reading it listens for the end: the node is
+   * watched for deletion once the hold is 100 ms old.
    */
   readonly signal: AbortSignal;
   /**
@@ -141,14 +144,14 @@ export function lossHeard(lease: Lease): Observable<LockLostError> {
 }
 
 /**
- * `source()`, subscribed: listening for the end starts the node's watch (`LeaseCore.watchNode`),
- * armed once the subscriber is in place, so that a loss the watch's first read reports (a node
- * deleted before) reaches it too.
+ * `source()`, subscribed: listening for the end arms the node's watch once the hold is old enough
+ * (`LeaseCore.listen`), after the subscriber is in place, so that a loss the watch's first read
+ * reports (a node deleted before) reaches it too.
  */
 function watchingNode<T>(core: LeaseCore, source: () => Observable<T>): Observable<T> {
   return new Observable<T>((subscriber) => {
     const subscription = source().subscribe(subscriber);
-    core.watchNode();
+    core.listen();
     return subscription;
   });
 }
@@ -214,7 +217,7 @@ class LeaseHandle implements Lease {
     return watchingNode(this.core, () => this.own);
   }
   get signal(): AbortSignal {
-    this.core.watchNode();
+    this.core.listen();
     return this.controller.signal;
   }
 

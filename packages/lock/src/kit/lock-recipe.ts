@@ -84,6 +84,14 @@ export interface LockRecipeSpec {
   readonly marker: string;
   readonly decide: Decide;
   /**
+   * Watch each node from its creation (default false: only a revocable lease's is): for a recipe
+   * whose holds are long and few and whose hand-off speed matters more than two server packets
+   * per node — an election. Its waiters then hear at once that their node went, the next in line
+   * takes the hand-off without a listing (`OwnNodeWatch.mayTrust`), and the holder's loss on
+   * deletion is heard from the start.
+   */
+  readonly watchOwnNode?: boolean;
+  /**
    * Looks at the context's holds before joining: throw to refuse (e.g. a read→write upgrade),
    * or return a function that makes the hold another way (e.g. a write→read downgrade).
    */
@@ -253,7 +261,9 @@ export function observeLease(
     const controller = new AbortController();
     let lease: Lease | undefined;
     let watching: Subscription | undefined;
+    let started = false;
     const deliver = (core: LeaseCore | undefined) => {
+      started = true;
       if (!core) return;
       const own = retainLease(core);
       if (subscriber.closed) {
@@ -270,14 +280,22 @@ export function observeLease(
       if (!subscriber.closed) runHolding(core, () => subscriber.next(own));
     };
     try {
-      const started = start(controller.signal);
-      if (started instanceof LeaseCore) deliver(started);
-      else started.then(deliver, (error: unknown) => subscriber.error(error));
+      const starting = start(controller.signal);
+      if (starting instanceof LeaseCore) deliver(starting);
+      else {
+        starting.then(deliver, (error: unknown) => {
+          started = true;
+          subscriber.error(error);
+        });
+      }
     } catch (error) {
+      started = true;
       subscriber.error(error);
     }
     return () => {
-      controller.abort();
+      // Gives up a hold still being made; once made, nothing listens to the signal any more (and
+      // an abort would cost a DOMException for nothing).
+      if (!started) controller.abort();
       watching?.unsubscribe();
       void lease?.release();
     };
@@ -312,25 +330,17 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
   const reentered = (resolved: ResolvedLockOptions): LeaseCore | undefined =>
     resolved.reentrant ? heldInContext(resolved.client, spec.name, resolved.path) : undefined;
 
-  /**
-   * One acquisition, timed and traced (`zkrx.lock.acquire`, see telemetry.ts). `observed`: the
-   * lease's end will be listened to (the observable forms): its node is watched from creation.
-   */
-  const hold = (
-    resolved: ResolvedLockOptions,
-    wait: boolean,
-    observed: boolean,
-    signal?: AbortSignal,
-  ) => {
+  /** One acquisition, timed and traced (`zkrx.lock.acquire`, see telemetry.ts). */
+  const hold = (resolved: ResolvedLockOptions, wait: boolean, signal?: AbortSignal) => {
     const merged = { ...resolved, signal: anySignal([resolved.signal, signal]) };
     return timedAcquire(
       { kind: spec.name, path: resolved.path, name: resolved.name },
       merged.signal,
-      () => makeHold(merged, wait, observed),
+      () => makeHold(merged, wait),
     );
   };
 
-  const makeHold = async (resolved: ResolvedLockOptions, wait: boolean, observed: boolean) => {
+  const makeHold = async (resolved: ResolvedLockOptions, wait: boolean) => {
     const custom = spec.beforeJoin?.(joinContext(resolved));
     const held = custom
       ? await custom(resolved)
@@ -344,9 +354,10 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
           signal: resolved.signal,
           wait,
           onQueued: resolved.onQueued,
-          // A lease whose end is listened to from the start watches its node from creation:
-          // the watch it needs anyway also lets a hand-off be trusted without a listing.
-          watchOwnNode: observed || resolved.revocable,
+          // A revocable lease watches its node from creation (it hears requests made while it
+          // waits): the watch it needs anyway also lets a hand-off be trusted without a listing.
+          // A lease merely listened to watches it only once held long enough (`LeaseCore.listen`).
+          watchOwnNode: spec.watchOwnNode === true || resolved.revocable,
         });
     if (!held) return undefined;
     return new LeaseCore(
@@ -365,14 +376,14 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
   const lease = (client: ZkClient, path: string, options?: LockOptions): Observable<Lease> =>
     observeLease((signal) => {
       const resolved = resolveLockOptions(client, path, options, spec.name);
-      return reentered(resolved) ?? hold(resolved, true, true, signal);
+      return reentered(resolved) ?? hold(resolved, true, signal);
     });
 
   const acquire = async (client: ZkClient, path: string, options?: LockOptions): Promise<Lease> => {
     const resolved = resolveLockOptions(client, path, options, spec.name);
     const existing = reentered(resolved);
     if (existing) return retainLease(existing);
-    const core = await hold(resolved, true, false);
+    const core = await hold(resolved, true);
     if (!core) throw new ZkError(ZkErrorCode.SystemError, `${spec.name} ${path}: not acquired`);
     return retainLease(core);
   };
@@ -389,7 +400,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
     };
     const existing = reentered(resolved);
     if (existing) return retainLease(existing);
-    const core = await hold(resolved, false, false);
+    const core = await hold(resolved, false);
     return core ? retainLease(core) : null;
   };
 

@@ -51,3 +51,21 @@ export function withoutAwaited(children: readonly LockChild[], awaited: LockChil
     return [{ ...awaited, name: `(a downgrade of ${awaited.name})`, kind: 'read' as const }];
   });
 }
+
+/**
+ * The listing we had, as the local hand-off leaves it (`local-hand-off.ts`): the awaited node
+ * held first and is gone, and our node existed when it went.
+ *
+ * Every node that sorts before the awaited one by its sequence was gone when the awaited node
+ * held first (it was created before it, in the same parent, and was not in that listing); no
+ * node sorting there can be made and hold afterwards (a sequential node is made with a higher
+ * sequence; a downgrade read node is granted only while its writer's node is listed, and that
+ * writer is among the gone). So they drop out; what remains is `withoutAwaited` of the rest — a
+ * downgrade node of the awaited writer, which sorts with it (same sequence), stays in its place.
+ */
+export function afterHandOff(children: readonly LockChild[], awaited: LockChild): LockChild[] {
+  return withoutAwaited(
+    children.filter((child) => child.order >= awaited.order),
+    awaited,
+  );
+}

@@ -6,6 +6,7 @@
  */
 import type { Created, ZkClient } from '@zkrx/core';
 import type { Deadline } from './deadline';
+import type { LocalNode } from './local-hand-off';
 import { type LockChild, sortChildren } from './node-names';
 import type { Session } from './session';
 
@@ -16,6 +17,8 @@ export type WaitOutcome =
   | 'deleted'
   /** Deleted, and told while the hand-off may be trusted (see `OwnNodeWatch.mayTrust`). */
   | 'deleted-trusted'
+  /** Removed by this client, handing the lock over to us (see `local-hand-off.ts`). */
+  | 'handed'
   /** Our own node is gone. */
   | 'own-deleted'
   | 'session-lost'
@@ -45,6 +48,21 @@ export function waitForDeletion(bounds: WaitBounds, node: string): Promise<WaitO
       },
       error: (error: unknown) => finish({ error }),
     }),
+  );
+}
+
+/**
+ * Waits until this client removes `node`, a node of its own right before ours (`ours`): no
+ * ZooKeeper watch, no notification (see `local-hand-off.ts`). `handed` when its removal handed
+ * the lock over to us, `deleted` when it is only known gone.
+ */
+export function waitForLocalRemoval(
+  bounds: WaitBounds,
+  node: LocalNode,
+  ours: string,
+): Promise<WaitOutcome> {
+  return waitUntil<WaitOutcome>(bounds, (finish) =>
+    node.await(ours, (end) => finish(end === 'handed' ? 'handed' : 'deleted')),
   );
 }
 
@@ -160,7 +178,7 @@ export class OwnNodeWatch {
    * not deleted before the awaited one (by an operator: the attack in
    * `shortcuts.integration.test.ts`), and a listing decides. The watch costs two packets (its
    * read, its notification when our node goes) and the listing it saves one, so the queue sets it
-   * only for a caller that wants it anyway (a lease whose end is listened to from the start).
+   * only for a caller that wants it anyway (a revocable lease).
    */
   mayTrust(): boolean {
     return (

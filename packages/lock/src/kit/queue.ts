@@ -1,6 +1,7 @@
 /**
  * The queue every lock recipe stands in: a protected EPHEMERAL_SEQUENTIAL node, a listing
- * pipelined behind its create, and a herd-free wait on the one node that must go first.
+ * pipelined behind its create, and a herd-free wait on the one node that must go first (on a
+ * ZooKeeper watch, or, for a node of our own client, on that client's removal of it).
  *
  * What decides who holds is the recipe's rule over a listing that CONTAINS our node. Whatever
  * the rule, it leans on two ZooKeeper guarantees, both about one parent znode — not a path, since
@@ -10,8 +11,9 @@
  *   node exists the parent it lives in is the one whose counter numbered it.
  * A listing that contains our (uniquely named) node was made while our node existed, hence in
  * that parent, after our create. Nothing learnt outside such a listing decides a hold, but for
- * one shortcut, the trusted hand-off (see `OwnNodeWatch.mayTrust`), taken only by a waiter that
- * watches its own node (`JoinOptions.watchOwnNode`).
+ * two shortcuts: the trusted hand-off (see `OwnNodeWatch.mayTrust`), taken only by a waiter that
+ * watches its own node (`JoinOptions.watchOwnNode`), and the local hand-off between nodes of one
+ * client (`local-hand-off.ts`), decided by the server's transaction.
  *
  * Beside it, in this folder: the rules (`queue-rules.ts`), the waits and our own node's watch
  * (`queue-wait.ts`), the deadline (`deadline.ts`) and the clean-up (`clean-up.ts`).
@@ -32,6 +34,7 @@ import {
 import { LockConflictError } from '../errors';
 import { deleteQuietly, removeOrphan, removeOwnNode, removeUnusedContainer } from './clean-up';
 import { Deadline } from './deadline';
+import { type LocalNode, localNodes } from './local-hand-off';
 import {
   type LockChild,
   parseChild,
@@ -40,12 +43,14 @@ import {
   SEMAPHORE_CHILDREN,
   sortChildren,
 } from './node-names';
-import { type Decide, withoutAwaited } from './queue-rules';
+import { afterHandOff, type Decide, type QueueDecision, withoutAwaited } from './queue-rules';
 import {
   OwnNodeWatch,
   type WaitBounds,
+  type WaitOutcome,
   waitForChildrenChange,
   waitForDeletion,
+  waitForLocalRemoval,
 } from './queue-wait';
 import { type Session, sessionOf } from './session';
 
@@ -74,13 +79,14 @@ export interface JoinOptions {
    */
   readonly onSessionLoss?: 'restart' | 'fail';
   /**
-   * Called with our node's path each time it joins the queue: once the first listing with our
-   * node in it was read (and found no conflict), before the decision and any wait.
+   * Called with our node's path each time it joins the queue: once its place is known — the
+   * first listing with our node in it was read (and found no conflict), or ZooKeeper numbered it
+   * right after a node of our own client — before the decision and any wait.
    */
   readonly onQueued?: (node: string) => void;
   /**
    * Watch our node from its creation (default false), for a caller that will want to hear of its
-   * deletion (a lease whose loss is listened to, a revocable one): the hold hands the watch over
+   * deletion from the start (a revocable lease): the hold hands the watch over
    * (`QueueHold.nodeWatch`). While we wait, its deletion then ends the wait at once (we queue
    * again), and a hand-off may be trusted without a listing (see `OwnNodeWatch.mayTrust`).
    * Costs two server packets per node: the watch's read, and its notification when the node
@@ -88,6 +94,14 @@ export interface JoinOptions {
    * it waits for goes), and every hand-off lists, as Curator's does.
    */
   readonly watchOwnNode?: boolean;
+  /**
+   * Called when the node we waited for went and the listing that follows will most likely let us
+   * hold (nothing but what was before that node stood before ours: most often, the node held and
+   * all before it had gone): what it sends goes out with that listing, in the same round trip. For work a recipe does once it holds and may start early,
+   * at its own risk (the semaphore's lease, whose count is safe without its gate); it must undo
+   * that work itself if the queue does not hold after all.
+   */
+  readonly onLikelyHold?: () => void;
 }
 
 /** Our node, once the recipe's rule says we hold. */
@@ -109,6 +123,25 @@ export interface QueueHold {
 }
 
 const RESTART = Symbol('restart');
+
+/**
+ * What a new node decides on first: its listing (undefined: list), or, with `ownOrder`, our node
+ * and the node our client made right before it, known without a listing.
+ */
+interface FirstListing {
+  readonly children: LockChild[] | undefined;
+  readonly ownOrder: boolean;
+}
+
+/** Whether `decision` is a wait on `node`. */
+function waitsOn(decision: QueueDecision, node: LockChild | undefined): boolean {
+  return (
+    !decision.holds &&
+    decision.waitFor !== 'children' &&
+    node !== undefined &&
+    decision.waitFor.name === node.name
+  );
+}
 
 const lostConnection: readonly ZkErrorCode[] = [
   ZkErrorCode.ConnectionLoss,
@@ -162,6 +195,8 @@ class QueueAttempt {
   private node: Created | undefined;
   /** Our node's watch, when `watchOwnNode` asks for one. */
   private ownNode: OwnNodeWatch | undefined;
+  /** Our node, as a local waiter behind it sees it (`local-hand-off.ts`). */
+  private local: LocalNode | undefined;
   /** The session that owns our node, once it is made: its end ends our waits. */
   private session: Session | undefined;
 
@@ -175,7 +210,7 @@ class QueueAttempt {
   }
 
   async run(): Promise<QueueHold | null | typeof RESTART> {
-    let first: LockChild[] | undefined | typeof RESTART;
+    let first: FirstListing | typeof RESTART;
     try {
       first = await this.createNode();
     } catch (error) {
@@ -187,8 +222,11 @@ class QueueAttempt {
     const node = this.node as Created;
     const ourName = nameOf(node.path);
     // A listing is `fresh` when read for this decision; a watch's listing may be a cached one.
-    let children: LockChild[] | undefined = first;
+    let children: LockChild[] | undefined = first.children;
     let fresh = true;
+    // Our node and our client's node made right before it, known without a listing (see
+    // `createNode`): good only to wait on that node.
+    let ownOrder = first.ownOrder;
     let queued = false;
     try {
       for (;;) {
@@ -200,6 +238,7 @@ class QueueAttempt {
           }
           children = listed;
           fresh = true;
+          ownOrder = false;
         }
         const ourIndex = children.findIndex((child) => child.name === ourName);
         if (ourIndex < 0) {
@@ -213,7 +252,7 @@ class QueueAttempt {
           return RESTART;
         }
         // A semaphore's layout here cannot queue with ours: fail fast rather than overlap.
-        if (children.some((child) => SEMAPHORE_CHILDREN.includes(child.name))) {
+        if (!ownOrder && children.some((child) => SEMAPHORE_CHILDREN.includes(child.name))) {
           const asked = recipeOfKind(parseChild(nameOf(node.path)).kind);
           throw new LockConflictError(this.options.path, asked, 'semaphore');
         }
@@ -223,7 +262,12 @@ class QueueAttempt {
         }
         // Safe whatever the rule: `children` contains our node (see the module header).
         const decision = this.options.decide(children, ourIndex);
-        if (decision.holds) return this.hold(node);
+        if (ownOrder && !waitsOn(decision, children[ourIndex - 1])) {
+          // Not a listing: only a wait on the node before ours is decided on it.
+          children = undefined;
+          continue;
+        }
+        if (decision.holds) return this.hold(node, ourIndex === 0);
         if (!this.options.wait) {
           this.giveUp();
           return null;
@@ -232,21 +276,33 @@ class QueueAttempt {
         const outcome =
           waitFor === 'children'
             ? await waitForChildrenChange(this.bounds(), this.options.path, children)
-            : await waitForDeletion(this.bounds(), joinPath(this.options.path, waitFor.name));
+            : await this.waitForNode(waitFor);
         if (Array.isArray(outcome)) {
           children = outcome;
           fresh = false;
+          ownOrder = false;
           continue;
         }
-        if (outcome === 'deleted-trusted' && waitFor !== 'children') {
-          // The hand-off: the old listing minus the node that went, if that lets us in.
-          const rest = withoutAwaited(children, waitFor);
+        if ((outcome === 'deleted-trusted' || outcome === 'handed') && waitFor !== 'children') {
+          // The hand-off: the old listing minus the node that went (and, handed over by our own
+          // client, minus what was before it), if that lets us in.
+          const rest =
+            outcome === 'handed'
+              ? afterHandOff(children, waitFor)
+              : withoutAwaited(children, waitFor);
           const index = rest.findIndex((child) => child.name === ourName);
-          if (this.options.decide(rest, index).holds) return this.hold(node);
+          if (this.options.decide(rest, index).holds) return this.hold(node, index === 0);
         }
         // Otherwise list again: others before us may have gone meanwhile, and a hold needs a
         // listing that contains our node.
-        if (outcome === 'deleted' || outcome === 'deleted-trusted') {
+        if (outcome === 'deleted' || outcome === 'deleted-trusted' || outcome === 'handed') {
+          if (waitFor !== 'children' && this.options.onLikelyHold) {
+            // Most often the node we waited for held, and what was before it went before it:
+            // guessed, not known (our listing is as old as our wait) — the listing decides.
+            const rest = afterHandOff(children, waitFor);
+            const index = rest.findIndex((child) => child.name === ourName);
+            if (this.options.decide(rest, index).holds) this.likelyHold();
+          }
           children = undefined;
           continue;
         }
@@ -272,8 +328,13 @@ class QueueAttempt {
     }
   }
 
-  /** Creates our node with the listing pipelined behind it. Sorted children, or undefined to list. */
-  private async createNode(): Promise<LockChild[] | undefined | typeof RESTART> {
+  /**
+   * Creates our node with the listing pipelined behind it: its sorted children, or undefined to
+   * list. Right behind a node of our own client (see `followsOwnNode`), the create goes alone:
+   * when ZooKeeper numbered our node right after that node's, the two make the first listing
+   * (`ownOrder`), on which we wait for that node; otherwise we list.
+   */
+  private async createNode(): Promise<FirstListing | typeof RESTART> {
     const { client, path, marker, data } = this.options;
     const sequential = this.options.sequential ?? true;
     for (;;) {
@@ -287,8 +348,12 @@ class QueueAttempt {
         signal,
       });
       // ZooKeeper answers one session's requests in order: sent right behind the create, the
-      // listing is made after our node exists (and if the create failed, it is not used).
-      const listed = client.promises.children(path, { signal }).then(sortChildren, () => undefined);
+      // listing is made after our node exists (and if the create failed, it is not used). A read
+      // needs no signal of its own (nothing to withdraw: it changes nothing): its wait is given
+      // up by the deadline's race.
+      const listed = this.followsOwnNode(session)
+        ? undefined
+        : client.promises.children(path).then(sortChildren, () => undefined);
       try {
         this.node = await created;
       } catch (error) {
@@ -312,7 +377,7 @@ class QueueAttempt {
           // The create may have happened: find our node by its protected prefix.
           const found = await this.recover(prefix, session);
           if (found === RESTART) continue;
-          return found;
+          return { children: found, ownOrder: false };
         }
         if (isZkError(error, ZkErrorCode.SessionExpired)) {
           // Between two sessions: wait for the new one rather than spin.
@@ -322,12 +387,40 @@ class QueueAttempt {
         throw error;
       }
       this.watchNode(this.node);
-      return listed;
+      if (listed) return { children: await this.deadline.race(listed), ownOrder: false };
+      const ours = this.local as LocalNode;
+      const before = localNodes(client).rightBefore(ours);
+      return before
+        ? { children: [before.child, ours.child], ownOrder: true }
+        : { children: undefined, ownOrder: false };
     }
   }
 
-  /** Our hold, handing our node's watch over to whoever keeps it. */
-  private hold(node: Created): QueueHold {
+  /**
+   * Whether our node will most likely be made right after a live node of this client's session
+   * on this path, one our rule would wait on: then the create goes without a listing. Only for a
+   * queue that waits; a wrong guess costs one round trip (a listing after the create).
+   */
+  private followsOwnNode(session: string | undefined): boolean {
+    if (!this.options.wait || !(this.options.sequential ?? true) || session === undefined) {
+      return false;
+    }
+    const latest = localNodes(this.client).latest(this.options.path, session);
+    if (!latest) return false;
+    const ours: LockChild = {
+      ...parseChild(`${this.options.marker}0000000000`),
+      name: '',
+      order: latest.child.order + 1,
+    };
+    return waitsOn(this.options.decide([latest.child, ours], 1), latest.child);
+  }
+
+  /**
+   * Our hold, handing our node's watch over to whoever keeps it. `first`: decided with our node
+   * first (nothing before it): a sequential node then hands over to a local waiter when it goes.
+   */
+  private hold(node: Created, first: boolean): QueueHold {
+    if (this.local) this.local.first = first && (this.options.sequential ?? true);
     return {
       node: node.path,
       name: nameOf(node.path),
@@ -348,8 +441,27 @@ class QueueAttempt {
       onSuspended: 'wait',
     }) as Session;
     this.session = session;
+    this.local = localNodes(this.client).add(
+      node.path,
+      node.stat.ephemeralOwner,
+      this.options.sequential ?? true,
+    );
     if (!this.options.watchOwnNode) return;
     this.ownNode = new OwnNodeWatch(this.client, node, session);
+  }
+
+  /**
+   * Waits for `waitFor` to go: on this client's own removal of it when it is a node of ours (no
+   * ZooKeeper watch, see `local-hand-off.ts`), else on a ZooKeeper watch.
+   */
+  private waitForNode(waitFor: LockChild): Promise<WaitOutcome> {
+    const path = joinPath(this.options.path, waitFor.name);
+    const node = this.node as Created;
+    const local = localNodes(this.client).get(path);
+    if (local?.canWait(node.stat.ephemeralOwner)) {
+      return waitForLocalRemoval(this.bounds(), local, node.path);
+    }
+    return waitForDeletion(this.bounds(), path);
   }
 
   private stopWatchingNode(): void {
@@ -414,6 +526,14 @@ class QueueAttempt {
     }
   }
 
+  private likelyHold(): void {
+    try {
+      this.options.onLikelyHold?.();
+    } catch {
+      // A throwing callback must not break the queue.
+    }
+  }
+
   private queued(node: string): void {
     try {
       this.options.onQueued?.(node);
@@ -425,8 +545,9 @@ class QueueAttempt {
   /** A fresh listing of the queue, sorted; RESTART when the path (so our node) is gone. */
   private async list(): Promise<LockChild[] | typeof RESTART> {
     try {
-      const signal = this.deadline.signal;
-      return sortChildren(await this.client.promises.children(this.options.path, { signal }));
+      // A read: nothing to withdraw, its wait is given up by the deadline's race.
+      const names = await this.deadline.race(this.client.promises.children(this.options.path));
+      return sortChildren(names);
     } catch (error) {
       if (isZkError(error, ZkErrorCode.NoNode)) return RESTART;
       throw error;
