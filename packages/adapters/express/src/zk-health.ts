@@ -2,7 +2,7 @@
  * zkHealth: an Express route handler reporting whether this instance's ZooKeeper session is
  * usable, for load balancers and orchestrators' readiness probes.
  */
-import { isConnectedState, type SessionState, type ZkClient } from '@zkrx/core';
+import { isReadWriteState, type SessionState, type ZkClient } from '@zkrx/core';
 import type { Request, RequestHandler, Response } from 'express';
 import { checkClient, checkOptions } from './options';
 
@@ -37,7 +37,8 @@ export function zkHealth(options: ZkHealthOptions): RequestHandler {
   const client = checkClient(where, checkOptions(where, options).client);
   return function zkHealthHandler(_request: Request, response: Response): void {
     const state = client.state;
-    const body: ZkHealthBody = isConnectedState(state)
+    // `read-only` is down: no lock, election or partition can be taken there.
+    const body: ZkHealthBody = isReadWriteState(state)
       ? { status: 'up', state, sessionId: client.sessionId }
       : { status: 'down', state };
     response

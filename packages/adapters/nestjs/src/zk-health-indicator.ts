@@ -4,7 +4,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
-import { isConnectedState, type ZkClient } from '@zkrx/core';
+import { isReadWriteState, type ZkClient } from '@zkrx/core';
 import { ZK_CLIENT } from './tokens';
 
 /**
@@ -40,8 +40,9 @@ export class ZkHealthIndicator {
   ) {}
 
   /**
-   * Up while the session is connected (`connected` or `reconnected`), down otherwise; the
-   * result carries the session state and id.
+   * Up while the session is connected to a read-write server (`connected` or `reconnected`),
+   * down otherwise — `read-only` included: no lock, election or partition can be taken there;
+   * the result carries the session state and id.
    *
    * @param key The key of this indicator in the health check's result.
    * @return The indicator's result.
@@ -50,6 +51,6 @@ export class ZkHealthIndicator {
     const indicator = this.health.check(key);
     const { state, sessionId } = this.client;
     const details = { state, sessionId: sessionId ?? null };
-    return isConnectedState(state) ? indicator.up(details) : indicator.down(details);
+    return isReadWriteState(state) ? indicator.up(details) : indicator.down(details);
   }
 }
