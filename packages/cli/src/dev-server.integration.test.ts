@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { fourLetterWord } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { fakeIo } from '../test/fake-io';
+import { Terminal, tmuxAvailability, zkrxFromSource } from '../test/terminal';
 import { run } from './index';
 
 /** A port free now (the kernel's pick, given back at once). */
@@ -33,6 +34,24 @@ describe('zkrx dev-server', () => {
     expect(io.out()).toMatch(/stopped\n$/);
     expect(existsSync(dir)).toBe(false);
   });
+
+  // The command as a person runs it, in its own process: the server's child process is
+  // unreferenced, so nothing but the command's own wait may keep it alive until Ctrl-C.
+  const tmux = tmuxAvailability();
+  it.skipIf(!tmux.available)(
+    `keeps serving in a terminal until Ctrl-C${tmux.available ? '' : ` (skipped: ${tmux.reason})`}`,
+    async () => {
+      const port = await freePort();
+      using terminal = Terminal.start(zkrxFromSource(['dev-server', '--port', String(port)]));
+      await terminal.until((screen) => screen.includes('Ctrl-C stops it.'), 'the server ready');
+      expect(await fourLetterWord(`127.0.0.1:${port}`, 'ruok')).toBe('imok');
+      terminal.keys('C-c');
+      await terminal.until(
+        (screen) => screen.includes('stopped') && screen.includes('[exited 0]'),
+        'stopped by Ctrl-C',
+      );
+    },
+  );
 
   it('refuses what it cannot use, before starting anything', async () => {
     for (const argv of [

@@ -43,12 +43,17 @@ export async function devServer(options: { port: number; io: CliIo }): Promise<n
       `  ZK_CONNECT=${server.connectString}\n` +
       'Ctrl-C stops it.\n',
   );
+  // The server's process is unreferenced (a test's servers must not keep its runner alive) and a
+  // signal listener keeps nothing alive either: without this timer the command would exit here,
+  // taking the server with it.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   await new Promise<void>((resolve) => {
     const stop = io.onInterrupt(() => {
       stop();
       resolve();
     });
   });
+  clearInterval(keepAlive);
   await server.close();
   io.stdout.write('stopped\n');
   return 0;
