@@ -1,10 +1,10 @@
 /**
  * The sticky assignment every member of a partition computes from the same inputs: the live
- * members in join order, the item set, and who owns each item now. Pure and deterministic.
+ * members in id order, the item set, and who owns each item now. Pure and deterministic.
  */
 
 export interface AssignInput {
-  /** The live members' ids, in join order. */
+  /** The live members' ids, in id order. */
   readonly members: readonly string[];
   /** The items, distinct, sorted (every member sorts them the same way). */
   readonly items: readonly string[];
@@ -17,7 +17,7 @@ export interface AssignInput {
  * assignment keeps more items with their current owner).
  *
  * 1. Quotas: ⌊n/m⌋ each; the `n mod m` extra items go to the members owning the most now, their
- *    counts capped at ⌊n/m⌋ + 1, ties by join order. A member with at least ⌊n/m⌋ + 1 items
+ *    counts capped at ⌊n/m⌋ + 1, ties by member order (ids sorted). A member with at least ⌊n/m⌋ + 1 items
  *    keeps one more item with an extra slot, any other member none: so giving the extras to
  *    those first keeps the most. The cap keeps the choice stable while items move (a member
  *    giving up surplus items still has ⌊n/m⌋ + 1 or more: same rank).
@@ -36,7 +36,7 @@ export interface AssignInput {
  *
  * O(n + m log m + p log m) for n items, m members and p items placed.
  *
- * @param input Members in join order, sorted items, current owners.
+ * @param input Members in id order, sorted items, current owners.
  * @return Each item's owner-to-be (empty without members).
  */
 export function assign(input: AssignInput): Map<string, string> {
@@ -66,7 +66,7 @@ export function assign(input: AssignInput): Map<string, string> {
     for (let k = 0; k < keep; k++) result.set(list[k] as string, members[at] as string);
     room[at] = (room[at] as number) - keep;
   }
-  // The rest, in item order, each to the member with the most room left (ties by join order):
+  // The rest, in item order, each to the member with the most room left (ties by member order (ids sorted)):
   // a heap of members by room, O(log m) a placement. The rooms left add up to the items left.
   const heap = new RoomHeap(room);
   for (const item of items) {
@@ -77,7 +77,7 @@ export function assign(input: AssignInput): Map<string, string> {
   return result;
 }
 
-/** Members by room left: the most room first, ties by the lowest index (join order). */
+/** Members by room left: the most room first, ties by the lowest index (id order). */
 class RoomHeap {
   private readonly heap: number[] = [];
 

@@ -1,6 +1,6 @@
 /**
  * The assignment as the coordinator writes it (the data of `<path>/members`) and every member
- * reads it: the members in join order, a digest of the item set, each item's owner-to-be as a
+ * reads it: the members in id order, a digest of the item set, each item's owner-to-be as a
  * few base-36 digits in item order, and the poison items. Pure: encode, decode, and what one
  * member or the coordinator takes from it.
  */
@@ -18,7 +18,7 @@ export interface PoisonedItem {
 
 /** An assignment, decoded. */
 export interface AssignmentRecord {
-  /** The member ids the assignment is for, in join order. */
+  /** The member ids the assignment is for, in id order. */
   readonly members: readonly string[];
   /** The coordinator that wrote it. */
   readonly coordinator: string;
@@ -62,7 +62,7 @@ function widthFor(members: number): number {
 /**
  * Encodes an assignment of the sorted `items` (their digest given) over `members`.
  *
- * @param input Members in join order, sorted items and their digest, each item's owner-to-be
+ * @param input Members in id order, sorted items and their digest, each item's owner-to-be
  *   (absent: nobody), the poison items, the coordinator's id.
  * @return The znode's data.
  */

@@ -14,7 +14,7 @@ import { coordinatorPath, membersPath, poisonPath } from './options';
 
 /** What the coordinator computes from, as its member sees it now. */
 export interface CoordinatorInputs {
-  /** The live members in join order; undefined before the first listing. */
+  /** The live members in id order; undefined before the first listing. */
   members(): readonly Member[] | undefined;
   /** The sorted item set and its digest; undefined before the first. */
   items(): { readonly items: readonly string[]; readonly digest: string } | undefined;

@@ -16,7 +16,7 @@ export type {
 export { inspectFleet } from './inspect';
 export type { JoinPartitionOptions, PartitionMembership } from './join-partition';
 export { defaultMemberId, joinPartition } from './join-partition';
-export type { Member, MembersOptions } from './members';
+export type { Member, MemberDetails, MembersOptions } from './members';
 export { members } from './members';
 export type { PartitionOptions } from './options';
 export { validatePartition } from './options';

@@ -8,7 +8,7 @@ import { type InspectedParticipant, inspect } from '@zkrx/lock';
 import { unlessGone } from '@zkrx/lock/recipe';
 import { decodeAssignment, type PoisonedItem } from './assignment-record';
 import { readPoisonReport } from './coordinator';
-import type { Member } from './members';
+import type { MemberDetails } from './members';
 import {
   checkClient,
   checkFleetPath,
@@ -19,7 +19,7 @@ import {
 } from './options';
 
 /** A member, as read. */
-export interface InspectedMember extends Member {
+export interface InspectedMember extends MemberDetails {
   /** Its session is the inspecting client's own. */
   readonly ownSession: boolean;
   /** The partition's items whose lock it holds, sorted (empty for a plain membership). */
@@ -93,10 +93,10 @@ export interface InspectedFleet {
 /** How many item locks an inspection reads at once. */
 const CONCURRENCY = 16;
 
-async function readMembers(client: ZkClient, path: string): Promise<Member[]> {
+async function readMembers(client: ZkClient, path: string): Promise<MemberDetails[]> {
   const names = (await unlessGone(client.promises.children(path))) ?? [];
   const found = await Promise.all(
-    names.map(async (name): Promise<Member | undefined> => {
+    names.map(async (name): Promise<MemberDetails | undefined> => {
       const node = await unlessGone(client.promises.get(joinPath(path, name)));
       if (!node || node.stat.ephemeralOwner === '0') return undefined;
       return {
@@ -109,7 +109,7 @@ async function readMembers(client: ZkClient, path: string): Promise<Member[]> {
     }),
   );
   return found
-    .filter((member): member is Member => member !== undefined)
+    .filter((member): member is MemberDetails => member !== undefined)
     .sort((a, b) => a.czxid - b.czxid);
 }
 
@@ -204,7 +204,7 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
 async function readItems(
   client: ZkClient,
   path: string,
-  members: readonly Member[],
+  members: readonly MemberDetails[],
 ): Promise<InspectedItem[]> {
   const bySession = new Map(members.map((member) => [member.sessionId, member.id]));
   const hold = (participant: InspectedParticipant): InspectedHold => ({
@@ -249,7 +249,7 @@ async function readPoison(client: ZkClient, path: string): Promise<InspectedPois
  * member; undefined without members.
  */
 function isBalanced(
-  members: readonly Member[],
+  members: readonly MemberDetails[],
   items: readonly InspectedItem[],
   owned: ReadonlyMap<string, readonly string[]>,
 ): boolean | undefined {

@@ -37,7 +37,7 @@ describe('joinPartition', () => {
     const membership = joinPartition(client!, path, ['a', 'b', 'c'], { id: 'one', data: 'here' });
     expect(membership.assignment).toBeUndefined();
     await membership.joined;
-    expect(membership.assignment?.members).toMatchObject([{ id: 'one', data: 'here' }]);
+    expect(membership.assignment?.members).toEqual([{ id: 'one' }]);
     await owning(membership, 3);
     expect(membership.assignment?.items).toEqual(['a', 'b', 'c']);
     // Late subscribers get the latest at once.

@@ -1,5 +1,6 @@
 /**
- * `members` against a real ZooKeeper: join order, data and sessions, a duplicate id as an error,
+ * `members` against a real ZooKeeper: id order, what a join costs each member (ids alone, and
+ * with details: data, sessions, join order), a duplicate id as an error,
  * joining again after an expiry or a deletion, a create whose reply was lost, leaving on
  * unsubscribe and on close, and bad input refused before anything is sent.
  */
@@ -9,25 +10,35 @@ import {
   childrenOf,
   connectedClient,
   connectedClients,
+  countedClient,
   proxiedClient,
   watchersOf,
 } from '@zkrx/test-support';
 import { expireSession, testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import type { Subscription } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DuplicateMemberError, type Member, members } from './index';
+import { DuplicateMemberError, type MemberDetails, members } from './index';
 
 const subscriptions: Subscription[] = [];
 afterEach(() => {
   for (const subscription of subscriptions.splice(0)) subscription.unsubscribe();
 });
 
-/** Joins and records every emission and the error, if any. */
-function join(client: ZkClient, path: string, id: string, data?: string) {
-  const seen: (readonly Member[])[] = [];
+/**
+ * Joins and records every emission and the error, if any. The members are read with their
+ * details unless `details: false` (then only `id` is set: the type says more than there is).
+ */
+function join(
+  client: ZkClient,
+  path: string,
+  id: string,
+  options: { data?: string; details?: boolean } = {},
+) {
+  const seen: (readonly MemberDetails[])[] = [];
   const state: { error: unknown; completed: boolean } = { error: undefined, completed: false };
-  const subscription = members(client, path, { id, data }).subscribe({
-    next: (list) => seen.push(list),
+  const { data, details = true } = options;
+  const subscription = members(client, path, { id, data, details }).subscribe({
+    next: (list) => seen.push(list as readonly MemberDetails[]),
     error: (error: unknown) => {
       state.error = error;
     },
@@ -46,28 +57,22 @@ function join(client: ZkClient, path: string, id: string, data?: string) {
 }
 
 describe('members', () => {
-  it('emits the whole membership in join order, with data and sessions; unsubscribing leaves', async () => {
+  it('emits the whole membership in id order, ids alone by default; unsubscribing leaves', async () => {
     const [a, b, c] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
     const path = `${uniqueRoot('fleet')}/workers`;
-    const first = join(a, path, 'worker-b', '10.0.0.1:80');
+    const first = join(a, path, 'worker-b', { data: '10.0.0.1:80', details: false });
     await vi.waitUntil(() => first.seen.length > 0);
-    // The first emission already has this member in it.
-    expect(first.seen[0]).toMatchObject([
-      { id: 'worker-b', data: '10.0.0.1:80', sessionId: a.sessionId },
-    ]);
-    const second = join(b, path, 'worker-a');
+    // The first emission already has this member in it; ids only.
+    expect(first.seen[0]).toEqual([{ id: 'worker-b' }]);
+    const second = join(b, path, 'worker-a', { details: false });
     await vi.waitUntil(() => second.seen.length > 0);
-    const third = join(c, path, 'worker-c');
+    const third = join(c, path, 'worker-c', { details: false });
     await vi.waitUntil(() => first.latest()?.length === 3);
-    // Join order, not name order.
-    expect(first.ids()).toEqual(['worker-b', 'worker-a', 'worker-c']);
+    // Id order, not join order.
+    expect(first.ids()).toEqual(['worker-a', 'worker-b', 'worker-c']);
     await vi.waitUntil(() => second.latest()?.length === 3 && third.latest()?.length === 3);
     expect(second.latest()).toEqual(first.latest());
-    const [x, y, z] = first.latest() as Member[];
-    expect(x?.czxid).toBeLessThan(y?.czxid as number);
-    expect(y?.czxid).toBeLessThan(z?.czxid as number);
-    expect(y).toMatchObject({ data: '', sessionId: b.sessionId });
-    expect(z?.joinedAt).toBeGreaterThan(0);
+    expect(first.latest()).toEqual([{ id: 'worker-a' }, { id: 'worker-b' }, { id: 'worker-c' }]);
 
     second.subscription.unsubscribe();
     await vi.waitUntil(() => first.latest()?.length === 2);
@@ -76,6 +81,46 @@ describe('members', () => {
     first.subscription.unsubscribe();
     third.subscription.unsubscribe();
     await vi.waitUntil(async () => (await childrenOf(c, path)).length === 0);
+  });
+
+  it('with details: data, sessions and join times, still in id order', async () => {
+    const [a, b] = (await connectedClients(2)) as [ZkClient, ZkClient];
+    const path = `${uniqueRoot('fleet')}/workers`;
+    const first = join(a, path, 'worker-b', { data: '10.0.0.1:80' });
+    await vi.waitUntil(() => first.seen.length > 0);
+    expect(first.seen[0]).toMatchObject([
+      { id: 'worker-b', data: '10.0.0.1:80', sessionId: a.sessionId },
+    ]);
+    const second = join(b, path, 'worker-a');
+    await vi.waitUntil(() => first.latest()?.length === 2 && second.latest()?.length === 2);
+    expect(second.latest()).toEqual(first.latest());
+    const [x, y] = first.latest() as MemberDetails[];
+    expect(x).toMatchObject({ id: 'worker-a', data: '', sessionId: b.sessionId });
+    expect(y).toMatchObject({ id: 'worker-b', data: '10.0.0.1:80', sessionId: a.sessionId });
+    // worker-b joined first: its node's creation is the earlier one.
+    expect(y?.czxid).toBeLessThan(x?.czxid as number);
+    expect(x?.joinedAt).toBeGreaterThan(0);
+  });
+
+  it('a join costs each member one notification and one listing; with details, one read more', async () => {
+    for (const details of [false, true]) {
+      const path = `${uniqueRoot('fleet')}/workers`;
+      const { client: watcher, packets } = await countedClient();
+      const others = await connectedClients(3);
+      const seeing = join(watcher, path, 'w', { details });
+      const joined = others.slice(0, 2).map((client, index) => join(client, path, `m${index}`));
+      await vi.waitUntil(() => seeing.latest()?.length === 3);
+      await vi.waitUntil(() => joined.every((member) => member.latest()?.length === 3));
+      // Settled: every member listed all three and its watch is armed again.
+      packets.replies = 0;
+      packets.notifications = 0;
+      join(others[2] as ZkClient, path, 'm2');
+      await vi.waitUntil(() => seeing.latest()?.length === 4);
+      expect({ notifications: packets.notifications, replies: packets.replies }).toEqual({
+        notifications: 1,
+        replies: details ? 2 : 1,
+      });
+    }
   });
 
   it('watches the group, not each member: a member node is watched by its own session only', async () => {
@@ -109,7 +154,7 @@ describe('members', () => {
     // Two ids on one client are two members.
     const other = join(a, path, 'v');
     await vi.waitUntil(() => other.latest()?.length === 2 && first.latest()?.length === 2);
-    expect(first.ids()).toEqual(['w', 'v']);
+    expect(first.ids()).toEqual(['v', 'w']);
   });
 
   it('a restarted member with the same id waits for its old session to expire, then joins', async () => {
@@ -151,9 +196,9 @@ describe('members', () => {
   it('refuses an id another live member has: DuplicateMemberError, the other undisturbed', async () => {
     const [a, b] = (await connectedClients(2)) as [ZkClient, ZkClient];
     const path = `${uniqueRoot('fleet')}/workers`;
-    const first = join(a, path, 'worker-1', 'first');
+    const first = join(a, path, 'worker-1', { data: 'first' });
     await vi.waitUntil(() => first.seen.length > 0);
-    const second = join(b, path, 'worker-1', 'second');
+    const second = join(b, path, 'worker-1', { data: 'second' });
     await vi.waitUntil(() => second.state.error !== undefined);
     const error = second.state.error as DuplicateMemberError;
     expect(DuplicateMemberError.isInstance(error)).toBe(true);
@@ -172,34 +217,34 @@ describe('members', () => {
     // Once the first leaves, the id is free again.
     first.subscription.unsubscribe();
     await vi.waitUntil(async () => (await childrenOf(b, path)).length === 0);
-    const third = join(b, path, 'worker-1', 'third');
+    const third = join(b, path, 'worker-1', { data: 'third' });
     await vi.waitUntil(() => third.seen.length > 0);
     expect(third.latest()).toMatchObject([{ id: 'worker-1', data: 'third' }]);
   });
 
-  it('joins again by itself after its session expired (at the back), and after its node was deleted', async () => {
+  it('joins again by itself after its session expired (a new node), and after its node was deleted', async () => {
     const [a, b] = (await connectedClients(2)) as [ZkClient, ZkClient];
     const path = `${uniqueRoot('fleet')}/workers`;
     const one = join(a, path, 'one');
     await vi.waitUntil(() => one.seen.length > 0);
     const two = join(b, path, 'two');
     await vi.waitUntil(() => two.latest()?.length === 2);
-    const before = two.latest()?.find((member) => member.id === 'one') as Member;
+    const before = two.latest()?.find((member) => member.id === 'one') as MemberDetails;
 
     await expireSession(a);
-    // `two` sees `one` go, then come back at the back of the line, on its new session.
+    // `two` sees `one` go, then come back with a new node, on its new session.
     await vi.waitUntil(() => two.seen.some((list) => list.length === 1));
     await vi.waitUntil(() => two.latest()?.length === 2);
-    expect(two.ids()).toEqual(['two', 'one']);
-    const after = two.latest()?.find((member) => member.id === 'one') as Member;
+    expect(two.ids()).toEqual(['one', 'two']);
+    const after = two.latest()?.find((member) => member.id === 'one') as MemberDetails;
     expect(after.sessionId).toBe(a.sessionId);
     expect(after.sessionId).not.toBe(before.sessionId);
     expect(after.czxid).toBeGreaterThan(before.czxid);
     await vi.waitUntil(() => one.latest()?.length === 2);
-    expect(one.ids()).toEqual(['two', 'one']);
+    expect(one.ids()).toEqual(['one', 'two']);
 
     // An operator deletes its node: it joins again (with a new node; `two` may not see the
-    // delete and the create apart: one listing can fall after both, see `watchMembers`).
+    // delete and the create apart: one listing can fall after both, see `watchMemberDetails`).
     await b.promises.delete(`${path}/one`);
     await vi.waitUntil(async () => {
       const stat = await b.promises.exists(`${path}/one`);
@@ -258,6 +303,12 @@ describe('members', () => {
     ['an id with a control character', '/fleet/workers', { id: 'a\u0001' }, 'BadArguments'],
     ['a number as id', '/fleet/workers', { id: 7 }, 'BadArguments'],
     ['data that is not text', '/fleet/workers', { id: 'w', data: 42 }, 'BadArguments'],
+    [
+      'details that is not a boolean',
+      '/fleet/workers',
+      { id: 'w', details: 'yes' },
+      'BadArguments',
+    ],
     ['data over 1 MiB', '/fleet/workers', { id: 'w', data: 'x'.repeat(2 ** 20) }, 'BadArguments'],
   ])('refuses %s with a typed error before sending anything', async (_, path, options, code) => {
     const client = await connectedClient();

@@ -1,6 +1,6 @@
 /**
  * Group membership: `members(client, path, { id })` joins with an ephemeral node named by the
- * member's id, emits the live membership in join order, joins again after a session expiry, and
+ * member's id, emits the live membership in id order, joins again after a session expiry, and
  * leaves on unsubscribe.
  */
 import {
@@ -13,12 +13,23 @@ import {
 } from '@zkrx/core';
 import { Observable, type Subscription } from 'rxjs';
 import { DuplicateMemberError } from './errors';
-import { checkClient, checkData, checkFleetPath, checkName, checkOptionsObject } from './options';
+import {
+  checkClient,
+  checkData,
+  checkFlag,
+  checkFleetPath,
+  checkName,
+  checkOptionsObject,
+} from './options';
 
-/** One live member of a group. */
+/** One live member of a group, as a listing of the group shows it. */
 export interface Member {
   /** The member's id: the name of its node, unique among the live members. */
   readonly id: string;
+}
+
+/** A member with what its node holds (`members(…, { details: true })`). */
+export interface MemberDetails extends Member {
   /** The member's `data` (its node's data as UTF-8; empty when none was given). */
   readonly data: string;
   /** The member's session (hex, as ZooKeeper prints it). */
@@ -33,8 +44,14 @@ export interface Member {
 export interface MembersOptions {
   /** This member's id: unique among the group's live members; becomes a znode's name. */
   id: string;
-  /** Shown to the others (`Member.data`) and by `zkrx members`: an address, a host name. */
+  /** Shown to the others (`MemberDetails.data`) and by `zkrx members`: an address, a host name. */
   data?: string;
+  /**
+   * Also read each member's node once, when its name first shows, and emit `MemberDetails`
+   * (data, session, join time): one read per member seen, on top of the listing. Default
+   * `false`: a join costs each member one notification and one listing, nothing per member.
+   */
+  details?: boolean;
 }
 
 /** Our node, once joined. */
@@ -431,48 +448,79 @@ function sameMembers(a: readonly Member[], b: readonly Member[]): boolean {
     a.length === b.length &&
     a.every((member, index) => {
       const other = b[index] as Member;
-      return (
-        member.id === other.id &&
-        member.czxid === other.czxid &&
-        member.sessionId === other.sessionId &&
-        member.data === other.data
-      );
+      if (member.id !== other.id) return false;
+      if (!('czxid' in member) || !('czxid' in other)) return member === other;
+      const [x, y] = [member as MemberDetails, other as MemberDetails];
+      return x.czxid === y.czxid && x.sessionId === y.sessionId && x.data === y.data;
     })
   );
 }
 
 /**
- * The live members under `path`, in join order, now and on every change, without joining: one
- * children watch on the path, and one read of each member node when its name first appears
- * (the reads of one listing go as one request with the client's `batchReads`). No watch per
- * member: a join costs each watcher one notification, one listing and one read. Children that
- * are not ephemeral are not members. Emits once every listed member's node was read.
+ * The live members under `path`, in id order, now and on every change, without joining: one
+ * children watch on the path, nothing per member. A join or a leave costs each watcher one
+ * notification and one listing. Every child of the path counts as a member.
+ */
+function watchMemberIds(client: ZkClient, path: string): Observable<readonly Member[]> {
+  return new Observable<readonly Member[]>((subscriber) => {
+    // One object per listed id, kept while it is listed: a listing that did not change emits
+    // nothing, and a 500-member listing allocates only for the names that are new.
+    let known = new Map<string, Member>();
+    let last: readonly Member[] | undefined;
+    return client.watchChildren(path).subscribe({
+      next: (names) => {
+        const next = new Map<string, Member>();
+        const found = names.map((id) => {
+          const member = known.get(id) ?? { id };
+          next.set(id, member);
+          return member;
+        });
+        known = next;
+        if (last && sameMembers(last, found)) return;
+        last = found;
+        subscriber.next(found);
+      },
+      error: (error: unknown) => subscriber.error(error),
+      complete: () => subscriber.complete(),
+    });
+  });
+}
+
+/**
+ * The live members under `path` with their nodes' details, in id order, now and on every
+ * change, without joining: one children watch on the path, and one read of each member node
+ * when its name first appears (the reads of one listing go as one request with the client's
+ * `batchReads`). No watch per member: a join costs each watcher one notification, one listing
+ * and one read. Children that are not ephemeral are not members. Emits once every listed
+ * member's node was read.
  *
  * A member that leaves and joins again under the same id faster than a watcher lists the path
  * again (the two changes fall between two of its listings, which then show the same names) is
  * not seen to: that watcher keeps its earlier node (session, join order) until the next change.
  */
-export function watchMembers(client: ZkClient, path: string): Observable<readonly Member[]> {
-  return new Observable<readonly Member[]>((subscriber) => {
+function watchMemberDetails(
+  client: ZkClient,
+  path: string,
+): Observable<readonly MemberDetails[]> {
+  return new Observable<readonly MemberDetails[]>((subscriber) => {
     /** Each listed name's member: `value` undefined while being read, null when not a member. */
     interface Entry {
-      value: Member | null | undefined;
+      value: MemberDetails | null | undefined;
     }
     const entries = new Map<string, Entry>();
     let names: readonly string[] | undefined;
-    let last: readonly Member[] | undefined;
+    let last: readonly MemberDetails[] | undefined;
     let stopped = false;
     /** Listed names still being read: the membership is emitted once there are none. */
     let unread = 0;
     const emit = () => {
       if (names === undefined || unread > 0 || subscriber.closed) return;
-      const found: Member[] = [];
+      const found: MemberDetails[] = [];
       for (const name of names) {
         const value = entries.get(name)?.value;
         if (value === undefined) return;
         if (value !== null) found.push(value);
       }
-      found.sort((a, b) => a.czxid - b.czxid);
       if (last && sameMembers(last, found)) return;
       last = found;
       subscriber.next(found);
@@ -550,6 +598,7 @@ export interface ResolvedMembers {
   readonly path: string;
   readonly id: string;
   readonly data: Buffer;
+  readonly details: boolean;
 }
 
 export function resolveMembersOptions(
@@ -563,15 +612,21 @@ export function resolveMembersOptions(
   const given = checkOptionsObject(options, what);
   const id = checkName(given.id, 'id', what);
   const data = checkData(given.data, joinPath(checkedPath, id), what);
-  return { client: checkedClient, path: checkedPath, id, data };
+  const details = checkFlag(given.details, 'details', what);
+  return { client: checkedClient, path: checkedPath, id, data, details };
 }
 
 /**
  * Joins the group at `path` and emits its live membership: subscribing creates this member's
- * node (`<path>/<id>`, ephemeral, holding `data`), every emission is the whole membership in
- * join order — the first one once this member is in it —, unsubscribing leaves (the node is
- * removed). After a session expiry the member joins again by itself (at the back: join order is
- * the node's creation). Completes when the client closes.
+ * node (`<path>/<id>`, ephemeral, holding `data`), every emission is the whole membership in id
+ * order — the first one once this member is in it —, unsubscribing leaves (the node is
+ * removed). After a session expiry the member joins again by itself. Completes when the client
+ * closes.
+ *
+ * What it costs: one children watch on `path` (and one on this member's own node); a join or a
+ * leave costs each member one notification and one listing, no read per member. With
+ * `details: true` the members are `MemberDetails` (data, session, join time and order): each
+ * member's node is read once, when its name first shows.
  *
  * An id another live member has is an error, not a second member: the observable errors with
  * `DuplicateMemberError` (and joins nothing). Bad input errors with ZkError `InvalidPath` or
@@ -580,19 +635,34 @@ export function resolveMembersOptions(
  *
  * ## Example
  * ```ts
- * members(client, '/fleet/workers', { id: 'worker-1', data: '10.0.0.7:8080' }).subscribe({
+ * members(client, '/fleet/workers', { id: 'worker-1' }).subscribe({
  *   next: (all) => console.log(all.map((member) => member.id)),
  *   error: (error) => console.error('not a member:', error),
  * });
  * // Output: [ 'worker-1' ]
  * //         [ 'worker-1', 'worker-2' ]
+ *
+ * members(client, '/fleet/api', { id: 'api-1', data: '10.0.0.7:8080', details: true }).subscribe(
+ *   (all) => console.log(all.map((member) => member.data)),
+ * );
+ * // Output: [ '10.0.0.7:8080' ]
  * ```
  *
  * @param client The client whose session is the membership.
  * @param path The group's path (its members are its children).
- * @param options `id` (unique among the live members; a znode name), `data` (text).
- * @return The live members, in join order, on every change.
+ * @param options `id` (unique among the live members; a znode name), `data` (text), `details`.
+ * @return The live members, in id order, on every change.
  */
+export function members(
+  client: ZkClient,
+  path: string,
+  options: MembersOptions & { details: true },
+): Observable<readonly MemberDetails[]>;
+export function members(
+  client: ZkClient,
+  path: string,
+  options: MembersOptions,
+): Observable<readonly Member[]>;
 export function members(
   client: ZkClient,
   path: string,
@@ -617,7 +687,7 @@ export function joinMembers(
       subscriber.error(error);
       return;
     }
-    const { client, path, id, data } = resolved;
+    const { client, path, id, data, details } = resolved;
     if (client.isClosed) {
       subscriber.error(
         new ZkError(ZkErrorCode.ClientClosed, `members ${path}: the client is closed`),
@@ -631,12 +701,14 @@ export function joinMembers(
       if (!latest || subscriber.closed) return;
       let list = latest;
       const self = join.current;
-      if (self) {
-        // Our own node as we made it: a listing may still show the node our id had before
-        // (a leave and a join again between two listings look alike, see `watchMembers`).
-        const at = list.findIndex((member) => member.id === id);
-        if (at >= 0 && (list[at] as Member).czxid !== self.czxid) {
-          const ours: Member = {
+      const at = self ? list.findIndex((member) => member.id === id) : -1;
+      if (self && at >= 0) {
+        seenSelf = true;
+        // A listing read before our create's reply can show the node our id had before (a
+        // session that ended, whose deletion that read did not see yet): with details, show our
+        // own node as we made it.
+        if (details && (list[at] as MemberDetails).czxid !== self.czxid) {
+          const ours: MemberDetails = {
             id,
             data: data.toString('utf8'),
             sessionId: self.sessionId,
@@ -644,10 +716,9 @@ export function joinMembers(
             czxid: self.czxid,
           };
           list = list.map((member, index) => (index === at ? ours : member));
-          list = [...list].sort((a, b) => a.czxid - b.czxid);
         }
-        if (at >= 0) seenSelf = true;
       }
+      // The first emission once we are in the membership; from then on every change.
       if (!seenSelf) return;
       if (emitted && sameMembers(emitted, list)) return;
       emitted = list;
@@ -660,7 +731,8 @@ export function joinMembers(
       },
       failed: (error) => subscriber.error(error),
     });
-    const view = watchMembers(client, path).subscribe({
+    const watched = details ? watchMemberDetails(client, path) : watchMemberIds(client, path);
+    const view = watched.subscribe({
       next: (found) => {
         latest = found;
         emit();

@@ -93,6 +93,15 @@ export function checkOptionsObject(options: unknown, what: string): Record<strin
   return options as Record<string, unknown>;
 }
 
+/** An optional yes/no option: `false` when not given. */
+export function checkFlag(value: unknown, field: string, what: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') {
+    throw new ZkError(ZkErrorCode.BadArguments, `${what}: ${field} must be true or false`);
+  }
+  return value;
+}
+
 export function checkSuspendedPolicy(value: unknown, what: string): SuspendedPolicy {
   const policy = value ?? 'release';
   if (policy !== 'release' && policy !== 'continue') {

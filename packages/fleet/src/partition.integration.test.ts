@@ -207,13 +207,8 @@ describe('partition', () => {
     for (const moving of [...joinMoves, ...leaveMoves]) {
       expect((log.history.get(moving) ?? []).length).toBeGreaterThanOrEqual(2);
     }
-    // The members each saw the whole fleet, in join order (the order their creates landed in).
-    const seen = fleet[0]?.latest()?.members ?? [];
-    expect(seen.map((member) => member.id).sort()).toEqual(['a', 'c', 'd']);
-    expect(seen.map((member) => member.czxid)).toEqual(
-      seen.map((member) => member.czxid).sort((x, y) => x - y),
-    );
-    expect(seen.find((member) => member.id === 'a')).toMatchObject({ data: 'host-a:1' });
+    // The members each saw the whole fleet, in id order (ids alone: no read per member).
+    expect(fleet[0]?.latest()?.members).toEqual([{ id: 'a' }, { id: 'c' }, { id: 'd' }]);
   });
 
   it("a dead member's items are taken over once its session expires; it comes back and the fleet rebalances", async () => {

@@ -48,7 +48,7 @@ export interface Assignment {
   readonly added: readonly string[];
   /** Items in the previous emission and no longer owned (their signals have aborted). */
   readonly removed: readonly string[];
-  /** The live members as this member sees them, in join order. */
+  /** The live members as this member sees them, in id order. */
   readonly members: readonly Member[];
   /**
    * Items no member owns because their lock failed for good (`NoAuth` on the item's path, a
@@ -211,7 +211,8 @@ class PartitionEngine {
   /** Joins: the member node, the assignment's watch, the coordinator's queue. */
   private join(): void {
     const { client, id, data } = this.resolved;
-    const resolvedMembers = { client, path: membersPath(this.path), id, data };
+    // Ids only: assigning needs who is in, not what each member's node holds (no read per member).
+    const resolvedMembers = { client, path: membersPath(this.path), id, data, details: false };
     this.coordinator = new Coordinator(
       client,
       this.path,
@@ -353,9 +354,11 @@ class PartitionEngine {
   }
 
   private isMember(): boolean {
-    const joined = this.joined;
+    // Our node exists while `joined` is set (the join's own watch on it says when it goes), and
+    // a listing that shows our id was read after our create or shows a node our id had before
+    // whose deletion that listing predates: in both cases the others see (or will see) us.
     return (
-      joined !== undefined && this.members?.some((member) => member.czxid === joined.czxid) === true
+      this.joined !== undefined && this.members?.some((member) => member.id === this.id) === true
     );
   }
 

@@ -112,7 +112,7 @@ describe('@zkrx/nestjs/fleet', () => {
     await fleet.join(path, ['x', 'y'], { id: 'solo', data: 'here' });
     fleet.watchAssignment(path).subscribe((assignment) => seen.push(assignment.items.length));
     await vi.waitUntil(() => fleet.assignment(path)?.items.length === 2);
-    expect(fleet.assignment(path)?.members).toMatchObject([{ id: 'solo', data: 'here' }]);
+    expect(fleet.assignment(path)?.members).toEqual([{ id: 'solo' }]);
     await vi.waitUntil(() => seen.at(-1) === 2);
     await fleet.join(path, ['y', 'x']);
     expect(() => fleet.join(path, ['x'])).toThrow(
