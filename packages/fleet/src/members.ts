@@ -498,10 +498,7 @@ function watchMemberIds(client: ZkClient, path: string): Observable<readonly Mem
  * again (the two changes fall between two of its listings, which then show the same names) is
  * not seen to: that watcher keeps its earlier node (session, join order) until the next change.
  */
-function watchMemberDetails(
-  client: ZkClient,
-  path: string,
-): Observable<readonly MemberDetails[]> {
+function watchMemberDetails(client: ZkClient, path: string): Observable<readonly MemberDetails[]> {
   return new Observable<readonly MemberDetails[]>((subscriber) => {
     /** Each listed name's member: `value` undefined while being read, null when not a member. */
     interface Entry {
