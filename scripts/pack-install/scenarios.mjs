@@ -113,6 +113,26 @@ export const scenarios = [
     smoke: smoke('lock-through-proxy'),
     runtimes: bunAndDeno,
   },
+  // Every exported class keeps its name in both builds (the bundler can rename them).
+  {
+    name: 'class-names',
+    install: [
+      '@zkrx/express',
+      '@zkrx/fleet',
+      '@zkrx/nestjs',
+      '@zkrx/rwlock',
+      '@zkrx/leader',
+      '@zkrx/testing',
+      '@zkrx/cli',
+    ],
+    registry: {
+      '@nestjs/common': '^11.0.0',
+      '@nestjs/core': '^11.0.0',
+      'reflect-metadata': '^0.2.0',
+      express: '^5.0.0',
+    },
+    smoke: smoke('class-names'),
+  },
   {
     name: 'mixed-builds',
     install: ['@zkrx/lock', '@zkrx/rwlock', '@zkrx/leader'],
