@@ -104,7 +104,8 @@ export const scenarios = [
   // tests on the Jest global setup — its own `npm test` and `npm run test:e2e`.
   { name: 'nest-new', project: nestNewProject },
   { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing'), runtimes: bunAndDeno },
-  // The zkrx command alone: `npx zkrx --help`, `npx zkrx locks` on the test server, `run()`.
+  // The zkrx command alone: `npx zkrx --help`, `npx zkrx locks` on the test server, `run()`,
+  // `zkrx dev-server` in its own process until Ctrl-C.
   { name: 'cli', install: ['@zkrx/cli'], smoke: smoke('cli') },
   {
     name: 'lock-ignore-scripts',
