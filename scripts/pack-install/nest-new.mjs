@@ -1,8 +1,9 @@
 /**
  * A fresh `nest new` project (Jest, CommonJS, npm) with zkrx from the packed tarballs: the root
- * README's NestJS snippet as its code, a unit test on `@zkrx/nestjs/testing` (no ZooKeeper) and
- * an e2e test on `@zkrx/testing`'s Jest global setup (a real server it starts), run with the
- * project's own `npm test` and `npm run test:e2e`.
+ * README's NestJS snippet as its code (its files as they are, beside the services they inject),
+ * a unit test on `@zkrx/nestjs/testing` (no ZooKeeper) and an e2e test booting its AppModule on
+ * `@zkrx/testing`'s Jest global setup (a real server it starts), run with the project's own
+ * `npm test` and `npm run test:e2e`.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,31 @@ import { npmInstall, runCommand } from './npm-project.mjs';
 
 const run = promisify(execFile);
 const template = new URL('./nest-new/', import.meta.url).pathname;
+const readme = new URL('../../README.md', import.meta.url).pathname;
+
+/**
+ * The files of the root README's NestJS snippet (its first `ts` block after `**NestJS**`), each
+ * starting at its `// <name>.ts` line: name → text.
+ *
+ * @return {Map<string, string>}
+ */
+export function readmeNestFiles(text) {
+  const after = text.slice(text.indexOf('**NestJS**'));
+  const block = /^```ts\n([\s\S]*?)^```$/m.exec(after)?.[1];
+  if (!block) throw new Error('README.md: no ```ts block after **NestJS**');
+  const files = new Map();
+  let current;
+  for (const line of block.split('\n')) {
+    const name = /^\/\/ ([\w.-]+\.ts)\b/.exec(line)?.[1];
+    if (name) {
+      current = name;
+      files.set(name, '');
+    }
+    if (!current) throw new Error(`README.md's NestJS block starts before a // <name>.ts line`);
+    files.set(current, `${files.get(current)}${line}\n`);
+  }
+  return files;
+}
 
 /** The @nestjs/cli major that makes the project (its templates are Nest 11's). */
 const nestCli = '@nestjs/cli@11';
@@ -55,6 +81,9 @@ export async function nestNewProject({ dir, packs, npmArgs = [], log }) {
   // The template's e2e test boots AppModule, which now needs ZK_CONNECT: ours replaces it.
   rmSync(join(dir, 'test/app.e2e-spec.ts'), { force: true });
   cpSync(template, dir, { recursive: true });
+  const readmeFiles = readmeNestFiles(readFileSync(readme, 'utf8'));
+  for (const [name, text] of readmeFiles) writeFileSync(join(dir, 'src', name), text);
+  log(`nest new: the README's ${[...readmeFiles.keys()].join(', ')}`);
 
   const installMs = await npmInstall(dir, npmArgs);
   log(`nest new: npm install ${(installMs / 1000).toFixed(1)} s`);
