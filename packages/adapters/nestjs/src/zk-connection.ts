@@ -35,7 +35,7 @@ function notReached(error: ZkError): ZkError {
   return new ZkError(
     ZkErrorCode.ConnectTimeout,
     `ZkModule could not start the application: ${error.message}. Start ZooKeeper there ` +
-      '(for development: npx zkrx dev-server, on 127.0.0.1:2181) or give ZkModule the right ' +
+      '(for development: npx @zkrx/cli dev-server, on 127.0.0.1:2181) or give ZkModule the right ' +
       '`connect`; `waitForConnection: false` starts the application without waiting',
     { cause: error },
   );

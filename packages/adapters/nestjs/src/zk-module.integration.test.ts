@@ -118,7 +118,7 @@ describe('ZkModule', () => {
     expect(isZkError(error, ZkErrorCode.ConnectTimeout)).toBe(true);
     // What the log shows a new user: where it looked, and what to do.
     expect((error as Error).message).toMatch(
-      /^ZkModule could not start the application: .*127\.0\.0\.1:1 .*npx zkrx dev-server.*`connect`/,
+      /^ZkModule could not start the application: .*127\.0\.0\.1:1 .*npx @zkrx\/cli dev-server.*`connect`/,
     );
     expect(isZkError((error as Error).cause, ZkErrorCode.ConnectTimeout)).toBe(true);
   });
