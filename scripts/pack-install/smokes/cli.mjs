@@ -1,12 +1,8 @@
 /**
  * @zkrx/cli from its tarball, alone: the `zkrx` command as npx runs it (`--help`, `locks` showing
- * a lock held on the test server, a usage error's exit code, `dev-server` serving until Ctrl-C)
- * and `run` from the module system.
+ * a lock held on the test server, a usage error's exit code) and `run` from the module system.
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
 const exec = promisify(execFile);
@@ -51,48 +47,5 @@ export default async function smoke(load, { connect, root }) {
     await lease.release();
     await client.close();
   }
-  const devServer = await devServerUntilCtrlC(load);
-  return `@zkrx/cli: npx zkrx --help, npx @zkrx/cli --version, npx zkrx locks shows the holder, exit 2 on misuse, run() exit 0, ${devServer}`;
-}
-
-/**
- * `zkrx dev-server --port <p>` (the installed bin) in its own process group, as a terminal runs
- * it: it must answer `ruok` while nothing but the command keeps it up, then stop on Ctrl-C
- * (SIGINT to the group), exit 0 and remove its data. Not through npx: npm itself dies of the
- * SIGINT, before the command has stopped.
- */
-async function devServerUntilCtrlC(load) {
-  const { fourLetterWord } = await load('@zkrx/testing'); // a dependency of @zkrx/cli
-  const probe = createServer();
-  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  const bin = join(process.cwd(), 'node_modules/.bin/zkrx');
-  const child = spawn(bin, ['dev-server', '--port', String(port)], {
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (chunk) => (out += chunk));
-  child.stderr.on('data', (chunk) => (out += chunk));
-  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  try {
-    const ready = await new Promise((resolve, reject) => {
-      child.stdout.on('data', () => out.includes('Ctrl-C stops it.') && resolve(true));
-      exited.then((code) => resolve(code === 0 ? false : reject(new Error(`exited ${code}`))));
-    });
-    if (!ready) throw new Error('it exited 0 right after saying it was ready');
-    const answer = await fourLetterWord(`127.0.0.1:${port}`, 'ruok');
-    if (answer !== 'imok') throw new Error(`ruok answered ${answer}`);
-    process.kill(-child.pid, 'SIGINT');
-    const code = await exited;
-    const dir = /data in (\S+),/.exec(out)?.[1];
-    if (code !== 0 || !out.includes('stopped') || !dir || existsSync(dir)) {
-      throw new Error(`after Ctrl-C: exit ${code}, data ${dir} ${existsSync(dir ?? '')}`);
-    }
-  } catch (error) {
-    if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid, 'SIGKILL');
-    throw new Error(`zkrx dev-server: ${error.message}\n${out}`);
-  }
-  return 'zkrx dev-server served until Ctrl-C';
+  return `@zkrx/cli: npx zkrx --help, npx @zkrx/cli --version, npx zkrx locks shows the holder, exit 2 on misuse, run() exit 0`;
 }
