@@ -145,9 +145,10 @@ export const scenarios = [
     },
     smoke: smoke('nestjs-locked-only'),
   },
-  // A fresh `nest new` project (Jest): the README's snippet, unit tests without ZooKeeper, e2e
-  // tests on the Jest global setup — its own `npm test` and `npm run test:e2e`.
-  { name: 'nest-new', project: nestNewProject },
+  // A fresh `nest new` project (Nest 12: ES modules, Vitest; Nest 11: CommonJS, Jest): the
+  // README's snippet, unit tests without ZooKeeper, e2e tests on the runner's global setup.
+  { name: 'nest-new-12', project: nestNewProject(12) },
+  { name: 'nest-new-11', project: nestNewProject(11) },
   { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing'), runtimes: bunAndDeno },
   // The zkrx command alone: `npx zkrx --help`, `npx zkrx locks` on the test server, `run()`;
   // then `zkrx dev-server` in its own process until Ctrl-C.

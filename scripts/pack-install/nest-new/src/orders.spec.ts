@@ -1,12 +1,12 @@
-// Unit tests without ZooKeeper (@zkrx/nestjs/testing, in the Jest `nest new` set up), on the
-// root README's NestJS files as they are.
+// Unit tests without ZooKeeper (@zkrx/nestjs/testing, in the runner `nest new` set up: Vitest
+// on Nest 12, Jest on Nest 11), on the root README's NestJS files as they are.
 import { Test, type TestingModule } from '@nestjs/testing';
 import { LockLostError } from '@zkrx/lock';
 import { ZkTesting, ZkTestingModule } from '@zkrx/nestjs/testing';
-import { Billing } from './billing';
-import { Invoices } from './invoices';
-import { OrdersController } from './orders.controller';
-import { Payments } from './payments';
+import { Billing } from './billing.js';
+import { Invoices } from './invoices.js';
+import { OrdersController } from './orders.controller.js';
+import { Payments } from './payments.js';
 
 describe('orders and billing, no ZooKeeper', () => {
   let app: TestingModule;
@@ -27,10 +27,10 @@ describe('orders and billing, no ZooKeeper', () => {
     await expect(orders.pay('42')).resolves.toMatchObject({ order: '42' });
     let charging!: () => void;
     const charged = new Promise<void>((resolve) => (charging = resolve));
-    jest.spyOn(app.get(Payments), 'charge').mockImplementation(() => {
+    app.get(Payments).charge = () => {
       charging();
       return new Promise(() => {}); // a charge that never ends
-    });
+    };
     const paying = orders.pay('7');
     await charged; // inside, under the lock
     app.get(ZkTesting).loseLock('/locks/orders/7');

@@ -1,18 +1,16 @@
-// Against a real ZooKeeper (@zkrx/testing's Jest global setup, test/jest-e2e.json): the root
-// README's AppModule as it is, ZK_CONNECT pointing at the test server.
+// Against a real ZooKeeper (@zkrx/testing's global setup for the project's runner): the root
+// README's AppModule as it is, ZK_CONNECT set to the test server (zk-connect.ts) before it loads.
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { createClient } from '@zkrx/core';
 import { acquire } from '@zkrx/lock';
 import request from 'supertest';
+import { AppModule } from '../src/app.module.js';
 
 describe('the README app on ZooKeeper', () => {
   let app: INestApplication;
 
   beforeAll(async () => {
-    // AppModule reads ZK_CONNECT when it is loaded: set it first, then load it.
-    process.env.ZK_CONNECT = process.env.ZKRX_TEST_CONNECT;
-    const { AppModule } = require('../src/app.module') as typeof import('../src/app.module');
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     app = moduleRef.createNestApplication();
     await app.init();
