@@ -15,6 +15,10 @@ export function defineZkrxPackageBuild(
     target: 'node20',
     platform: 'node',
     shims: true,
+    // Classes keep their names in both builds. Without it the CommonJS build (made from the ESM
+    // one when chunks are split) turns a class with static members into `_class2 = class …`, so
+    // an uncaught ZkError printed as `_class2 [ZkError]: …` and `error.constructor.name` lied.
+    keepNames: true,
     ...options,
   });
 }

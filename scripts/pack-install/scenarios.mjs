@@ -5,7 +5,9 @@
  * (`runtimes`: Bun and Deno, same entry files, runtimes.mjs). Add a scenario here to test another
  * install (other npm flags, another peer major, another smoke).
  */
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { nestNewProject } from './nest-new.mjs';
 import { runNode } from './npm-project.mjs';
@@ -38,6 +40,49 @@ const nestMajors = {
     '@nestjs/config': '^12.0.0',
   },
 };
+
+/**
+ * `zkrx dev-server --port <p>` (the project's installed bin) in its own process group, as a
+ * terminal runs it: it must answer `ruok` while nothing but the command keeps it up, then stop
+ * on Ctrl-C (SIGINT to the group), exit 0 and remove its data. Not through npx: npm itself dies
+ * of the SIGINT, before the command has stopped.
+ */
+async function devServerUntilCtrlC({ root, dir }) {
+  const { fourLetterWord } = await import(`${root}/packages/testing/dist/index.js`);
+  const probe = createServer();
+  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  const bin = join(dir, 'node_modules/.bin/zkrx');
+  const child = spawn(bin, ['dev-server', '--port', String(port)], {
+    cwd: dir,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (out += chunk));
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    const ready = await new Promise((resolve, reject) => {
+      child.stdout.on('data', () => out.includes('Ctrl-C stops it.') && resolve(true));
+      exited.then((code) => resolve(code === 0 ? false : reject(new Error(`exited ${code}`))));
+    });
+    if (!ready) throw new Error('it exited 0 right after saying it was ready');
+    const answer = await fourLetterWord(`127.0.0.1:${port}`, 'ruok');
+    if (answer !== 'imok') throw new Error(`ruok answered ${answer}`);
+    process.kill(-child.pid, 'SIGINT');
+    const code = await exited;
+    const data = /data in (\S+),/.exec(out)?.[1];
+    if (code !== 0 || !out.includes('stopped') || !data || existsSync(data)) {
+      throw new Error(`after Ctrl-C: exit ${code}, data ${data} ${existsSync(data ?? '')}`);
+    }
+  } catch (error) {
+    if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid, 'SIGKILL');
+    throw new Error(`zkrx dev-server: ${error.message}\n${out}`);
+  }
+  return 'zkrx dev-server (the installed bin) served until Ctrl-C, then stopped';
+}
 
 /**
  * The example NestJS app (examples/nestjs-app, its CommonJS build) run in the project: three
@@ -100,18 +145,40 @@ export const scenarios = [
     },
     smoke: smoke('nestjs-locked-only'),
   },
-  // A fresh `nest new` project (Jest): the README's snippet, unit tests without ZooKeeper, e2e
-  // tests on the Jest global setup — its own `npm test` and `npm run test:e2e`.
-  { name: 'nest-new', project: nestNewProject },
+  // A fresh `nest new` project (Nest 12: ES modules, Vitest; Nest 11: CommonJS, Jest): the
+  // README's snippet, unit tests without ZooKeeper, e2e tests on the runner's global setup.
+  { name: 'nest-new-12', project: nestNewProject(12) },
+  { name: 'nest-new-11', project: nestNewProject(11) },
   { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing'), runtimes: bunAndDeno },
-  // The zkrx command alone: `npx zkrx --help`, `npx zkrx locks` on the test server, `run()`.
-  { name: 'cli', install: ['@zkrx/cli'], smoke: smoke('cli') },
+  // The zkrx command alone: `npx zkrx --help`, `npx zkrx locks` on the test server, `run()`;
+  // then `zkrx dev-server` in its own process until Ctrl-C.
+  { name: 'cli', install: ['@zkrx/cli'], smoke: smoke('cli'), after: devServerUntilCtrlC },
   {
     name: 'lock-ignore-scripts',
     install: ['@zkrx/lock', '@zkrx/testing'],
     npmArgs: ['--ignore-scripts'],
     smoke: smoke('lock-through-proxy'),
     runtimes: bunAndDeno,
+  },
+  // Every exported class keeps its name in both builds (the bundler can rename them).
+  {
+    name: 'class-names',
+    install: [
+      '@zkrx/express',
+      '@zkrx/fleet',
+      '@zkrx/nestjs',
+      '@zkrx/rwlock',
+      '@zkrx/leader',
+      '@zkrx/testing',
+      '@zkrx/cli',
+    ],
+    registry: {
+      '@nestjs/common': '^11.0.0',
+      '@nestjs/core': '^11.0.0',
+      'reflect-metadata': '^0.2.0',
+      express: '^5.0.0',
+    },
+    smoke: smoke('class-names'),
   },
   {
     name: 'mixed-builds',

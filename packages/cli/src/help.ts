@@ -153,7 +153,7 @@ or ZOOKEEPER_HOME), as @zkrx/testing does. Without Java, a container does the sa
   -h, --help         this help
 
 Example:
-  npx zkrx dev-server
+  npx @zkrx/cli dev-server     (zkrx dev-server where @zkrx/cli is installed)
   ZK_CONNECT=127.0.0.1:2181 npm run start:dev
 
 Exit codes: 0 stopped by Ctrl-C; 1 could not start (no Java or ZooKeeper, the port taken).`,

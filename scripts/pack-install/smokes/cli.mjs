@@ -16,6 +16,9 @@ export default async function smoke(load, { connect, root }) {
 
   const help = await zkrx('--help');
   if (!help.stdout.includes('zkrx locks <path>')) throw new Error(`zkrx --help:\n${help.stdout}`);
+  // What the READMEs say (`npx zkrx` would ask the registry for a package named zkrx).
+  const scoped = await exec('npx', ['--no-install', '@zkrx/cli', '--version'], { timeout: 60_000 });
+  if (!/^\d+\.\d+\.\d+/.test(scoped.stdout)) throw new Error(`npx @zkrx/cli: ${scoped.stdout}`);
   const usage = await zkrx('frob').then(
     () => undefined,
     (error) => error,
@@ -44,5 +47,5 @@ export default async function smoke(load, { connect, root }) {
     await lease.release();
     await client.close();
   }
-  return `@zkrx/cli: npx zkrx --help, npx zkrx locks shows the holder, exit 2 on misuse, run() exit 0`;
+  return `@zkrx/cli: npx zkrx --help, npx @zkrx/cli --version, npx zkrx locks shows the holder, exit 2 on misuse, run() exit 0`;
 }

@@ -27,6 +27,20 @@ export interface LockRequest {
 /** What @Locked uses of a lease. */
 export type HeldLock = Pick<Lease, 'signal' | 'fencingToken' | 'release' | 'run'>;
 
+/**
+ * The boot's ConnectTimeout, saying what to do: the first thing a new app meets when it starts
+ * before ZooKeeper does (the cause is the client's own error).
+ */
+function notReached(error: ZkError): ZkError {
+  return new ZkError(
+    ZkErrorCode.ConnectTimeout,
+    `ZkModule could not start the application: ${error.message}. Start ZooKeeper there ` +
+      '(for development: npx @zkrx/cli dev-server, on 127.0.0.1:2181) or give ZkModule the right ' +
+      '`connect`; `waitForConnection: false` starts the application without waiting',
+    { cause: error },
+  );
+}
+
 /** What FleetService uses of a membership (and its assignments). */
 export type Membership = Pick<PartitionMembership, 'joined' | 'assignment' | 'leave' | 'track'> & {
   readonly assignment$: Observable<Assignment>;
@@ -140,7 +154,9 @@ export class ZkConnection {
         await connection.client.connected();
       } catch (error) {
         await connection.close();
-        throw error;
+        throw ZkError.isInstance(error) && error.code === ZkErrorCode.ConnectTimeout
+          ? notReached(error)
+          : error;
       }
     }
     return connection;

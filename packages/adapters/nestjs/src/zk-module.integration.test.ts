@@ -116,6 +116,11 @@ describe('ZkModule', () => {
     });
     const error = await moduleRef.compile().catch((caught: unknown) => caught);
     expect(isZkError(error, ZkErrorCode.ConnectTimeout)).toBe(true);
+    // What the log shows a new user: where it looked, and what to do.
+    expect((error as Error).message).toMatch(
+      /^ZkModule could not start the application: .*127\.0\.0\.1:1 .*npx @zkrx\/cli dev-server.*`connect`/,
+    );
+    expect(isZkError((error as Error).cause, ZkErrorCode.ConnectTimeout)).toBe(true);
   });
 
   it('waitForConnection: false boots at once; @Locked answers unavailable until connected', async () => {

@@ -1,26 +1,17 @@
-// Against a real ZooKeeper: @zkrx/testing's Jest global setup (test/jest-e2e.json).
+// Against a real ZooKeeper (@zkrx/testing's global setup for the project's runner): the root
+// README's AppModule as it is, ZK_CONNECT set to the test server (zk-connect.ts) before it loads.
 import type { INestApplication } from '@nestjs/common';
-import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { createClient } from '@zkrx/core';
 import { acquire } from '@zkrx/lock';
-import { ZkModule } from '@zkrx/nestjs';
 import request from 'supertest';
-import { Billing } from '../src/billing';
-import { OrdersController, Payments } from '../src/orders.controller';
+import { AppModule } from '../src/app.module.js';
 
-describe('orders on ZooKeeper', () => {
+describe('the README app on ZooKeeper', () => {
   let app: INestApplication;
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        ScheduleModule.forRoot(),
-        ZkModule.forRoot({ connect: process.env.ZKRX_TEST_CONNECT!, isGlobal: true }),
-      ],
-      controllers: [OrdersController],
-      providers: [Payments, Billing],
-    }).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     app = moduleRef.createNestApplication();
     await app.init();
   });
@@ -28,14 +19,18 @@ describe('orders on ZooKeeper', () => {
   afterAll(() => app.close());
 
   it('pays, and answers 409 with Retry-After while another instance holds the order', async () => {
-    await request(app.getHttpServer()).post('/orders/42/pay').expect(201);
+    const paid = await request(app.getHttpServer()).post('/orders/42/pay').expect(201);
+    expect(paid.body).toMatchObject({ order: '42', fencingToken: expect.any(Number) });
     const other = createClient({ connect: process.env.ZKRX_TEST_CONNECT! });
     const lease = await acquire(other, '/locks/orders/7');
-    const busy = await request(app.getHttpServer()).post('/orders/7/pay');
-    expect(busy.status).toBe(409);
-    expect(busy.headers['retry-after']).toBe('1');
-    expect(busy.body.error).toBe('lock-timeout');
-    await lease.release();
-    await other.close();
-  });
+    try {
+      const busy = await request(app.getHttpServer()).post('/orders/7/pay'); // waits its 5 s
+      expect(busy.status).toBe(409);
+      expect(busy.headers['retry-after']).toBe('1');
+      expect(busy.body.error).toBe('lock-timeout');
+    } finally {
+      await lease.release();
+      await other.close();
+    }
+  }, 30_000);
 });
