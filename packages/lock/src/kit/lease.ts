@@ -163,16 +163,13 @@ class LeaseHandle implements Lease {
   private readonly mirror: Subscription;
   private readonly controller = new LazySignal();
   private readonly revocation: Subscription | undefined;
-  readonly lost$: Observable<LockLostError>;
-  readonly revoked$: Observable<LockRevokedError>;
+  /** `lost$` and `revoked$`, made when first read (most leases are never asked for them). */
+  private lost: Observable<LockLostError> | undefined;
+  private revoked: Observable<LockRevokedError> | undefined;
 
   constructor(readonly core: LeaseCore) {
     handles.set(this, this);
     this.own = new BehaviorSubject<LeaseState>(core.state$.value);
-    this.revoked$ = core.revoked$.pipe(
-      filter((revoked): revoked is LockRevokedError => revoked !== undefined),
-      take(1),
-    );
     // Only a revocable hold is ever told of a revocation request.
     if (core.revocable) {
       this.revocation = this.revoked$.subscribe((revoked) => {
@@ -185,13 +182,26 @@ class LeaseHandle implements Lease {
       },
       complete: () => this.finish(() => core.lostError ?? releasedReason(core.path)),
     });
-    this.lost$ = watchingNode(core, () =>
+  }
+
+  get lost$(): Observable<LockLostError> {
+    const core = this.core;
+    this.lost ??= watchingNode(core, () =>
       this.own.pipe(
         filter((state) => state === 'lost'),
         take(1),
         map(() => core.lostError as LockLostError),
       ),
     );
+    return this.lost;
+  }
+
+  get revoked$(): Observable<LockRevokedError> {
+    this.revoked ??= this.core.revoked$.pipe(
+      filter((revoked): revoked is LockRevokedError => revoked !== undefined),
+      take(1),
+    );
+    return this.revoked;
   }
 
   get path(): string {
