@@ -3,7 +3,15 @@
  * (`LeaseCore`) — with its state, loss and revocation streams, signal, release and guarded writes.
  */
 import type { TransactionOp, TransactionResult } from '@zkrx/core';
-import { BehaviorSubject, filter, map, Observable, type Subscription, take } from 'rxjs';
+import {
+  BehaviorSubject,
+  filter,
+  map,
+  Observable,
+  type Observer,
+  type Subscription,
+  take,
+} from 'rxjs';
 import type { LockLostError, LockRevokedError } from '../errors';
 import { guardedWrite } from './guarded-write';
 import {
@@ -102,6 +110,9 @@ export interface Lease {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** What `release()` resolves, at once: one settled promise serves every release. */
+const released = Promise.resolve();
+
 /** Adds one lease on `core`'s hold: each acquisition, re-entrant or not, gets its own. */
 export function retainLease(core: LeaseCore): Lease {
   core.addHolder();
@@ -141,6 +152,17 @@ export function lossHeard(lease: Lease): Observable<LockLostError> {
     take(1),
     map(() => core.lostError as LockLostError),
   );
+}
+
+/**
+ * Subscribes `observer` to a lease's state, as `lease.state$` does (listening for the end), with
+ * no stream made around it: for the observable forms, which watch every lease they emit.
+ */
+export function watchLeaseState(
+  lease: Lease,
+  observer: Partial<Observer<LeaseState>>,
+): Subscription {
+  return (handles.get(lease) as LeaseHandle).watchState(observer);
 }
 
 /**
@@ -232,7 +254,7 @@ class LeaseHandle implements Lease {
   }
 
   release(): Promise<void> {
-    if (this.released) return Promise.resolve();
+    if (this.released) return released;
     const wasHeld = this.isHeld;
     this.released = true;
     if (wasHeld) {
@@ -240,7 +262,14 @@ class LeaseHandle implements Lease {
       this.finish(() => releasedReason(this.core.path));
     }
     this.core.releaseOne();
-    return Promise.resolve();
+    return released;
+  }
+
+  /** See {@link watchLeaseState}: subscribed before listening, as `watchingNode` does. */
+  watchState(observer: Partial<Observer<LeaseState>>): Subscription {
+    const subscription = this.own.subscribe(observer);
+    this.core.listen();
+    return subscription;
   }
 
   run<T>(fn: () => T): T {

@@ -20,7 +20,7 @@ import {
   type Subscription,
 } from 'rxjs';
 import { timedAcquire } from '../telemetry';
-import { type Lease, retainLease } from './lease';
+import { type Lease, retainLease, watchLeaseState } from './lease';
 import { heldInContext, LeaseCore, runHolding, type SuspendedPolicy } from './lease-core';
 import { isRecipeNodeName } from './node-names';
 import { joinQueue, type QueueHold } from './queue';
@@ -281,7 +281,7 @@ export function observeLease(
         return;
       }
       lease = own;
-      watching = own.state$.subscribe({
+      watching = watchLeaseState(own, {
         next: (state) => {
           if (state === 'lost') subscriber.error(core.lostError);
         },
