@@ -9,6 +9,7 @@ export default defineConfig({
     'tools/addon-call-time': 'src/tools/addon-call-time.ts',
     'tools/lock-overhead': 'src/tools/lock-overhead.ts',
     'tools/lock-levers': 'src/tools/lock-levers.ts',
+    'tools/lock-cpu': 'src/tools/lock-cpu.ts',
     'tools/client-cpu': 'src/tools/client-cpu.ts',
     'tools/sessions-memory': 'src/tools/sessions-memory.ts',
     'tools/watch-tree-memory': 'src/tools/watch-tree-memory.ts',

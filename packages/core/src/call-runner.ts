@@ -169,8 +169,16 @@ export class CallRunner {
     let lostBefore = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let cancelWait: (() => void) | undefined;
-    // Aborted first by the caller's signal: the transport takes back what it has not written.
-    const withdraw = signal ? new AbortController() : undefined;
+    /**
+     * Whether `onAbort` listens to the caller's signal. The transport is given that same signal
+     * (no controller of our own: an AbortSignal costs more to make than the rest of a call) and
+     * listens to it from `handle.call` on, to take back a request it has not written; `onAbort`
+     * is moved behind that listener after each attempt (`listen`), so that it finds a call the
+     * transport withdrew settled already (not sent), and one it wrote still pending (sent). A
+     * transport that listens later makes `onAbort` run first: the call is then said to be sent,
+     * the side that looks for what it may have done.
+     */
+    let listening = false;
     const stopWaiting = () => {
       clearTimeout(timer);
       timer = undefined;
@@ -193,7 +201,7 @@ export class CallRunner {
       },
     };
     const onAbort = () => {
-      withdraw?.abort(signal?.reason);
+      listening = false;
       if (!this.pending.has(call)) return; // withdrawn: the reply said "not sent"
       stopWaiting();
       // Sent if this attempt is out, or an earlier one was lost in flight (between attempts
@@ -258,11 +266,20 @@ export class CallRunner {
       const handle = this.keeper.handle;
       if (!handle) return settle(Rc.closing);
       call.inFlight = true;
-      handle.call(name, request, settle, withdraw?.signal);
+      handle.call(name, request, settle, signal);
+      listen();
+    };
+    /** (Re)places `onAbort` last among the signal's listeners, while the call is pending. */
+    const listen = () => {
+      if (!signal || !this.pending.has(call)) return;
+      if (listening) signal.removeEventListener('abort', onAbort);
+      listening = true;
+      signal.addEventListener('abort', onAbort, { once: true });
     };
     this.pending.add(call);
-    signal?.addEventListener('abort', onAbort, { once: true });
     attempt();
+    // Waiting (for a first session, for a retry): listened to from now on.
+    if (!listening) listen();
   }
 
   /**

@@ -9,8 +9,37 @@ export interface ZkrxErrorOptions {
   cause?: unknown;
 }
 
+/** Each marker's `Symbol.for` key, looked up once (the global registry is a string lookup). */
+const markerSymbols = new Map<string, symbol>();
+
 function markerSymbol(marker: string): symbol {
-  return Symbol.for(`zkrx.error:${marker}`);
+  let symbol = markerSymbols.get(marker);
+  if (symbol === undefined) {
+    symbol = Symbol.for(`zkrx.error:${marker}`);
+    markerSymbols.set(marker, symbol);
+  }
+  return symbol;
+}
+
+/** Each class's marks: the keys of its own marker and of every class above it that declares one. */
+const classMarks = new WeakMap<Function, readonly symbol[]>();
+
+function marksOf(type: Function): readonly symbol[] {
+  let marks = classMarks.get(type);
+  if (marks === undefined) {
+    const found: symbol[] = [];
+    for (
+      let each: unknown = type;
+      typeof each === 'function' && each !== Error;
+      each = Object.getPrototypeOf(each)
+    ) {
+      const marker = ownMarker(each);
+      if (marker !== undefined) found.push(markerSymbol(marker));
+    }
+    marks = found;
+    classMarks.set(type, marks);
+  }
+  return marks;
 }
 
 function hasMark(value: unknown, marker: string): boolean {
@@ -114,16 +143,10 @@ export class ZkrxError<Code extends string = string> extends Error {
   constructor(code: Code, message: string, options?: ZkrxErrorOptions) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    // Mark the error for its class and every class above it that declares a marker.
-    for (
-      let type: unknown = new.target;
-      typeof type === 'function' && type !== Error;
-      type = Object.getPrototypeOf(type)
-    ) {
-      const marker = ownMarker(type);
-      if (marker !== undefined) {
-        Object.defineProperty(this, markerSymbol(marker), { value: true, enumerable: false });
-      }
+    // Mark the error for its class and every class above it that declares a marker (the keys
+    // found once per class: errors are made on hot paths, a released lease's reason among them).
+    for (const mark of marksOf(new.target)) {
+      Object.defineProperty(this, mark, { value: true, enumerable: false });
     }
   }
 

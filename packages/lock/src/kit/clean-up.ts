@@ -62,24 +62,45 @@ export function removeOwnNode(client: ZkClient, node: string, sessionId: string)
   const local = localNodes(client).get(node);
   // Sent now, before anything this client sends next.
   const handing = local?.handOver(client);
-  const work = (async () => {
-    try {
-      if (handing && (await handing)) return;
-      for (;;) {
-        try {
-          await deleteQuietly(client, node);
-          return;
-        } catch (error) {
-          if (!isZkError(error) || !error.isRetryable) return;
-        }
-        if (client.isClosed || client.sessionId !== sessionId) return;
-        await client.connected().catch(ignore);
-        if (client.isClosed || client.sessionId !== sessionId) return;
-      }
-    } finally {
+  // Callbacks, not an async loop: every release goes this way, and each await is a promise more.
+  const work = new Promise<void>((resolve, reject) => {
+    const done = () => {
       local?.removed();
-    }
-  })();
+      resolve();
+    };
+    const over = () => client.isClosed || client.sessionId !== sessionId;
+    const remove = (): void => {
+      client.promises.delete(node).then(done, (error: unknown) => {
+        // Gone already (or with its session), or a failure no retry mends: done. Only a lost
+        // connection is retried, once connected again, while the session that owns it lives.
+        if (
+          !isZkError(error) ||
+          !error.isRetryable ||
+          isZkError(
+            error,
+            ZkErrorCode.NoNode,
+            ZkErrorCode.ClientClosed,
+            ZkErrorCode.SessionExpired,
+          ) ||
+          over()
+        ) {
+          return done();
+        }
+        client
+          .connected()
+          .catch(ignore)
+          .then(() => (over() ? done() : remove()));
+      });
+    };
+    if (!handing) return remove();
+    handing.then(
+      (handed) => (handed ? done() : remove()),
+      (error: unknown) => {
+        local?.removed();
+        reject(error);
+      },
+    );
+  });
   client.track(work);
   return work;
 }

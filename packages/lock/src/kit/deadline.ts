@@ -35,8 +35,11 @@ export class Deadline {
   readonly signal: AbortSignal | undefined;
   private readonly controller: AbortController | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  /** Whether the client was connected at any moment of the wait (the timeout's cause). */
-  private readonly connection: { sawConnection(): boolean };
+  /**
+   * Whether the client was connected at any moment of the wait (the timeout's cause): marked
+   * only with a timeout, the one thing that asks.
+   */
+  private readonly connection: { sawConnection(): boolean } | undefined;
 
   constructor(
     private readonly client: ZkClient,
@@ -46,11 +49,11 @@ export class Deadline {
   ) {
     this.at = timeoutMs === undefined ? Number.POSITIVE_INFINITY : this.started + timeoutMs;
     if (callerSignal?.aborted) throw abortReason(callerSignal);
-    this.connection = connectionMark(client);
     if (timeoutMs === undefined) {
       this.signal = callerSignal;
       return;
     }
+    this.connection = connectionMark(client);
     this.controller = new AbortController();
     this.signal = this.controller.signal;
     callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
@@ -121,7 +124,7 @@ export class Deadline {
    */
   timeoutError(): LockTimeoutError {
     const waited = performance.now() - this.started;
-    const sawConnection = this.connection.sawConnection();
+    const sawConnection = this.connection?.sawConnection() ?? true;
     if (sawConnection && isConnectedState(this.client.state)) {
       return new LockTimeoutError(this.path, waited);
     }

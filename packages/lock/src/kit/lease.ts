@@ -3,7 +3,15 @@
  * (`LeaseCore`) — with its state, loss and revocation streams, signal, release and guarded writes.
  */
 import type { TransactionOp, TransactionResult } from '@zkrx/core';
-import { BehaviorSubject, filter, map, Observable, type Subscription, take } from 'rxjs';
+import {
+  BehaviorSubject,
+  filter,
+  map,
+  Observable,
+  type Observer,
+  type Subscription,
+  take,
+} from 'rxjs';
 import type { LockLostError, LockRevokedError } from '../errors';
 import { guardedWrite } from './guarded-write';
 import {
@@ -102,6 +110,9 @@ export interface Lease {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** What `release()` resolves, at once: one settled promise serves every release. */
+const released = Promise.resolve();
+
 /** Adds one lease on `core`'s hold: each acquisition, re-entrant or not, gets its own. */
 export function retainLease(core: LeaseCore): Lease {
   core.addHolder();
@@ -144,6 +155,17 @@ export function lossHeard(lease: Lease): Observable<LockLostError> {
 }
 
 /**
+ * Subscribes `observer` to a lease's state, as `lease.state$` does (listening for the end), with
+ * no stream made around it: for the observable forms, which watch every lease they emit.
+ */
+export function watchLeaseState(
+  lease: Lease,
+  observer: Partial<Observer<LeaseState>>,
+): Subscription {
+  return (handles.get(lease) as LeaseHandle).watchState(observer);
+}
+
+/**
  * `source()`, subscribed: listening for the end arms the node's watch once the hold is old enough
  * (`LeaseCore.listen`), after the subscriber is in place, so that a loss the watch's first read
  * reports (a node deleted before) reaches it too.
@@ -163,16 +185,13 @@ class LeaseHandle implements Lease {
   private readonly mirror: Subscription;
   private readonly controller = new LazySignal();
   private readonly revocation: Subscription | undefined;
-  readonly lost$: Observable<LockLostError>;
-  readonly revoked$: Observable<LockRevokedError>;
+  /** `lost$` and `revoked$`, made when first read (most leases are never asked for them). */
+  private lost: Observable<LockLostError> | undefined;
+  private revoked: Observable<LockRevokedError> | undefined;
 
   constructor(readonly core: LeaseCore) {
     handles.set(this, this);
     this.own = new BehaviorSubject<LeaseState>(core.state$.value);
-    this.revoked$ = core.revoked$.pipe(
-      filter((revoked): revoked is LockRevokedError => revoked !== undefined),
-      take(1),
-    );
     // Only a revocable hold is ever told of a revocation request.
     if (core.revocable) {
       this.revocation = this.revoked$.subscribe((revoked) => {
@@ -185,13 +204,26 @@ class LeaseHandle implements Lease {
       },
       complete: () => this.finish(() => core.lostError ?? releasedReason(core.path)),
     });
-    this.lost$ = watchingNode(core, () =>
+  }
+
+  get lost$(): Observable<LockLostError> {
+    const core = this.core;
+    this.lost ??= watchingNode(core, () =>
       this.own.pipe(
         filter((state) => state === 'lost'),
         take(1),
         map(() => core.lostError as LockLostError),
       ),
     );
+    return this.lost;
+  }
+
+  get revoked$(): Observable<LockRevokedError> {
+    this.revoked ??= this.core.revoked$.pipe(
+      filter((revoked): revoked is LockRevokedError => revoked !== undefined),
+      take(1),
+    );
+    return this.revoked;
   }
 
   get path(): string {
@@ -222,7 +254,7 @@ class LeaseHandle implements Lease {
   }
 
   release(): Promise<void> {
-    if (this.released) return Promise.resolve();
+    if (this.released) return released;
     const wasHeld = this.isHeld;
     this.released = true;
     if (wasHeld) {
@@ -230,7 +262,14 @@ class LeaseHandle implements Lease {
       this.finish(() => releasedReason(this.core.path));
     }
     this.core.releaseOne();
-    return Promise.resolve();
+    return released;
+  }
+
+  /** See {@link watchLeaseState}: subscribed before listening, as `watchingNode` does. */
+  watchState(observer: Partial<Observer<LeaseState>>): Subscription {
+    const subscription = this.own.subscribe(observer);
+    this.core.listen();
+    return subscription;
   }
 
   run<T>(fn: () => T): T {

@@ -20,7 +20,7 @@ import {
   type Subscription,
 } from 'rxjs';
 import { timedAcquire } from '../telemetry';
-import { type Lease, retainLease } from './lease';
+import { type Lease, retainLease, watchLeaseState } from './lease';
 import { heldInContext, LeaseCore, runHolding, type SuspendedPolicy } from './lease-core';
 import { isRecipeNodeName } from './node-names';
 import { joinQueue, type QueueHold } from './queue';
@@ -144,10 +144,18 @@ export interface ResolvedLockOptions {
 }
 
 /**
+ * Lock paths found valid lately: a service takes the same few locks over and over, and each
+ * check walks the path and tests every segment against two patterns. Bounded: emptied when full.
+ */
+const validLockPaths = new Set<string>();
+const VALID_LOCK_PATHS_KEPT = 1024;
+
+/**
  * Checks a lock path: a valid ZooKeeper path, not the root, not inside another recipe's node.
  * Throws ZkError `InvalidPath` naming the problem.
  */
 export function validateLockPath(path: unknown, what = 'lock'): string {
+  if (typeof path === 'string' && validLockPaths.has(path)) return path;
   const valid = validatePath(path);
   if (valid === '/') {
     throw new ZkError(
@@ -167,6 +175,8 @@ export function validateLockPath(path: unknown, what = 'lock'): string {
       );
     }
   }
+  if (validLockPaths.size >= VALID_LOCK_PATHS_KEPT) validLockPaths.clear();
+  validLockPaths.add(valid);
   return valid;
 }
 
@@ -271,7 +281,7 @@ export function observeLease(
         return;
       }
       lease = own;
-      watching = own.state$.subscribe({
+      watching = watchLeaseState(own, {
         next: (state) => {
           if (state === 'lost') subscriber.error(core.lostError);
         },

@@ -45,11 +45,14 @@ export const exclusiveRule: Decide = (children, ourIndex) =>
  * writer's place, as a reader (it lets readers in, not writers or mutex holders).
  */
 export function withoutAwaited(children: readonly LockChild[], awaited: LockChild): LockChild[] {
-  return children.flatMap((child) => {
-    if (child.name !== awaited.name) return [child];
-    if (awaited.kind !== 'write') return [];
-    return [{ ...awaited, name: `(a downgrade of ${awaited.name})`, kind: 'read' as const }];
-  });
+  const rest: LockChild[] = [];
+  for (const child of children) {
+    if (child.name !== awaited.name) rest.push(child);
+    else if (awaited.kind === 'write') {
+      rest.push({ ...awaited, name: `(a downgrade of ${awaited.name})`, kind: 'read' });
+    }
+  }
+  return rest;
 }
 
 /**
