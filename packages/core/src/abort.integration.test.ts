@@ -152,6 +152,34 @@ describe('a call given up by its signal', () => {
     expect(await client.promises.exists(`${root}/a`)).toBeNull();
   });
 
+  it('shares one signal among many calls in flight without a leak warning; an abort ends them all', async () => {
+    const proxy = await proxyTo();
+    const client = await connectedClient({ connect: proxy.connectString });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      // A service's shutdown signal, given to every call.
+      const shutdown = new AbortController();
+      const { signal } = shutdown;
+      await Promise.all(Array.from({ length: 50 }, () => client.promises.exists('/', { signal })));
+      // Fifty more waiting for a connection, then given up together.
+      await partition(proxy, client);
+      const waiting = Array.from({ length: 50 }, () =>
+        rejectionOf(client.promises.exists('/', { signal })),
+      );
+      shutdown.abort();
+      const errors = await Promise.all(waiting);
+      expect(errors.every((error) => ZkAbortError.isInstance(error))).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual(
+        [],
+      );
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('refuses a signal that is not an AbortSignal, sending nothing', async () => {
     const client = await connectedClient();
     const root = await testRoot();

@@ -3,7 +3,9 @@
  * session, retried after a lost connection when that is safe, given up when its `signal`
  * aborts, and failed with a ZkError that says what happened.
  */
+
 import { errorFromRc, Rc, ZkAbortError, ZkError, ZkErrorCode } from './errors';
+import { onAbort } from './on-abort';
 import {
   type Operation,
   type OperationContext,
@@ -170,15 +172,16 @@ export class CallRunner {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let cancelWait: (() => void) | undefined;
     /**
-     * Whether `onAbort` listens to the caller's signal. The transport is given that same signal
-     * (no controller of our own: an AbortSignal costs more to make than the rest of a call) and
-     * listens to it from `handle.call` on, to take back a request it has not written; `onAbort`
-     * is moved behind that listener after each attempt (`listen`), so that it finds a call the
-     * transport withdrew settled already (not sent), and one it wrote still pending (sent). A
-     * transport that listens later makes `onAbort` run first: the call is then said to be sent,
-     * the side that looks for what it may have done.
+     * Stops `aborted` listening to the caller's signal (set while it listens). The transport is
+     * given that same signal (no controller of our own: an AbortSignal costs more to make than
+     * the rest of a call) and listens to it from `handle.call` on, to take back a request it has
+     * not written; `aborted` is moved behind that listener after each attempt (`listen`; both
+     * through `onAbort`, which keeps their order), so that it finds a call the transport withdrew
+     * settled already (not sent), and one it wrote still pending (sent). A transport of its own
+     * that listens with `addEventListener` may run after `aborted`: the call is then said to be
+     * sent, the side that looks for what it may have done.
      */
-    let listening = false;
+    let stopListening: (() => void) | undefined;
     const stopWaiting = () => {
       clearTimeout(timer);
       timer = undefined;
@@ -187,7 +190,7 @@ export class CallRunner {
     };
     const finish = () => {
       this.pending.delete(call);
-      signal?.removeEventListener('abort', onAbort);
+      stopListening?.();
     };
     const fail = (error: ZkError) => {
       finish();
@@ -200,8 +203,8 @@ export class CallRunner {
         fail(this.closedError(name, path));
       },
     };
-    const onAbort = () => {
-      listening = false;
+    const aborted = () => {
+      stopListening = undefined;
       if (!this.pending.has(call)) return; // withdrawn: the reply said "not sent"
       stopWaiting();
       // Sent if this attempt is out, or an earlier one was lost in flight (between attempts
@@ -269,17 +272,15 @@ export class CallRunner {
       handle.call(name, request, settle, signal);
       listen();
     };
-    /** (Re)places `onAbort` last among the signal's listeners, while the call is pending. */
+    /** (Re)places `aborted` last among the signal's listeners, while the call is pending. */
     const listen = () => {
       if (!signal || !this.pending.has(call)) return;
-      if (listening) signal.removeEventListener('abort', onAbort);
-      listening = true;
-      signal.addEventListener('abort', onAbort, { once: true });
+      stopListening = onAbort(signal, aborted);
     };
     this.pending.add(call);
     attempt();
     // Waiting (for a first session, for a retry): listened to from now on.
-    if (!listening) listen();
+    if (!stopListening) listen();
   }
 
   /**

@@ -4,6 +4,7 @@
  * The facade: the session lives in `session-keeper.ts`, calls run in `call-runner.ts`, every
  * operation is defined in `operations.ts`, the recipes over calls in `mkdirp.ts`.
  */
+
 import { Observable } from 'rxjs';
 import type { Acl } from './acl';
 import { type CallOptions, CallRunner } from './call-runner';
@@ -20,6 +21,7 @@ import { cold, withSignal } from './cold-call';
 import type { CreateOptions, MkdirpOptions } from './create-options';
 import { ZkAbortError } from './errors';
 import { leveledLogger } from './logger';
+import { onAbort } from './on-abort';
 import type { ZkData } from './paths';
 import { validatePath } from './paths';
 import { protocolTransport } from './protocol/transport';
@@ -253,20 +255,25 @@ export class ZkClient {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted)
         return reject(new ZkAbortError('connected', undefined, false, signal.reason));
-      const onAbort = () => {
-        cancel();
-        reject(new ZkAbortError('connected', undefined, false, signal?.reason));
-      };
+      let stopListening: (() => void) | undefined;
+      let settled = false;
       const cancel = this.keeper.untilConnected(
         timeoutMs,
         'connected',
         this.connectString,
         (error) => {
-          signal?.removeEventListener('abort', onAbort);
+          settled = true;
+          stopListening?.();
           error ? reject(error) : resolve();
         },
       );
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // Settled at once (connected already): nothing to listen for.
+      if (signal && !settled) {
+        stopListening = onAbort(signal, () => {
+          cancel();
+          reject(new ZkAbortError('connected', undefined, false, signal.reason));
+        });
+      }
     });
   }
 

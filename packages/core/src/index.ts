@@ -12,6 +12,7 @@ export type { CreateMode, CreateOptions, MkdirpOptions } from './create-options'
 export type { ZkErrorOptions } from './errors';
 export { isZkError, ZkAbortError, ZkError, ZkErrorCode } from './errors';
 export type { Logger, LogLevel } from './logger';
+export { onAbort } from './on-abort';
 export type { ZkData } from './paths';
 export { joinPath, MAX_DATA_BYTES, nameOf, parentOf, toDataBuffer, validatePath } from './paths';
 export { protocolTransport } from './protocol/transport';

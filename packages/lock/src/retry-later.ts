@@ -3,7 +3,7 @@
  * @zkrx/nestjs share (reasons, statuses, messages) — and the acquisition both make, which fails
  * at once while ZooKeeper is out of reach instead of waiting out its timeout.
  */
-import { isZkError, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { isZkError, onAbort, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { LockBusyError, LockLostError, LockTimeoutError } from './errors';
 import { sessionOf } from './kit/session';
 
@@ -154,10 +154,10 @@ export function acquireWhileConnected<T extends { release(): Promise<void> } | n
       controller.abort(session.signal.reason);
       reject(session.signal.reason);
     };
-    session.signal.addEventListener('abort', onSessionEnd, { once: true });
+    const stopListening = onAbort(session.signal, onSessionEnd);
     take(signal ? AbortSignal.any([controller.signal, signal]) : controller.signal).then(
       (held) => {
-        session.signal.removeEventListener('abort', onSessionEnd);
+        stopListening();
         if (!settled) {
           settled = true;
           resolve(held);
@@ -166,7 +166,7 @@ export function acquireWhileConnected<T extends { release(): Promise<void> } | n
         }
       },
       (error: unknown) => {
-        session.signal.removeEventListener('abort', onSessionEnd);
+        stopListening();
         if (settled) return;
         settled = true;
         reject(error);

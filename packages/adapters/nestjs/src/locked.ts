@@ -2,7 +2,7 @@
  * The @Locked method decorator: the method runs while its application holds a ZooKeeper lock,
  * re-entrantly, and stops (signal aborted, call rejected) the moment the lock is lost.
  */
-import { ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
+import { onAbort, ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
 import {
   LockBusyError,
   LockLostError,
@@ -378,6 +378,7 @@ export function Locked(path: LockedPath, options: LockedOptions | LockedOptionsO
             const acquiring = new AbortController();
             const controller = new AbortController();
             let lease: HeldLock | undefined;
+            let stopShutdownListening: (() => void) | undefined;
             let work: Subscription | undefined;
             let ending = false;
             const onEnded = () => {
@@ -403,7 +404,8 @@ export function Locked(path: LockedPath, options: LockedOptions | LockedOptionsO
                 lease = held;
                 held.signal.addEventListener('abort', onEnded, { once: true });
                 if (held.signal.aborted) return onEnded();
-                connection.signal.addEventListener('abort', onShutdown, { once: true });
+                // One listener on the application's signal for all requests (onAbort), not one each.
+                stopShutdownListening = onAbort(connection.signal, onShutdown);
                 if (connection.signal.aborted) return onShutdown();
                 const context = lockContext(held, lockPath, controller, connection.signal);
                 held.run(() =>
@@ -423,7 +425,7 @@ export function Locked(path: LockedPath, options: LockedOptions | LockedOptionsO
             return () => {
               ending = true;
               acquiring.abort();
-              connection.signal.removeEventListener('abort', onShutdown);
+              stopShutdownListening?.();
               work?.unsubscribe();
               if (lease) {
                 lease.signal.removeEventListener('abort', onEnded);

@@ -3,7 +3,9 @@
  * the frame encoded, the reply decoded and timed, the watch it sets recorded — and withdrawn if
  * its caller aborts before it was written.
  */
+
 import { Rc, ZkError, ZkErrorCode } from '../errors';
+import { onAbort } from '../on-abort';
 import { type Operation, operations, type PathMap } from '../operations';
 import { timedReply } from '../telemetry';
 import type { OperationName, OperationRequest, OperationResult, Reply } from '../transport';
@@ -55,9 +57,9 @@ export function submitOperation<N extends OperationName>(
   const frame = operation.encode(xid, request, paths);
   const watch = operation.watch?.(request, paths);
   const decode = operation.decode;
-  let onAbort: (() => void) | undefined;
+  let stopListening: (() => void) | undefined;
   const settle: Reply<OperationResult<N>> = (rc, value, cause) => {
-    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    stopListening?.();
     timed(rc, value, cause);
   };
   pipeline.submit(
@@ -73,10 +75,9 @@ export function submitOperation<N extends OperationName>(
     ),
   );
   if (signal) {
-    onAbort = () => {
+    stopListening = onAbort(signal, () => {
       if (pipeline.withdraw(xid)) settle(Rc.failedWithCause, undefined, abortedUnsent(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+    });
   }
 }
 

@@ -5,6 +5,7 @@
 import {
   isConnectedState,
   isZkError,
+  onAbort,
   ZkAbortError,
   type ZkClient,
   ZkError,
@@ -35,6 +36,8 @@ export class Deadline {
   readonly signal: AbortSignal | undefined;
   private readonly controller: AbortController | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Stops listening to the caller's signal (with a timeout, the deadline's own signal follows it). */
+  private stopCallerListening: (() => void) | undefined;
   /**
    * Whether the client was connected at any moment of the wait (the timeout's cause): marked
    * only with a timeout, the one thing that asks.
@@ -56,7 +59,7 @@ export class Deadline {
     this.connection = connectionMark(client);
     this.controller = new AbortController();
     this.signal = this.controller.signal;
-    callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+    this.stopCallerListening = callerSignal && onAbort(callerSignal, this.onCallerAbort);
     this.arm();
   }
 
@@ -115,7 +118,7 @@ export class Deadline {
   stop(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    this.stopCallerListening?.();
   }
 
   /**
@@ -163,19 +166,18 @@ export class Deadline {
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return work;
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
+    if (signal.aborted) reject(abortReason(signal));
+    const stopListening = onAbort(signal, () => reject(abortReason(signal)));
     // Handled first, whatever happens next: work given up on may still reject (client closed).
     work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         reject(error);
       },
     );
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
   });
 }

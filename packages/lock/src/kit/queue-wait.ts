@@ -5,6 +5,7 @@
  * first showed it is what the trusted hand-off stands on).
  */
 import type { Created, ZkClient } from '@zkrx/core';
+import { onAbort } from '@zkrx/core';
 import type { Deadline } from './deadline';
 import type { LocalNode } from './local-hand-off';
 import { type LockChild, sortChildren } from './node-names';
@@ -94,18 +95,18 @@ function waitUntil<T>(
   return new Promise<T | WaitOutcome>((resolve) => {
     const signal = deadline.signal;
     let settled = false;
+    let stopListening: (() => void) | undefined;
     const subscriptions: { unsubscribe(): void }[] = [];
     const finish = (outcome: T | WaitOutcome) => {
       if (settled) return;
       settled = true;
-      signal?.removeEventListener('abort', onAbort);
+      stopListening?.();
       ownNode?.unlisten();
       for (const subscription of subscriptions) subscription.unsubscribe();
       resolve(outcome);
     };
-    const onAbort = () => finish('aborted');
     if (deadline.over) return finish('aborted');
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal) stopListening = onAbort(signal, () => finish('aborted'));
     if (ownNode?.gone) return finish('own-deleted');
     ownNode?.listen(() => finish('own-deleted'));
     subscriptions.push(
