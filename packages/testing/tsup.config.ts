@@ -7,4 +7,8 @@ export default defineZkrxPackageBuild({
     'src/jest-global-setup.ts',
     'src/jest-global-teardown.ts',
   ],
+  // `testZooKeeper()` imports the user's vitest lazily (when there is one): not a dependency
+  // (not even an optional peer: npm 11 then fails fresh installs beside some vitest toolchains,
+  // ERESOLVE), so tsup would bundle it unless told.
+  external: ['vitest'],
 });

@@ -11,7 +11,7 @@
  * `--runtimes` chooses the runtimes besides Node (`--runtimes none`: Node only).
  * Needs a build (`pnpm build`), Java and ZooKeeper (scripts/bootstrap.sh) and the npm registry.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -72,6 +72,27 @@ export function checkPackedManifests(packs) {
   return problems;
 }
 
+/**
+ * What the packed builds carry from node_modules: tsup's shims only. Anything else is a module
+ * tsup bundled because the manifest does not name it (as `@zkrx/testing`'s lazy `import('vitest')`
+ * would be without `external: ['vitest']`), shipped as a private copy of someone else's code.
+ */
+export function checkNothingBundled(packs) {
+  const problems = [];
+  for (const pack of packs) {
+    const dist = join(pack.dir, 'dist');
+    for (const file of readdirSync(dist, { recursive: true })) {
+      if (!/\.[cm]?js$/.test(file)) continue;
+      const text = readFileSync(join(dist, file), 'utf8');
+      const bundled = [...text.matchAll(/^\/\/ (\S*node_modules\/\S+)$/gm)]
+        .map(([, source]) => source)
+        .find((source) => !source.includes('/node_modules/tsup/assets/'));
+      if (bundled) problems.push(`${pack.name}: dist/${file} bundles ${bundled}`);
+    }
+  }
+  return problems;
+}
+
 /** The README's "Runtimes" section names the versions the smokes run on (runtimes.mjs). */
 export function checkRuntimesDocumented(readme) {
   const section = /^## Runtimes\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1];
@@ -106,6 +127,7 @@ const packs = await packRelease({
 });
 const problems = [
   ...checkPackedManifests(packs),
+  ...checkNothingBundled(packs),
   ...checkRuntimesDocumented(readFileSync(join(root, 'README.md'), 'utf8')),
 ];
 if (problems.length > 0) {

@@ -69,6 +69,8 @@ const majors = {
         ),
       );
     },
+    // testZooKeeper() finds the project's vitest with no dependency declared on it.
+    tests: ['test/inject.e2e-spec.ts'],
     unit: ['vitest', 'run'],
     e2e: ['vitest', 'run', '--config', './vitest.config.e2e.ts'],
     runner: 'vitest',
@@ -85,6 +87,7 @@ const majors = {
       e2e.setupFiles = ['<rootDir>/zk-connect.ts'];
       writeFileSync(file, `${JSON.stringify(e2e, null, 2)}\n`);
     },
+    tests: [],
     unit: ['jest', '--ci', '--silent'],
     e2e: ['jest', '--ci', '--silent', '--config', './test/jest-e2e.json'],
     runner: 'jest',
@@ -116,13 +119,6 @@ export function nestNewProject(major) {
     cpSync(join(parent, name), dir, { recursive: true });
     rmSync(join(parent, name), { recursive: true, force: true });
     log(`nest new (${nest.cli}): ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    // Installed as a user has it: the project's own dependencies first (what `nest new` does),
-    // then zkrx added. In one go from scratch, npm 11 cannot resolve Nest 12's template once
-    // @zkrx/testing (an optional peer on vitest) is in it: ERESOLVE on vitest 4.1.11 (oxlint →
-    // vite-plus → @vitest/browser-playwright) against the template's own vitest.
-    const templateMs = await npmInstall(dir, npmArgs);
-    log(`nest new: npm install ${(templateMs / 1000).toFixed(1)} s`);
-
     // zkrx from the tarballs (every @zkrx package overridden to its tarball), what the code uses.
     const tarball = (name) => `file:${packs.find((pack) => pack.name === name).tarball}`;
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
@@ -148,15 +144,18 @@ export function nestNewProject(major) {
     for (const file of ['src/payments.ts', 'src/invoices.ts', 'src/orders.spec.ts']) {
       files.push([file, readFileSync(join(template, file), 'utf8')]);
     }
-    for (const file of ['test/orders.e2e-spec.ts', 'test/zk-connect.ts']) {
+    for (const file of ['test/orders.e2e-spec.ts', 'test/zk-connect.ts', ...nest.tests]) {
       files.push([file, readFileSync(join(template, file), 'utf8')]);
     }
     for (const [file, text] of files) {
       writeFileSync(join(dir, file), nest.esm ? text : withoutJsExtensions(text));
     }
 
+    // One `npm install`, zkrx in package.json before it, as a user adding zkrx to a fresh project
+    // does. Installing the template first, then zkrx, hid an ERESOLVE: the second install kept
+    // the template's tree, and only a fresh one met @zkrx/testing's former peer on vitest.
     const installMs = await npmInstall(dir, npmArgs);
-    log(`nest new: zkrx added, npm install ${(installMs / 1000).toFixed(1)} s`);
+    log(`nest new: npm install (with zkrx) ${(installMs / 1000).toFixed(1)} s`);
 
     const env = { CI: '1', NO_COLOR: '1', ZKRX_TEST_CONNECT: '' };
     await runCommand({ dir, command: 'npm', args: ['run', 'build'], env, label: 'npm run build' });

@@ -1,5 +1,5 @@
 /**
- * @zkrx/testing from its tarball (vitest, an optional peer, not installed): a server started,
+ * @zkrx/testing from its tarball, no vitest installed (it declares none): a server started,
  * asked `ruok` and stopped, and the vitest global setup run by hand.
  */
 export default async function smoke(load) {
