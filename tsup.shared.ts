@@ -15,10 +15,10 @@ export function defineZkrxPackageBuild(
     target: 'node20',
     platform: 'node',
     shims: true,
-    // Classes keep their names in both builds. Without it the CommonJS build (made from the ESM
-    // one when chunks are split) turns a class with static members into `_class2 = class …`, so
-    // an uncaught ZkError printed as `_class2 [ZkError]: …` and `error.constructor.name` lied.
-    keepNames: true,
+    // No `keepNames` here: it wraps every function expression in a `__name()` call, closures made
+    // per request included, and doubled the client CPU of a pipelined get (10 → 20 µs, `pnpm bench
+    // --scenario pipelined-get`). The packages off the hot path (the adapters, the CLI, testing)
+    // turn it on: their classes are what Nest's logs and injection tokens name.
     ...options,
   });
 }

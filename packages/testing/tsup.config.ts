@@ -11,4 +11,7 @@ export default defineZkrxPackageBuild({
   // (not even an optional peer: npm 11 then fails fresh installs beside some vitest toolchains,
   // ERESOLVE), so tsup would bundle it unless told.
   external: ['vitest'],
+  // Classes keep their names in both builds (Nest's logs and tokens name them): without it the
+  // CommonJS build made from the ESM one renames a class with static members `_class2`.
+  keepNames: true,
 });
