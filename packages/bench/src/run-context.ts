@@ -134,6 +134,19 @@ export function firstHost(connect: string): string {
 }
 
 /** Sleeps `ms` milliseconds. */
+/**
+ * The server's packets (`zk_packets_received` + `zk_packets_sent`), its sent packets alone and
+ * its watches, from one mntr of the first host: what the fleet scenarios read around each step.
+ */
+export async function serverCounts(connect: string) {
+  const metrics = await mntr(firstHost(connect));
+  return {
+    sent: Number(metrics.zk_packets_sent),
+    packets: Number(metrics.zk_packets_received) + Number(metrics.zk_packets_sent),
+    watches: Number(metrics.zk_watch_count),
+  };
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -6,21 +6,11 @@
  */
 import { createClient, joinPath, type ZkClient } from '@zkrx/core';
 import { members } from '@zkrx/fleet';
-import { mntr } from '@zkrx/testing';
 import type { Subscription } from 'rxjs';
 import { memberId } from '../fleet-host';
-import { firstHost, type ScenarioResult } from '../run-context';
+import { type ScenarioResult, serverCounts } from '../run-context';
 import type { Scenario } from '../scenario';
 import { round } from '../stats';
-
-async function serverCounts(connect: string) {
-  const metrics = await mntr(firstHost(connect));
-  return {
-    sent: Number(metrics.zk_packets_sent),
-    packets: Number(metrics.zk_packets_received) + Number(metrics.zk_packets_sent),
-    watches: Number(metrics.zk_watch_count),
-  };
-}
 
 export const fleetMembers: Scenario = {
   name: 'fleet-members',

@@ -29,7 +29,6 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { joinPath } from '@zkrx/core';
-import { mntr } from '@zkrx/testing';
 import {
   type FleetCommand,
   type FleetEvent,
@@ -37,7 +36,7 @@ import {
   type FleetHostSettings,
   memberId,
 } from '../fleet-host';
-import { firstHost, type RunContext, type ScenarioResult } from '../run-context';
+import { type RunContext, type ScenarioResult, serverCounts } from '../run-context';
 import type { Scenario } from '../scenario';
 import { round } from '../stats';
 
@@ -199,16 +198,6 @@ class FleetView {
       }),
     );
   }
-}
-
-/** `zk_packets_received` + `zk_packets_sent`, and the watches, from one mntr. */
-async function serverCounts(connect: string) {
-  const metrics = await mntr(firstHost(connect));
-  return {
-    sent: Number(metrics.zk_packets_sent),
-    packets: Number(metrics.zk_packets_received) + Number(metrics.zk_packets_sent),
-    watches: Number(metrics.zk_watch_count),
-  };
 }
 
 export const fleetScale: Scenario = {
