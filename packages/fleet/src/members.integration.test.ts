@@ -56,6 +56,21 @@ function join(
   };
 }
 
+/**
+ * `one` joins through a proxy that holds the server's replies: its create is applied (the node
+ * is there, as `observer` sees it) and its reply has not come back.
+ */
+async function joinedWithReplyHeld() {
+  const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 6_000 });
+  const observer = await connectedClient();
+  const path = `${uniqueRoot('fleet')}/workers`;
+  await observer.promises.mkdirp(path);
+  proxy.holdReplies();
+  const one = join(a, path, 'one');
+  await vi.waitUntil(async () => (await childrenOf(observer, path)).length === 1);
+  return { a, proxy, observer, path, one };
+}
+
 describe('members', () => {
   it('emits the whole membership in id order, ids alone by default; unsubscribing leaves', async () => {
     const [a, b, c] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
@@ -177,14 +192,7 @@ describe('members', () => {
   });
 
   it('leaves nothing behind when unsubscribed while its create was in flight and the reply lost', async () => {
-    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 6_000 });
-    const observer = await connectedClient();
-    const path = `${uniqueRoot('fleet')}/workers`;
-    await observer.promises.mkdirp(path);
-    proxy.holdReplies();
-    const one = join(a, path, 'one');
-    // The create reaches the server and is applied; its reply never comes back.
-    await vi.waitUntil(async () => (await childrenOf(observer, path)).length === 1);
+    const { a, proxy, observer, path, one } = await joinedWithReplyHeld();
     one.subscription.unsubscribe();
     proxy.cut();
     proxy.holdReplies(false);
@@ -255,14 +263,7 @@ describe('members', () => {
   });
 
   it('adopts its own node when the reply of its create was lost', async () => {
-    const { client: a, proxy } = await proxiedClient({ sessionTimeoutMs: 6_000 });
-    const observer = await connectedClient();
-    const path = `${uniqueRoot('fleet')}/workers`;
-    await observer.promises.mkdirp(path);
-    proxy.holdReplies();
-    const one = join(a, path, 'one');
-    // The create reaches the server and is applied; its reply never comes back.
-    await vi.waitUntil(async () => (await childrenOf(observer, path)).length === 1);
+    const { a, proxy, observer, path, one } = await joinedWithReplyHeld();
     proxy.cut();
     proxy.holdReplies(false);
     await vi.waitUntil(() => one.seen.length > 0);
