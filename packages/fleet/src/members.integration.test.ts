@@ -192,7 +192,7 @@ describe('members', () => {
   });
 
   it('leaves nothing behind when unsubscribed while its create was in flight and the reply lost', async () => {
-    const { a, proxy, observer, path, one } = await joinedWithReplyHeld();
+    const { proxy, observer, path, one } = await joinedWithReplyHeld();
     one.subscription.unsubscribe();
     proxy.cut();
     proxy.holdReplies(false);
