@@ -17,6 +17,27 @@ import {
 } from '../test/support';
 import { ZkAbortError, ZkError } from './index';
 
+/**
+ * An unversioned set given a signal, through a proxy that holds the server's replies: the server
+ * applied it (an observer reads the new value) and its reply has not come back.
+ */
+async function setAppliedReplyHeld() {
+  const proxy = await proxyTo();
+  const client = await connectedClient({ connect: proxy.connectString });
+  const observer = await connectedClient();
+  const root = await testRoot();
+  await observer.promises.create(`${root}/value`, 'before');
+  proxy.holdReplies(true);
+  const controller = new AbortController();
+  const write = rejectionOf(
+    client.promises.set(`${root}/value`, 'after', { signal: controller.signal }),
+  );
+  await waitFor(
+    async () => (await observer.promises.get(`${root}/value`)).data.toString() === 'after',
+  );
+  return { proxy, client, root, controller, write };
+}
+
 describe('a call given up by its signal', () => {
   it('rejects at once when the signal is already aborted, sending nothing', async () => {
     const client = await connectedClient();
@@ -73,20 +94,7 @@ describe('a call given up by its signal', () => {
   );
 
   it('says a write already sent may still be applied', async () => {
-    const proxy = await proxyTo();
-    const client = await connectedClient({ connect: proxy.connectString });
-    const observer = await connectedClient();
-    const root = await testRoot();
-    await observer.promises.create(`${root}/value`, 'before');
-    proxy.holdReplies(true);
-    const controller = new AbortController();
-    const write = rejectionOf(
-      client.promises.set(`${root}/value`, 'after', { signal: controller.signal }),
-    );
-    // The server applied it; its reply is held.
-    await waitFor(
-      async () => (await observer.promises.get(`${root}/value`)).data.toString() === 'after',
-    );
+    const { proxy, client, root, controller, write } = await setAppliedReplyHeld();
     controller.abort();
     const error = (await write) as ZkAbortError;
     expect(error.sent).toBe(true);
@@ -101,19 +109,7 @@ describe('a call given up by its signal', () => {
     // An unversioned set is retried after a lost connection (idempotent). Its first attempt
     // reached the server; the connection drops before the reply; the call is aborted while it
     // waits to be sent again: it may have been applied, and it was.
-    const proxy = await proxyTo();
-    const client = await connectedClient({ connect: proxy.connectString });
-    const observer = await connectedClient();
-    const root = await testRoot();
-    await observer.promises.create(`${root}/value`, 'before');
-    proxy.holdReplies(true);
-    const controller = new AbortController();
-    const write = rejectionOf(
-      client.promises.set(`${root}/value`, 'after', { signal: controller.signal }),
-    );
-    await waitFor(
-      async () => (await observer.promises.get(`${root}/value`)).data.toString() === 'after',
-    );
+    const { proxy, client, controller, write } = await setAppliedReplyHeld();
     await partition(proxy, client);
     controller.abort();
     const error = (await write) as ZkAbortError;
