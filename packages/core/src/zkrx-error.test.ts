@@ -1,4 +1,9 @@
-import { InvalidOptionError, ZooKeeperNotFoundError, ZooKeeperStartError } from '@zkrx/testing';
+import {
+  InvalidOptionError,
+  ReconfigurationError,
+  ZooKeeperNotFoundError,
+  ZooKeeperStartError,
+} from '@zkrx/testing';
 import { describe, expect, it } from 'vitest';
 import { ZkAbortError, ZkError } from './errors';
 import { ProtocolError } from './protocol/jute';
@@ -102,6 +107,7 @@ describe("@zkrx/testing's errors", () => {
       'InvalidOption',
       InvalidOptionError,
     ],
+    [new ReconfigurationError('reconfig', -123), 'ReconfigurationFailed', ReconfigurationError],
   ] as const;
 
   it.each(errors)('%s is a ZkrxError with its code', (error, code, type) => {

@@ -187,3 +187,35 @@ export class InvalidOptionError extends TestingError<'InvalidOption'> {
     this.received = received;
   }
 }
+
+/**
+ * Thrown when ZooKeeper refuses to read or change an ensemble's configuration (`reconfig`): the
+ * server's KeeperException code is `rc` (e.g. -123 `ReconfigDisabled`, -8 `BadArguments`).
+ *
+ * ## Example
+ *
+ * ```ts
+ * try {
+ *   await ensemble.removeServer(0);
+ * } catch (error) {
+ *   if (ReconfigurationError.isInstance(error)) console.log(error.rc);
+ * }
+ * // Output: -123
+ * ```
+ */
+export class ReconfigurationError extends TestingError<'ReconfigurationFailed'> {
+  protected static override readonly marker = '@zkrx/testing.ReconfigurationError';
+  declare static readonly isInstance: (value: unknown) => value is ReconfigurationError;
+  override readonly name = 'ReconfigurationError';
+  /** ZooKeeper's return code (a KeeperException code, negative). */
+  readonly rc: number;
+
+  /**
+   * @param message What was asked, one sentence; the code is appended.
+   * @param rc The server's return code.
+   */
+  constructor(message: string, rc: number) {
+    super('ReconfigurationFailed', `${message}: ZooKeeper error code ${rc}`);
+    this.rc = rc;
+  }
+}

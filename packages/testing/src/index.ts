@@ -12,12 +12,20 @@ export {
 export type { HostPort } from './connect-string';
 export { parseConnectString, parseHostPort } from './connect-string';
 export {
+  type AddServerOptions,
   type Ensemble,
   type EnsembleServer,
+  type EnsembleTlsOptions,
+  type RemoveServerOptions,
   type StartEnsembleOptions,
   startEnsemble,
 } from './ensemble';
-export { InvalidOptionError, ZooKeeperNotFoundError, ZooKeeperStartError } from './errors';
+export {
+  InvalidOptionError,
+  ReconfigurationError,
+  ZooKeeperNotFoundError,
+  ZooKeeperStartError,
+} from './errors';
 export {
   type ExpirableClient,
   type ExpireSessionOptions,
@@ -41,6 +49,11 @@ export {
   type TcpProxyOptions,
 } from './proxy';
 export { type RawSession, type RawSessionOptions, startRawSession } from './raw-session';
+export {
+  type ConfiguredServer,
+  type EnsembleConfiguration,
+  parseConfiguration,
+} from './reconfiguration';
 export {
   type ServerTlsOptions,
   type StartZooKeeperOptions,

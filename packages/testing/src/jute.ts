@@ -15,14 +15,21 @@
 export const OpCode = {
   /** Ends a session on the server, like `ZooKeeper.close()`. */
   closeSession: -11,
+  /** Reads a node's data (the configuration node's, here). */
+  getData: 4,
   /** Keeps a session alive; its reply has xid -2. */
   ping: 11,
+  /** Changes the ensemble's membership (dynamic reconfiguration, 3.5+). */
+  reconfig: 16,
+  /** Adds credentials to the session (`addauth`); its reply has xid -4. */
+  auth: 100,
 } as const;
 
 /** Reserved xids of the client protocol. */
 export const Xid = {
   ping: -2,
   notification: -1,
+  auth: -4,
 } as const;
 
 /** `ConnectRequest` of zookeeper.jute: the first packet of every client connection. */
@@ -122,10 +129,7 @@ export function decodeConnectResponse(body: Buffer): ConnectResponse {
  * @return The packet, length prefix included.
  */
 export function encodeRequestHeader(xid: number, type: number): Buffer {
-  const body = Buffer.alloc(8);
-  body.writeInt32BE(xid, 0);
-  body.writeInt32BE(type, 4);
-  return frame(body);
+  return frame(header(xid, type));
 }
 
 /**
@@ -219,6 +223,101 @@ export function parsePassword(password: string | Uint8Array): Buffer {
   if (typeof password !== 'string') return Buffer.from(password);
   if (!/^([0-9a-f]{2})*$/i.test(password)) throw new Error('Invalid session password: not hex');
   return Buffer.from(password, 'hex');
+}
+
+/**
+ * Encodes an `AuthPacket` (`addauth scheme credentials`) as one packet, with the auth xid.
+ *
+ * ## Example
+ *
+ * ```ts
+ * socket.write(encodeAuthPacket('digest', 'super:secret'));
+ * ```
+ *
+ * @param scheme The authentication scheme (`digest`).
+ * @param credentials Its credentials (`user:password` for digest).
+ * @return The packet, length prefix included.
+ */
+export function encodeAuthPacket(scheme: string, credentials: string): Buffer {
+  return frame(
+    Buffer.concat([header(Xid.auth, OpCode.auth), int(0), ustring(scheme), ustring(credentials)]),
+  );
+}
+
+/**
+ * Encodes a `GetDataRequest` (path, watch) as one packet.
+ *
+ * @param xid The request's id, echoed in its reply.
+ * @param path The node.
+ * @return The packet, length prefix included.
+ */
+export function encodeGetDataRequest(xid: number, path: string): Buffer {
+  return frame(Buffer.concat([header(xid, OpCode.getData), ustring(path), Buffer.from([0])]));
+}
+
+/** The change a `ReconfigRequest` asks for: servers joining (`server.N=...` lines) and leaving (ids). */
+export interface ReconfigChange {
+  readonly joining?: readonly string[];
+  readonly leaving?: readonly number[];
+}
+
+/**
+ * Encodes an incremental `ReconfigRequest` (joining, leaving, no new members, any current
+ * version) as one packet.
+ *
+ * @param xid The request's id, echoed in its reply.
+ * @param change The servers joining and leaving.
+ * @return The packet, length prefix included.
+ */
+export function encodeReconfigRequest(xid: number, change: ReconfigChange): Buffer {
+  const joining = change.joining?.length ? change.joining.join(',') : undefined;
+  const leaving = change.leaving?.length ? change.leaving.join(',') : undefined;
+  const version = Buffer.alloc(8);
+  version.writeBigInt64BE(-1n, 0);
+  return frame(
+    Buffer.concat([
+      header(xid, OpCode.reconfig),
+      ustring(joining),
+      ustring(leaving),
+      ustring(undefined),
+      version,
+    ]),
+  );
+}
+
+/**
+ * The data of a `GetDataResponse` (what getData and reconfig answer), read after the reply's
+ * `ReplyHeader`.
+ *
+ * @param body The packet's bytes after the length.
+ * @return The node's data.
+ */
+export function decodeDataReply(body: Buffer): Buffer {
+  const reader = new Reader(body, 'GetDataResponse');
+  reader.int();
+  reader.long();
+  reader.int();
+  return reader.buffer();
+}
+
+function header(xid: number, type: number): Buffer {
+  const bytes = Buffer.alloc(8);
+  bytes.writeInt32BE(xid, 0);
+  bytes.writeInt32BE(type, 4);
+  return bytes;
+}
+
+function int(value: number): Buffer {
+  const bytes = Buffer.alloc(4);
+  bytes.writeInt32BE(value, 0);
+  return bytes;
+}
+
+/** A jute ustring: its length then its UTF-8 bytes; -1 for none. */
+function ustring(value: string | undefined): Buffer {
+  if (value === undefined) return int(-1);
+  const bytes = Buffer.from(value, 'utf8');
+  return Buffer.concat([int(bytes.length), bytes]);
 }
 
 function frame(body: Buffer): Buffer {

@@ -2,7 +2,7 @@
  * A bare ZooKeeper session over one TCP connection, spoken in jute without a client library:
  * create or resume a session, keep it alive with pings, close it. Used to expire sessions for real.
  */
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { parseHostPort } from './connect-string';
 import {
   type ConnectResponse,
@@ -96,6 +96,32 @@ export async function startRawSession(
   options: RawSessionOptions = {},
 ): Promise<RawSession> {
   checkOptions('startRawSession', options, rawSessionOptionRules, RAW_SESSION_FIELDS);
+  return (await openRawSession(hostPort, options)).session;
+}
+
+/** A raw session and a way to send it requests (for this package's own conversations). */
+export interface RawConversation {
+  readonly session: RawSession;
+  /**
+   * Sends `packet` (a request encoded with `xid`, length prefix included) and resolves the
+   * reply's body (its ReplyHeader first) whatever its error code; rejects when the connection
+   * closes or after `timeoutMs`.
+   */
+  request(xid: number, packet: Buffer, timeoutMs?: number): Promise<Buffer>;
+}
+
+/**
+ * Opens a session as {@link startRawSession} does (options already checked), with a way to
+ * send it requests.
+ *
+ * @param hostPort The server, `host:port`.
+ * @param options The session's options.
+ * @return The session and its `request`.
+ */
+export async function openRawSession(
+  hostPort: string,
+  options: RawSessionOptions,
+): Promise<RawConversation> {
   const { host, port } = parseHostPort(hostPort);
   const connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
   const socket = connect({ host, port });
@@ -164,7 +190,25 @@ export async function startRawSession(
   closed.then(stopPinging);
   if (expired) socket.end();
 
-  return {
+  const request = (xid: number, packet: Buffer, timeoutMs = 10_000) =>
+    new Promise<Buffer>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        replies.waiting.delete(xid);
+        reject(new Error(`No reply to xid ${xid} from ${hostPort} in ${timeoutMs} ms`));
+      }, timeoutMs);
+      replies.waiting.set(xid, {
+        resolve: (body) => {
+          clearTimeout(timer);
+          resolve(body);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+      socket.write(packet);
+    });
+  const session: RawSession = {
     sessionId: formatSessionId(response.sessionId),
     password: response.passwd.toString('hex'),
     timeoutMs: response.timeOut,
@@ -174,7 +218,15 @@ export async function startRawSession(
     async close(timeoutMs = 10_000) {
       if (expired || socket.destroyed) return;
       stopPinging();
-      await requestAndWait(socket, replies, 1, OpCode.closeSession, timeoutMs, hostPort);
+      const reply = await request(
+        CLOSE_XID,
+        encodeRequestHeader(CLOSE_XID, OpCode.closeSession),
+        timeoutMs,
+      );
+      const { err } = decodeReplyHeader(reply);
+      if (err !== 0) {
+        throw new Error(`Op ${OpCode.closeSession} failed on ${hostPort} with error code ${err}`);
+      }
       socket.end();
     },
     disconnect() {
@@ -182,52 +234,17 @@ export async function startRawSession(
       socket.destroy();
     },
   };
+  return { session, request };
 }
 
-/**
- * Sends a header-only request and waits for the reply with the same xid.
- *
- * @param socket The session's connection.
- * @param replies Where replies are dispatched.
- * @param xid The request id.
- * @param type The op code.
- * @param timeoutMs How long to wait for the reply.
- * @param hostPort For error messages.
- * @return Resolves when the server replied without error.
- */
-function requestAndWait(
-  socket: Socket,
-  replies: ReplyQueue,
-  xid: number,
-  type: number,
-  timeoutMs: number,
-  hostPort: string,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      replies.waiting.delete(xid);
-      reject(new Error(`No reply to op ${type} from ${hostPort} in ${timeoutMs} ms`));
-    }, timeoutMs);
-    replies.waiting.set(xid, {
-      resolve: (err) => {
-        clearTimeout(timer);
-        if (err === 0) resolve();
-        else reject(new Error(`Op ${type} failed on ${hostPort} with error code ${err}`));
-      },
-      reject: (error) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    });
-    socket.write(encodeRequestHeader(xid, type));
-  });
-}
+/** The xid of closeSession (the requests of {@link openRawSession}'s callers use others). */
+const CLOSE_XID = 0x7fff_0000;
 
 /** Routes packets: the first is the ConnectResponse, later ones are replies matched by xid. */
 class ReplyQueue {
   onConnect: ((packet: Buffer) => void) | undefined;
   onFailure: ((error: Error) => void) | undefined;
-  readonly waiting = new Map<number, { resolve(err: number): void; reject(error: Error): void }>();
+  readonly waiting = new Map<number, { resolve(body: Buffer): void; reject(error: Error): void }>();
 
   deliver(packet: Buffer): void {
     const onConnect = this.onConnect;
@@ -241,7 +258,8 @@ class ReplyQueue {
     const waiter = this.waiting.get(header.xid);
     if (!waiter) return; // pings' replies, notifications
     this.waiting.delete(header.xid);
-    waiter.resolve(header.err);
+    // The packet may be a view of a chunk the splitter keeps: hand out a copy.
+    waiter.resolve(Buffer.from(packet));
   }
 
   fail(error: Error): void {

@@ -61,6 +61,27 @@ describe('renderZooCfg', () => {
     expect(cfg.standaloneEnabled).toBe('false');
   });
 
+  it('writes roles and client addresses, and no clientPort, with reconfiguration enabled', () => {
+    const cfg = parse(
+      renderZooCfg({
+        ...base,
+        reconfigEnabled: true,
+        quorum: [
+          { id: 1, quorumPort: 3001, electionPort: 3002, clientPort: 2999 },
+          { id: 4, quorumPort: 3007, electionPort: 3008, clientPort: 3009, role: 'observer' },
+          { id: 5, quorumPort: 3010, electionPort: 3011, clientPort: 3012, host: 'localhost' },
+        ],
+      }),
+    );
+    expect(cfg['server.1']).toBe('127.0.0.1:3001:3002:participant;127.0.0.1:2999');
+    expect(cfg['server.4']).toBe('127.0.0.1:3007:3008:observer;127.0.0.1:3009');
+    expect(cfg['server.5']).toBe('localhost:3010:3011:participant;localhost:3012');
+    expect(cfg.reconfigEnabled).toBe('true');
+    expect(cfg.standaloneEnabled).toBe('false');
+    expect(cfg.clientPort).toBeUndefined();
+    expect(cfg.clientPortAddress).toBeUndefined();
+  });
+
   it('lets extraConfig override anything', () => {
     const cfg = parse(renderZooCfg({ ...base, extraConfig: { tickTime: '2000', 'a.b': 'c=d' } }));
     expect(cfg.tickTime).toBe('2000');
