@@ -82,6 +82,19 @@ export interface ZkClientOptions {
    */
   lookup?: (hostname: string) => Promise<readonly string[]> | readonly string[];
   /**
+   * Follow the ensemble's dynamic configuration (`/zookeeper/config`, ZooKeeper 3.5+): on each
+   * (re)connection and each change of it, after a random wait of up to `maxDelayMs` (1 s by
+   * default), the client reads it and connects to the servers it names from then on — their
+   * client addresses as written (a name stays a name), the TLS ones for a TLS client, the
+   * chroot kept — and rebalances as Apache's Java client does: when servers are added a client
+   * moves to one of them with probability 1 − old/new; a client whose server left moves before
+   * that server is stopped. A move is planned, with the session known alive: it is never
+   * `suspended` unless the move takes longer than its bound, so it ends no lease. The servers
+   * followed are `client.ensemble$`. Default `true`; `false` keeps the connect string for good
+   * (a load balancer's address, or a DNS name that already moves).
+   */
+  followEnsemble?: boolean | { readonly maxDelayMs?: number };
+  /**
    * How the client talks to ZooKeeper: the TypeScript implementation of the wire protocol by
    * default, or `nativeTransport()` from `@zkrx/core/native` (Apache's C client).
    */
@@ -113,8 +126,32 @@ export interface ResolvedClientOptions {
   readonly maxFrameBytes: number;
   readonly batchReads: boolean;
   readonly lookup: ZkClientOptions['lookup'];
+  readonly followEnsemble: { readonly enabled: boolean; readonly maxDelayMs: number };
   /** Undefined: the default (TypeScript) transport. */
   readonly transport: Transport | undefined;
+}
+
+/** The default of `followEnsemble.maxDelayMs`. */
+export const DEFAULT_FOLLOW_DELAY_MS = 1_000;
+
+function resolveFollow(follow: ZkClientOptions['followEnsemble']): {
+  enabled: boolean;
+  maxDelayMs: number;
+} {
+  if (follow === undefined || follow === true) {
+    return { enabled: true, maxDelayMs: DEFAULT_FOLLOW_DELAY_MS };
+  }
+  if (follow === false) return { enabled: false, maxDelayMs: DEFAULT_FOLLOW_DELAY_MS };
+  if (typeof follow !== 'object' || follow === null || Array.isArray(follow)) {
+    throw bad(`followEnsemble must be true, false or { maxDelayMs }, got ${String(follow)}`);
+  }
+  const maxDelayMs = follow.maxDelayMs ?? DEFAULT_FOLLOW_DELAY_MS;
+  if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < 0) {
+    throw bad(
+      `followEnsemble.maxDelayMs must be a finite number of milliseconds, 0 or more, got ${String(maxDelayMs)}`,
+    );
+  }
+  return { enabled: true, maxDelayMs };
 }
 
 /** The default of `maxFrameBytes`. */
@@ -280,6 +317,7 @@ export function resolveClientOptions(options: ZkClientOptions): ResolvedClientOp
     maxFrameBytes,
     batchReads: options.batchReads ?? true,
     lookup: options.lookup,
+    followEnsemble: resolveFollow(options.followEnsemble),
     transport,
   };
 }

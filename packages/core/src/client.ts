@@ -19,11 +19,13 @@ import {
 } from './client-promises';
 import { cold, withSignal } from './cold-call';
 import type { CreateOptions, MkdirpOptions } from './create-options';
+import { EnsembleFollower, type EnsembleView } from './ensemble-follower';
 import { ZkAbortError } from './errors';
 import { leveledLogger } from './logger';
 import { onAbort } from './on-abort';
 import type { ZkData } from './paths';
 import { validatePath } from './paths';
+import { parseConnectString } from './protocol/hosts';
 import { protocolTransport } from './protocol/transport';
 import { SessionKeeper } from './session-keeper';
 import {
@@ -53,10 +55,24 @@ export class ZkClient {
    * every change; completes when the client is closed.
    */
   readonly session$: Observable<SessionEvent>;
+  /**
+   * What the client follows: the servers it connects to (`hosts`: its connect string's, then
+   * the ensemble's configuration's, `followEnsemble`), the configuration's version, the server
+   * its session is on, and how many planned moves it made. Replays the latest view, then every
+   * change; completes when the client is closed.
+   *
+   * ## Example
+   * ```ts
+   * client.ensemble$.subscribe(({ hosts, server }) => console.log(server, 'of', hosts.join(',')));
+   * // Output: 10.0.0.5:2181 of 10.0.0.5:2181,10.0.0.6:2181,10.0.0.7:2181
+   * ```
+   */
+  readonly ensemble$: Observable<EnsembleView>;
   /** The operations as promises. */
   readonly promises: ZkPromises;
 
   private readonly keeper: SessionKeeper;
+  private readonly follower: EnsembleFollower;
   private readonly runner: CallRunner;
   private readonly watches: WatchRegistry;
   private readonly trees: TreeWatches;
@@ -83,6 +99,18 @@ export class ZkClient {
         ? ''
         : this.connectString.slice(slash);
     const log = leveledLogger(resolved.logger, resolved.logLevel);
+    this.follower = new EnsembleFollower(
+      {
+        handle: () => this.keeper?.handle,
+        log,
+        tls: resolved.tls !== undefined,
+        transportName: this.transport.name,
+      },
+      resolved.followEnsemble,
+      parseConnectString(resolved.connect).endpoints,
+      chroot,
+    );
+    this.ensemble$ = this.follower.view$;
     const host = {
       currentHandle: () => this.keeper.handle,
       whenConnected: (callback: () => void) => this.keeper.whenConnected(callback),
@@ -120,9 +148,17 @@ export class ZkClient {
         onWatchEvent: (type, path) => {
           this.watches.onEvent(type, path);
           this.trees.onEvent(type, path);
+          this.follower.onWatchEvent(path);
         },
         onAuthFailed: () => void this.close(),
+        onConnection: (server, readOnly) => this.follower.onConnected(server, readOnly),
+        onConnectionLost: () => this.follower.onDisconnected(),
+        onMoved: (server) => {
+          this.follower.onMoved(server);
+          this.trees.onReconnected('moved');
+        },
       },
+      () => this.follower.connectString(),
     );
     this.session$ = this.keeper.session$;
     this.runner = new CallRunner(this.keeper, {
@@ -159,6 +195,14 @@ export class ZkClient {
   /** The current session state. */
   get state(): SessionState {
     return this.keeper.state;
+  }
+
+  /**
+   * The servers the client connects to (`host:port`): its connect string's until it has read
+   * the ensemble's configuration, the configuration's after (`followEnsemble`).
+   */
+  get hosts(): readonly string[] {
+    return this.follower.view.hosts;
   }
 
   /** The current session id (hex), once connected. */
@@ -490,6 +534,7 @@ export class ZkClient {
     }
     this.tornDown = true;
     this.runner.close();
+    this.follower.close();
     // The session and its ephemeral nodes are gone once this resolves (when it was connected).
     await this.keeper.close();
     this.watches.close();

@@ -31,6 +31,15 @@ export interface SessionHooks {
   onWatchEvent(type: WatchEventType, path: string): void;
   /** The server refused the credentials: the client closes itself. */
   onAuthFailed(): void;
+  /** A connection is established (a new session, a reconnection, read-only or not) on `server`. */
+  onConnection(server: string | undefined, readOnly: boolean): void;
+  /** The connection is lost (the session may live: `suspended`). */
+  onConnectionLost(): void;
+  /**
+   * The session moved to `server` by itself (following the ensemble), never suspended: the
+   * watches without a replay (trees) read again, as after a reconnection.
+   */
+  onMoved(server: string | undefined): void;
 }
 
 /**
@@ -52,16 +61,22 @@ export class SessionKeeper {
   private leftReadWriteAt = 0;
   private readonly listener: SessionListener;
 
+  /**
+   * @param connect The connect string of the next handle: the client's, or after an expiry the
+   *   servers it follows (the chroot kept).
+   */
   constructor(
     private readonly transport: Transport,
     private readonly sessionOptions: SessionOptions,
     private readonly log: Required<Logger>,
     private readonly hooks: SessionHooks,
+    private readonly connect: () => string = () => sessionOptions.connect,
   ) {
     this.session$ = this.subject.asObservable();
     this.listener = {
       onConnected: (handle) => this.onConnected(handle),
       onDisconnected: (handle) => this.onDisconnected(handle),
+      onMoved: (handle) => this.onMoved(handle),
       onClosed: (handle, rc) => this.onHandleClosed(handle, rc),
       onWatchEvent: (handle, type, path) => this.onWatchEvent(handle, type, path),
     };
@@ -205,19 +220,22 @@ export class SessionKeeper {
   private openHandle(): void {
     if (this.closed) return;
     this.connectedOnHandle = false;
-    this.current = this.transport.open(this.sessionOptions, this.listener);
+    this.current = this.transport.open(
+      { ...this.sessionOptions, connect: this.connect() },
+      this.listener,
+    );
     if (this.state !== 'connecting') this.setState('connecting', undefined);
   }
 
-  private setState(state: SessionState, sessionId: string | undefined): void {
+  private setState(state: SessionState, sessionId: string | undefined, server?: string): void {
     const before = this.subject.value.state;
     if (isTerminalState(before)) return;
     if (isReadWriteState(before) && !isReadWriteState(state)) {
       this.leftReadWriteAt = performance.now();
     }
-    this.log.debug(`session ${state}`, { sessionId });
+    this.log.debug(`session ${state}`, server ? { sessionId, server } : { sessionId });
     const telemetry = coreTelemetry();
-    telemetry.sessionStateChanges.add(1, telemetry.stateAttributes(state));
+    telemetry.sessionStateChanges.add(1, telemetry.stateAttributes(state, server));
     this.subject.next({ state, sessionId });
   }
 
@@ -230,14 +248,29 @@ export class SessionKeeper {
       this.connectedOnHandle = true;
       const renewed = this.everConnected;
       this.everConnected = true;
-      this.setState(handle.readOnly ? 'read-only' : 'connected', handle.sessionId);
+      this.setState(handle.readOnly ? 'read-only' : 'connected', handle.sessionId, handle.server);
       if (renewed) this.hooks.onNewSession();
     } else {
       // A read-only server answers from a copy cut off from the quorum: it confirms nothing
       // of the session (`read-only`), until a read-write server takes it back (`reconnected`).
-      this.setState(handle.readOnly ? 'read-only' : 'reconnected', handle.sessionId);
+      this.setState(
+        handle.readOnly ? 'read-only' : 'reconnected',
+        handle.sessionId,
+        handle.server,
+      );
       this.hooks.onReconnected();
     }
+    this.hooks.onConnection(handle.server, handle.readOnly);
+  }
+
+  /**
+   * The handle moved its session to another server by itself: no state changes (the session
+   * was never in doubt: planned-move.ts says why).
+   */
+  private onMoved(handle: SessionHandle): void {
+    if (handle !== this.current || this.closed) return;
+    this.log.debug('session moved', { sessionId: handle.sessionId, server: handle.server });
+    this.hooks.onMoved(handle.server);
   }
 
   private onDisconnected(handle: SessionHandle): void {
@@ -250,6 +283,7 @@ export class SessionKeeper {
     // gives up at once; `onSuspended: 'continue'` before the servers could expire the session,
     // on the clock of `sessionSurvivesMs`).
     this.setState('suspended', handle.sessionId);
+    this.hooks.onConnectionLost();
   }
 
   private onHandleClosed(handle: SessionHandle, rc: number): void {

@@ -25,9 +25,18 @@ export interface CoreTelemetry {
   readonly operationDuration: Histogram;
   /** `zkrx.session.state_changes`: by `zkrx.session.state`. */
   readonly sessionStateChanges: Counter;
+  /**
+   * `zkrx.ensemble.moves`: planned moves to another server (the ensemble followed), by
+   * `zkrx.move.outcome` — `moved`, `suspended` (not back within its bound), `stayed` (no new
+   * server took a connection, or the session was last heard too long ago), `abandoned` (the
+   * connection was lost first).
+   */
+  readonly moves: Counter;
   /** Attributes of one answered request (made once per operation and outcome, then reused). */
   operationAttributes(operation: string, rc: number): Attributes;
-  stateAttributes(state: SessionState): Attributes;
+  /** A state, and the server the session is on (`server.address`, `server.port`), if any. */
+  stateAttributes(state: SessionState, server?: string): Attributes;
+  moveAttributes(outcome: string): Attributes;
 }
 
 let provider: MeterProvider | undefined;
@@ -51,6 +60,7 @@ function makeTelemetry(registered: MeterProvider): CoreTelemetry {
   const meter = registered.getMeter('@zkrx/core', version);
   const byOutcome = new Map<string, Attributes>();
   const byState = new Map<string, Attributes>();
+  const byMove = new Map<string, Attributes>();
   return {
     enabled: meter !== createNoopMeter(),
     operationDuration: meter.createHistogram('db.client.operation.duration', {
@@ -61,6 +71,10 @@ function makeTelemetry(registered: MeterProvider): CoreTelemetry {
     sessionStateChanges: meter.createCounter('zkrx.session.state_changes', {
       description: 'Session state changes, by the state entered',
       unit: '{change}',
+    }),
+    moves: meter.createCounter('zkrx.ensemble.moves', {
+      description: 'Planned moves of the session to another server of the ensemble, by outcome',
+      unit: '{move}',
     }),
     operationAttributes(operation, rc) {
       const key = `${operation}\u0000${rc}`;
@@ -79,11 +93,28 @@ function makeTelemetry(registered: MeterProvider): CoreTelemetry {
       }
       return attributes;
     },
-    stateAttributes(state) {
-      let attributes = byState.get(state);
+    moveAttributes(outcome) {
+      let attributes = byMove.get(outcome);
       if (!attributes) {
-        attributes = { 'zkrx.session.state': state };
-        byState.set(state, attributes);
+        attributes = { 'zkrx.move.outcome': outcome };
+        byMove.set(outcome, attributes);
+      }
+      return attributes;
+    },
+    stateAttributes(state, server) {
+      const key = server === undefined ? state : `${state}\u0000${server}`;
+      let attributes = byState.get(key);
+      if (!attributes) {
+        const colon = server?.lastIndexOf(':') ?? -1;
+        attributes =
+          server === undefined || colon === -1
+            ? { 'zkrx.session.state': state }
+            : {
+                'zkrx.session.state': state,
+                'server.address': server.slice(0, colon).replace(/^\[(.*)\]$/, '$1'),
+                'server.port': Number(server.slice(colon + 1)),
+              };
+        byState.set(key, attributes);
       }
       return attributes;
     },

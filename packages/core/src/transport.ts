@@ -143,6 +143,19 @@ export interface SessionHandle {
    * Undefined where the transport cannot tell (the client then assumes the least).
    */
   readonly heardAt?: number;
+  /**
+   * The server the handle is connected to, `host:port` as its server list names it; undefined
+   * while not connected, or where the transport cannot tell.
+   */
+  readonly server?: string;
+  /**
+   * The servers to connect to from now on (the ensemble's configuration, which the client
+   * follows), names as written. A transport may move a connected session to rebalance the
+   * ensemble's clients; a move it makes without losing the session is reported with
+   * `onMoved`, one that loses the connection as usual (`onDisconnected`). Absent: the
+   * transport keeps the servers it was opened with.
+   */
+  updateServers?(servers: readonly { readonly host: string; readonly port: number }[]): void;
   credentials(): SessionCredentials | undefined;
   /**
    * Ends the session: sends closeSession when connected and resolves on its answer or after a
@@ -170,6 +183,12 @@ export interface SessionListener {
   onConnected(handle: SessionHandle): void;
   /** The connection was lost; the handle reconnects by itself while the session may live. */
   onDisconnected(handle: SessionHandle, reason: Error | undefined): void;
+  /**
+   * The handle moved its session to another server by itself (`updateServers`), with no
+   * `onDisconnected` before: the session was never in doubt. Watches without a replay
+   * (persistent ones) may have missed events meanwhile, as across a reconnection.
+   */
+  onMoved?(handle: SessionHandle): void;
   /** The handle is dead: `rc` 0 (closed by us), -112 (expired), -115 (auth failed)... */
   onClosed(handle: SessionHandle, rc: number): void;
   onWatchEvent(handle: SessionHandle, type: WatchEventType, path: string): void;
@@ -177,7 +196,10 @@ export interface SessionListener {
 
 /** What a transport needs to open a session. */
 export interface SessionOptions {
-  /** `host:port[,host:port...][/chroot]`. */
+  /**
+   * `host:port[,host:port...][/chroot]`: the client's connect string, or — after its session
+   * expired — the servers it follows then, with the same chroot.
+   */
   readonly connect: string;
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;

@@ -39,14 +39,16 @@ import { closeEntries } from './watch-registry';
  *   reading the tree again, then the changes made since the watch came back. `'expired'` comes
  *   once the server has the watch again; `'reconnected'` as soon as the connection is back,
  *   before the server has processed the watch put back on it: a change made in between is one
- *   of the gap's (reported once, with them), not a live one.
+ *   of the gap's (reported once, with them), not a live one. `'moved'` is a reconnection the
+ *   client made itself, following the ensemble (a planned move to another server, with no
+ *   suspension): the same gap, read again the same way.
  */
 export type TreeEvent =
   | TreeChange
   | {
       readonly type: 'resync';
       readonly path: string;
-      readonly reason: 'started' | 'reconnected' | 'expired';
+      readonly reason: 'started' | 'reconnected' | 'moved' | 'expired';
     };
 
 /** What the tree watches need from their client. */
@@ -198,12 +200,15 @@ export class TreeWatches {
     }
   }
 
-  /** The connection came back on the same session: the transport put the watches back. */
-  onReconnected(): void {
+  /**
+   * The connection came back on the same session (or moved to another server): the transport
+   * put the watches back.
+   */
+  onReconnected(reason: 'reconnected' | 'moved' = 'reconnected'): void {
     for (const entry of this.entries.values()) {
       if (!entry.armed) continue;
       this.markGap(entry);
-      this.emit(entry, { type: 'resync', path: entry.root, reason: 'reconnected' });
+      this.emit(entry, { type: 'resync', path: entry.root, reason });
       this.startWalk(entry);
     }
   }

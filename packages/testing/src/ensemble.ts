@@ -543,7 +543,11 @@ function ensembleHandle(setup: EnsembleSetup, members: Member[]): Ensemble {
       servers.push(serverOfMember(joiner));
       joiner.inConfiguration = false;
       await startMember(setup, joiner, [], ['follower', 'observer'], entries);
-      const configuration = await reconfigure(adminAddress(anyRunning()), password, {
+      const through = () =>
+        inConfiguration()
+          .filter((m) => m.jvm && !m.jvm.exited)
+          .map(adminAddress);
+      const configuration = await reconfigure(through, password, {
         joining: [`server.${serverId}=${serverLine(quorumEntry(joiner), HOST)}`],
       });
       if (!configuration.servers.some((server) => server.serverId === serverId)) {
@@ -560,11 +564,14 @@ function ensembleHandle(setup: EnsembleSetup, members: Member[]): Ensemble {
     const leaving = member(index);
     return serially(async () => {
       if (!leaving.inConfiguration) return;
-      const through = inConfiguration().find(
-        (m) => m !== leaving && m.jvm !== undefined && !m.jvm.exited,
-      );
-      if (!through) throw new Error(`No other running member to remove server ${leaving.serverId}`);
-      await reconfigure(adminAddress(through), password, { leaving: [leaving.serverId] });
+      const through = () =>
+        inConfiguration()
+          .filter((m) => m !== leaving && m.jvm !== undefined && !m.jvm.exited)
+          .map(adminAddress);
+      if (through().length === 0) {
+        throw new Error(`No other running member to remove server ${leaving.serverId}`);
+      }
+      await reconfigure(through, password, { leaving: [leaving.serverId] });
       leaving.inConfiguration = false;
       if (given.stop === false) return;
       const deadline = Date.now() + (given.drainTimeoutMs ?? DEFAULT_DRAIN_MS);

@@ -25,6 +25,7 @@ const SUPER_USER = 'super';
 
 /** KeeperException codes a reconfiguration is tried again after. */
 const NEW_CONFIG_NO_QUORUM = -13;
+const BAD_ARGUMENTS = -8;
 const RECONFIG_IN_PROGRESS = -14;
 
 /**
@@ -123,58 +124,118 @@ export async function readConfiguration(hostPort: string): Promise<EnsembleConfi
 }
 
 /**
- * Changes the ensemble's membership through `hostPort` as the super user and resolves the new
- * configuration. A change refused because another one is in progress, or because the new
- * configuration's quorum is not yet synced with the leader (a server that just joined), is
- * tried again until `timeoutMs`.
+ * Changes the ensemble's membership as the super user, through the first of `through()` that
+ * answers, and resolves the new configuration. A change refused because another one is in
+ * progress, or because the new configuration's quorum is not yet synced with the leader (a
+ * server that just joined), is tried again until `timeoutMs`; so is one whose answer was lost
+ * (the server dropped its clients: a leader's removal restarts every server's client service)
+ * unless the configuration read afterwards shows it made.
  *
  * ## Example
  *
  * ```ts
- * const configuration = await reconfigure('127.0.0.1:2181', 'secret', { leaving: [1] });
+ * const configuration = await reconfigure(() => ['127.0.0.1:2181'], 'secret', { leaving: [1] });
  * console.log(configuration.servers.map((server) => server.serverId));
  * // Output: [ 2, 3 ]
  * ```
  *
- * @param hostPort A member, `host:port`.
+ * @param through The members to send it through (`host:port`), asked again at each attempt.
  * @param password The super user's password ({@link superDigestProperty}).
  * @param change The servers joining (`server.N=...` lines) and leaving (ids).
  * @param timeoutMs How long to keep trying.
  * @return The configuration the change made.
  */
 export async function reconfigure(
-  hostPort: string,
+  through: () => readonly string[],
   password: string,
   change: ReconfigChange,
   timeoutMs = 30_000,
 ): Promise<EnsembleConfiguration> {
   const deadline = Date.now() + timeoutMs;
+  /** An earlier attempt got no answer: it may have made the change (a retry then says "no change"). */
+  let uncertain = false;
   for (let attempt = 1; ; attempt++) {
-    const { session, request } = await openRawSession(hostPort, { keepAlive: false });
-    let err: number;
-    let reply: Buffer;
+    const candidates = through();
+    const hostPort = candidates[(attempt - 1) % Math.max(1, candidates.length)];
+    if (hostPort === undefined) throw new Error('No running member to reconfigure through');
+    let outcome: { err: number; reply: Buffer } | Error;
     try {
-      const auth = decodeReplyHeader(
-        await request(Xid.auth, encodeAuthPacket('digest', `${SUPER_USER}:${password}`)),
-      );
-      if (auth.err !== 0) {
-        throw new ReconfigurationError(`${hostPort} refused the super user`, auth.err);
-      }
-      reply = await request(1, encodeReconfigRequest(1, change), timeoutMs);
-      err = decodeReplyHeader(reply).err;
-    } finally {
-      await session.close().catch(() => session.disconnect());
+      outcome = await reconfigureOnce(hostPort, password, change, timeoutMs);
+    } catch (error) {
+      if (ReconfigurationError.isInstance(error)) throw error;
+      outcome = error as Error;
     }
-    if (err === 0) return parseConfiguration(decodeDataReply(reply).toString('utf8'));
-    const retry = err === RECONFIG_IN_PROGRESS || err === NEW_CONFIG_NO_QUORUM;
-    if (!retry || Date.now() >= deadline) {
+    if (!(outcome instanceof Error) && outcome.err === 0) {
+      return parseConfiguration(decodeDataReply(outcome.reply).toString('utf8'));
+    }
+    if (outcome instanceof Error || (uncertain && outcome.err === BAD_ARGUMENTS)) {
+      // No answer: the change may be made. The configuration says.
+      uncertain = true;
+      const made = await madeConfiguration(through, change, deadline);
+      if (made) return made;
+    } else if (outcome.err !== RECONFIG_IN_PROGRESS && outcome.err !== NEW_CONFIG_NO_QUORUM) {
       throw new ReconfigurationError(
         `reconfig ${describeChange(change)} through ${hostPort} failed`,
-        err,
+        outcome.err,
       );
+    }
+    if (Date.now() >= deadline) {
+      throw outcome instanceof Error
+        ? new Error(`reconfig ${describeChange(change)}: ${outcome.message}`, { cause: outcome })
+        : new ReconfigurationError(
+            `reconfig ${describeChange(change)} through ${hostPort} failed`,
+            outcome.err,
+          );
     }
     await sleep(Math.min(1_000, 100 * attempt));
   }
+}
+
+/** One reconfig request on a session of its own: its return code and reply. */
+async function reconfigureOnce(
+  hostPort: string,
+  password: string,
+  change: ReconfigChange,
+  timeoutMs: number,
+): Promise<{ err: number; reply: Buffer }> {
+  const { session, request } = await openRawSession(hostPort, { keepAlive: false });
+  try {
+    const auth = decodeReplyHeader(
+      await request(Xid.auth, encodeAuthPacket('digest', `${SUPER_USER}:${password}`)),
+    );
+    if (auth.err !== 0) {
+      throw new ReconfigurationError(`${hostPort} refused the super user`, auth.err);
+    }
+    const reply = await request(1, encodeReconfigRequest(1, change), timeoutMs);
+    return { err: decodeReplyHeader(reply).err, reply };
+  } finally {
+    await session.close().catch(() => session.disconnect());
+  }
+}
+
+/**
+ * The configuration, once a member answers (until `deadline`), if `change` is made in it:
+ * every joining server named, every leaving one gone.
+ */
+async function madeConfiguration(
+  through: () => readonly string[],
+  change: ReconfigChange,
+  deadline: number,
+): Promise<EnsembleConfiguration | undefined> {
+  while (Date.now() < deadline) {
+    for (const hostPort of through()) {
+      const configuration = await readConfiguration(hostPort).catch(() => undefined);
+      if (!configuration) continue;
+      const ids = configuration.servers.map((server) => server.serverId);
+      const joined = (change.joining ?? []).every((line) =>
+        ids.includes(Number(/^server\.(\d+)=/.exec(line)?.[1])),
+      );
+      const left = (change.leaving ?? []).every((id) => !ids.includes(id));
+      return joined && left ? configuration : undefined;
+    }
+    await sleep(100);
+  }
+  return undefined;
 }
 
 function describeChange(change: ReconfigChange): string {

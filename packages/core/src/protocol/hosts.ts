@@ -28,6 +28,10 @@ export function parseConnectString(connect: string): ParsedConnectString {
   return { endpoints, chroot };
 }
 
+function hostKey(host: Endpoint): string {
+  return `${host.host}:${host.port}`;
+}
+
 /** Delays of the backoff between rounds, in ms: doubling from the first, capped. */
 export interface BackoffOptions {
   readonly firstDelayMs: number;
@@ -78,7 +82,7 @@ const DEFAULT_LOOKUP_TIMEOUT_MS = 5_000;
  * ```
  */
 export class HostList {
-  private readonly hosts: Endpoint[];
+  private hosts: Endpoint[];
   /** The next host of the round to resolve and try. */
   private hostIndex = 0;
   /** The addresses of the current host not tried yet. */
@@ -89,8 +93,8 @@ export class HostList {
   private failedRounds = 0;
   private reconnecting = false;
   private preferred: Endpoint | undefined;
-  /** The addresses each host name last resolved to (for the read-write search). */
-  private readonly known = new Map<Endpoint, readonly Endpoint[]>();
+  /** The addresses each host name (`name:port`) last resolved to. */
+  private readonly known = new Map<string, readonly Endpoint[]>();
 
   /**
    * @param lookupTimeoutMs How long a name's lookup may take (read at each lookup): past it, the
@@ -106,9 +110,49 @@ export class HostList {
     this.hosts = this.shuffle([...endpoints]);
   }
 
-  /** The number of hosts in the connect string (not of their addresses). */
+  /** The number of hosts in the list (not of their addresses). */
   get size(): number {
     return this.hosts.length;
+  }
+
+  /** The hosts, as given (a name stays a name), in the order tried. */
+  get list(): readonly Endpoint[] {
+    return this.hosts;
+  }
+
+  /**
+   * Whether `host` (of a host list: a name or an address, as written) is the server reached at
+   * `endpoint` (an address tried): the same port, and the same name or address, or a name that
+   * last resolved to that address.
+   */
+  names(host: Endpoint, endpoint: Endpoint): boolean {
+    if (host.port !== endpoint.port) return false;
+    if (host.host === endpoint.host || host.host === endpoint.name) return true;
+    return (this.known.get(hostKey(host)) ?? []).some((known) => known.host === endpoint.host);
+  }
+
+  /**
+   * Whether two hosts of host lists are the same server: the same text, or — one a name, the
+   * other an address — the name last resolved to it.
+   */
+  same(a: Endpoint, b: Endpoint): boolean {
+    if (a.port !== b.port) return false;
+    if (a.host === b.host) return true;
+    const resolved = (host: Endpoint) =>
+      (this.known.get(hostKey(host)) ?? []).map((known) => known.host);
+    return resolved(a).includes(b.host) || resolved(b).includes(a.host);
+  }
+
+  /**
+   * Replaces the hosts (the ensemble's configuration, followed): shuffled, a new round from the
+   * first. Names already resolved keep their addresses until their turn comes again.
+   */
+  replace(endpoints: readonly Endpoint[]): void {
+    this.hosts = this.shuffle([...endpoints]);
+    this.hostIndex = 0;
+    this.addresses = [];
+    this.triedInRound = 0;
+    this.failedInRound = 0;
   }
 
   /** The server address to try next, and how long to wait first. */
@@ -157,7 +201,7 @@ export class HostList {
   /** The addresses known of every host but `current` (to look for a read-write server). */
   others(current: Endpoint): Endpoint[] {
     return this.hosts
-      .flatMap((host) => this.known.get(host) ?? [host])
+      .flatMap((host) => this.known.get(hostKey(host)) ?? [host])
       .filter((endpoint) => endpoint.host !== current.host || endpoint.port !== current.port);
   }
 
@@ -191,6 +235,10 @@ export class HostList {
    * The addresses of `host`, shuffled: itself for an address or a name that does not resolve;
    * undefined when its lookup did not settle within the deadline.
    */
+  addressesOf(host: Endpoint): Promise<Endpoint[] | undefined> {
+    return this.resolve(host);
+  }
+
   private async resolve(host: Endpoint): Promise<Endpoint[] | undefined> {
     if (isIP(host.host) !== 0) return [host];
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -214,7 +262,7 @@ export class HostList {
         name: host.host,
       })),
     );
-    this.known.set(host, resolved);
+    this.known.set(hostKey(host), resolved);
     return resolved;
   }
 

@@ -249,6 +249,11 @@ export class RequestPipeline {
    * the session: a batch is never the first thing a server hears of multiRead.
    */
   private batchesOn: Connection | undefined;
+  /**
+   * While a planned move drains the connection (planned-move.ts): requests made meanwhile wait
+   * for the next connection, and this is called once nothing sent is unanswered.
+   */
+  private quiescing: { onDrained: (() => void) | undefined } | undefined;
 
   /**
    * @param batchReads Send the watchless gets of a turn as one multiRead; the client's
@@ -285,7 +290,7 @@ export class RequestPipeline {
       return;
     }
     const connection = this.connection;
-    if (connection && !connection.isClosed) {
+    if (connection && !connection.isClosed && !this.quiescing) {
       if (request.batchPath !== undefined && this.batchReads && this.batchesOn === connection) {
         this.join(connection, { xid, frame, request, path: request.batchPath });
         return;
@@ -447,6 +452,60 @@ export class RequestPipeline {
   }
 
   /**
+   * Stops sending on the connection (a planned move): requests made from now on wait for the
+   * next connection (or {@link resume}), and `onDrained` is called once every request, ping
+   * and setWatches sent on it has its reply — at once if none is unanswered. Calling it again
+   * (a ping sent meanwhile) waits for that one too.
+   */
+  quiesce(onDrained: () => void): void {
+    this.quiescing = { onDrained };
+    this.checkDrained();
+  }
+
+  /** Nothing sent on the connection is unanswered (and no reply waits behind a resent get). */
+  get drained(): boolean {
+    return (
+      this.inflight.size === 0 &&
+      this.pingsSentAt.length === 0 &&
+      this.setWatchesInFlight === 0 &&
+      this.held === undefined &&
+      this.run.length === 0
+    );
+  }
+
+  private checkDrained(): void {
+    const quiescing = this.quiescing;
+    if (!quiescing?.onDrained || !this.drained) return;
+    const onDrained = quiescing.onDrained;
+    quiescing.onDrained = undefined;
+    onDrained();
+  }
+
+  /** The move is off: the requests that waited go out on the connection, in order. */
+  resume(): void {
+    this.quiescing = undefined;
+    const connection = this.connection;
+    if (!connection || connection.isClosed) return;
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const request of waiting)
+      this.send(connection, request.xid, request.frame, request.request);
+  }
+
+  /**
+   * Lets go of a drained connection without failing anything: the requests that wait go out on
+   * the next {@link attach} (a planned move's new connection), after the watches re-registered.
+   */
+  handOver(): void {
+    this.quiescing = undefined;
+    this.connection = undefined;
+    this.setWatchesInFlight = 0;
+    this.quorumHears = false;
+    this.pingsSentAt = [];
+    this.batchesOn = undefined;
+  }
+
+  /**
    * Takes back a request that waits for a connection (not written yet): true if it did, and the
    * request is then forgotten without a reply. A request already written stays in flight.
    */
@@ -465,6 +524,7 @@ export class RequestPipeline {
 
   /** The session is over: everything outstanding fails, and so does every request made later. */
   shutdown(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
+    this.quiescing = undefined;
     this.deadRc = rc;
     this.connection = undefined;
     this.batchesOn = undefined;
@@ -473,6 +533,7 @@ export class RequestPipeline {
 
   /** The connection is gone: every request in flight and waiting fails with `rc`. */
   detach(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
+    this.quiescing = undefined;
     this.connection = undefined;
     this.setWatchesInFlight = 0;
     this.quorumHears = false;
@@ -522,9 +583,13 @@ export class RequestPipeline {
     if (this.held) {
       const copy = Buffer.from(header);
       const xid = copy.readInt32BE(0);
-      if (this.holds(xid, () => this.processOversized(copy, length, maxFrameBytes))) return;
+      if (this.holds(xid, () => this.processOversized(copy, length, maxFrameBytes))) {
+        if (this.quiescing) this.checkDrained();
+        return;
+      }
     }
     this.processOversized(header, length, maxFrameBytes);
+    if (this.quiescing) this.checkDrained();
   }
 
   private processOversized(header: Buffer, length: number, maxFrameBytes: number): void {
@@ -587,10 +652,14 @@ export class RequestPipeline {
       if (xid > 0 || xid === Xid.notification) {
         // The frame is a view of a shared read buffer: a held one is copied.
         const copy = Buffer.from(frame);
-        if (this.holds(Math.max(xid, 0), () => this.process(copy))) return;
+        if (this.holds(Math.max(xid, 0), () => this.process(copy))) {
+          if (this.quiescing) this.checkDrained();
+          return;
+        }
       }
     }
     this.process(frame);
+    if (this.quiescing) this.checkDrained();
   }
 
   private process(frame: Buffer): void {

@@ -4,8 +4,9 @@
  * when the session expires, credentials are refused or the client closes it. Why a connection
  * was dropped or a session ended is decided here; requests go through the pipeline.
  */
+import type { ServerAddress } from '../ensemble-config';
 import { codeOfReturnCode, Rc, ZkError, ZkErrorCode } from '../errors';
-import type { PathMap } from '../operations';
+import { CONFIG_NODE, type PathMap } from '../operations';
 import type {
   OperationName,
   OperationRequest,
@@ -26,6 +27,7 @@ import {
   openConnection,
   versionOf,
 } from './connection';
+import { EnsembleMoves } from './ensemble-moves';
 import { startHeartbeat } from './heartbeat';
 import { HostList, parseConnectString } from './hosts';
 import { JuteReader } from './jute';
@@ -102,6 +104,8 @@ export class ProtocolSession implements SessionHandle {
   private attemptFailureLogged = false;
   /** When the ConnectRequest of the connection being set up was queued (performance.now()). */
   private connectSentAt = 0;
+  /** Following the ensemble: the list's changes, planned moves, their graces. */
+  private readonly moves: EnsembleMoves;
 
   constructor(
     private readonly options: SessionOptions,
@@ -124,6 +128,24 @@ export class ProtocolSession implements SessionHandle {
       },
       options.batchReads === false ? undefined : { maxFrameBytes: options.maxFrameBytes },
     );
+    this.moves = new EnsembleMoves({
+      log: options.log,
+      pipeline: this.pipeline,
+      hosts: this.hosts,
+      sessionId: () => this.sessionHex,
+      current: () =>
+        this.state === 'connected' && !this.readOnlyFlag ? this.connection : undefined,
+      open: (endpoint) =>
+        openConnection(endpoint, {
+          tls: options.tls,
+          timeoutMs: this.attemptTimeoutMs(),
+          maxFrameBytes: options.maxFrameBytes,
+        }),
+      sessionTimeoutMs: () => this.sessionTimeout(),
+      attemptTimeoutMs: () => this.attemptTimeoutMs(),
+      reattach: (from, to, deadline) => this.reattach(from, to, deadline),
+      graceOver: (what) => this.graceOver(what),
+    });
     this.connectNext();
   }
 
@@ -149,6 +171,14 @@ export class ProtocolSession implements SessionHandle {
 
   get isDead(): boolean {
     return this.state === 'dead' || this.state === 'closing';
+  }
+
+  /** The server the session is on, as the host list names it (`host:port`); undefined while not connected. */
+  get server(): string | undefined {
+    const endpoint = this.state === 'connected' ? this.connection?.endpoint : undefined;
+    if (!endpoint) return undefined;
+    const host = this.hosts.list.find((candidate) => this.hosts.names(candidate, endpoint));
+    return formatEndpoint(host ?? { host: endpoint.name ?? endpoint.host, port: endpoint.port });
   }
 
   credentials(): SessionCredentials | undefined {
@@ -327,6 +357,11 @@ export class ProtocolSession implements SessionHandle {
   private ready(connection: Connection, response: ConnectResponse, renewed: boolean): void {
     clearTimeout(this.attemptTimer);
     this.attemptTimer = undefined;
+    // Back within a planned move's (or a hand-off's) bound, read-write: the session never
+    // looked lost. On a read-only server it did: suspended first.
+    const inGrace = this.moves.endGrace();
+    const moved = inGrace && !response.readOnly;
+    if (inGrace && !moved) this.listener.onDisconnected(this, undefined);
     this.state = 'connected';
     this.hosts.succeeded();
     this.attemptFailureLogged = false;
@@ -360,6 +395,10 @@ export class ProtocolSession implements SessionHandle {
         isWanted: current,
         found: (endpoint) => this.moveTo(connection, endpoint),
       });
+    }
+    if (moved) {
+      this.listener.onMoved ? this.listener.onMoved(this) : this.listener.onConnected(this);
+      return;
     }
     this.listener.onConnected(this);
   }
@@ -436,7 +475,9 @@ export class ProtocolSession implements SessionHandle {
       this.options.log.info(`connection lost: ${reason.message}`, { sessionId: this.sessionHex });
       this.pipeline.detach(Rc.connectionLoss, reason);
       this.hosts.lost();
-      this.listener.onDisconnected(this, reason);
+      // During a reconfiguration a server may drop every client (a leader's hand-off): the
+      // session, known alive, is given the bound of a planned move to come back first.
+      if (!this.moves.rideThrough(connection)) this.listener.onDisconnected(this, reason);
       this.connectNext();
       return;
     }
@@ -447,7 +488,10 @@ export class ProtocolSession implements SessionHandle {
   private onNotification(event: WatcherEvent): void {
     const type = eventTypes[event.type];
     if (!type || this.state !== 'connected') return;
-    const path = this.paths.fromServer(event.path);
+    // The configuration node is never under the chroot (getConfig reads it at its own path).
+    const config = event.path === CONFIG_NODE;
+    if (config) this.moves.reconfiguring();
+    const path = config ? CONFIG_NODE : this.paths.fromServer(event.path);
     if (path === undefined) return;
     this.listener.onWatchEvent(this, type, path);
   }
@@ -476,6 +520,7 @@ export class ProtocolSession implements SessionHandle {
   }
 
   private stopConnecting(): void {
+    this.moves.stop();
     this.picking = undefined;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
@@ -519,6 +564,38 @@ export class ProtocolSession implements SessionHandle {
       );
     });
     return this.closing;
+  }
+
+  // ---- following the ensemble ----
+
+  /** The servers to connect to from now on (the ensemble followed): see ensemble-moves.ts. */
+  updateServers(servers: readonly ServerAddress[]): void {
+    if (!this.isDead) this.moves.update(servers);
+  }
+
+  /**
+   * A planned move's switch: the drained old connection goes (nothing in flight on it), the
+   * session is reattached on `to`; if it is not back on a server by `deadline`, it is
+   * suspended then, as after a lost connection.
+   */
+  private reattach(from: Connection, to: Connection, deadline: number): void {
+    this.stopConnectionWork();
+    this.pipeline.handOver();
+    this.connection = undefined;
+    this.state = 'connecting';
+    from.destroy(
+      new ZkError(ZkErrorCode.ConnectionLoss, `moved to ${to.describe()} (a planned move)`),
+    );
+    this.moves.startGrace(deadline, `the planned move to ${to.describe()}`);
+    this.handshake(to, Math.max(1, deadline - performance.now()));
+  }
+
+  /** A grace ran out before the session was back on a server: it is suspended now. */
+  private graceOver(what: string): void {
+    if (this.state !== 'connecting') return;
+    const reason = new ZkError(ZkErrorCode.ConnectionLoss, `${what} did not complete in time`);
+    this.options.log.info(`connection lost: ${reason.message}`, { sessionId: this.sessionHex });
+    this.listener.onDisconnected(this, reason);
   }
 
   // ---- calls ----
