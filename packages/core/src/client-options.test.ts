@@ -20,6 +20,7 @@ describe('resolveClientOptions', () => {
     expect(options.logLevel).toBe('warn');
     expect(options.auth).toEqual([]);
     expect(options.batchReads).toBe(true);
+    expect(options.followEnsemble).toEqual({ enabled: true, maxDelayMs: 1_000 });
     expect(options.retry.nextDelayMs(1, 0, new ZkError('ConnectionLoss', 'x'))).toBeGreaterThan(0);
   });
 
@@ -37,10 +38,20 @@ describe('resolveClientOptions', () => {
     [{ connect: 'a:1', auth: { scheme: '', credentials: 'x' } }, 'auth.scheme'],
     [{ connect: 'a:1', defaultAcl: [] }, 'defaultAcl must be'],
     [{ connect: 'a:1', batchReads: 'yes' }, 'batchReads must be a boolean'],
+    [{ connect: 'a:1', followEnsemble: 'yes' }, 'followEnsemble must be'],
+    [{ connect: 'a:1', followEnsemble: { maxDelayMs: -1 } }, 'followEnsemble.maxDelayMs'],
   ])('rejects %j', (options, reason) => {
     const error = rejection(() => resolveClientOptions(options as never));
     expect(error.code).toBe('BadArguments');
     expect(error.message).toContain(reason);
+  });
+
+  it('takes followEnsemble as a switch or with its delay', () => {
+    const follow = (followEnsemble: unknown) =>
+      resolveClientOptions({ connect: 'a:1', followEnsemble: followEnsemble as never })
+        .followEnsemble;
+    expect(follow(false)).toEqual({ enabled: false, maxDelayMs: 1_000 });
+    expect(follow({ maxDelayMs: 0 })).toEqual({ enabled: true, maxDelayMs: 0 });
   });
 
   it('accepts ensembles and chroots', () => {

@@ -7,17 +7,19 @@
 import { type Ensemble, expireSession, startEnsemble } from '@zkrx/testing';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ZkClient } from './client';
-import type { EnsembleView } from './ensemble-follower';
 import {
   connectedClient,
+  openClient,
   record,
+  rejectionOf,
   statesOf,
   testRoot,
   transportName,
   waitFor,
   watchedPaths,
 } from '../test/support';
+import type { ZkClient } from './client';
+import type { EnsembleView } from './ensemble-follower';
 
 /** Resolves once the client follows exactly `hosts` (order aside). */
 function follows(client: ZkClient, hosts: readonly string[]): Promise<EnsembleView> {
@@ -54,7 +56,7 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
       connect: ensemble.connectString,
       sessionTimeoutMs: 6_000,
       followEnsemble: { maxDelayMs: 100 },
-            ...(process.env.DEBUG_ENS ? { logger: console, logLevel: 'info' as const } : {}),
+      ...(process.env.DEBUG_ENS ? { logger: console, logLevel: 'info' as const } : {}),
     });
     const root = await testRoot(ensemble.connectString);
     const sessionId = client.sessionId!;
@@ -104,5 +106,122 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
       expect(client.sessionId).toBe(ids[index]);
       expect(statesOf(sessions[index]!)).toEqual(['connected']);
     }
+  });
+
+  it('rebalances onto added servers: some clients move, none is suspended', async () => {
+    const clients = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        connectedClient({
+          connect: ensemble.connectString,
+          sessionTimeoutMs: 6_000,
+          followEnsemble: { maxDelayMs: 200 },
+        }),
+      ),
+    );
+    const sessions = clients.map((client) => record(client.session$));
+    await Promise.all(clients.map((client) => follows(client, ensemble.connectString.split(','))));
+    const added = [await ensemble.addServer(), await ensemble.addServer()];
+    const hosts = ensemble.connectString.split(',');
+    await Promise.all(clients.map((client) => follows(client, hosts)));
+    // Each client decides once per change (with probability 1 − old/new): at least one of 30
+    // moves (all stay with probability below 1e-6).
+    await waitFor(async () => {
+      const counts = await Promise.all(
+        added.map(async (server) => (await server.fourLetterWord('cons')).split('sid=').length - 1),
+      );
+      return counts.some((count) => count > 0);
+    });
+    for (const session of sessions) expect(statesOf(session)).toEqual(['connected']);
+  });
+
+  it('keeps one watch on the configuration per session, and none once closed', async () => {
+    const client = await connectedClient({
+      connect: ensemble.connectString,
+      followEnsemble: { maxDelayMs: 0 },
+    });
+    const sessionId = client.sessionId!;
+    await follows(client, ensemble.connectString.split(','));
+    // Changes and reconnections read the configuration again: still one watch.
+    await ensemble.addServer();
+    await follows(client, ensemble.connectString.split(','));
+    const server = ensemble.servers[await memberOf(ensemble, client)]!;
+    await waitFor(async () =>
+      (await watchedPaths(server.connectString, sessionId)).includes('/zookeeper/config'),
+    );
+    const watched = await watchedPaths(server.connectString, sessionId);
+    expect(watched.filter((path) => path === '/zookeeper/config')).toHaveLength(1);
+    await client.close();
+    for (const member of ensemble.servers.filter((candidate) => candidate.running)) {
+      expect(await watchedPaths(member.connectString, sessionId)).toEqual([]);
+    }
+  });
+
+  it('with followEnsemble: false, keeps its connect string and sets no watch', async () => {
+    const first = ensemble.servers.find((server) => server.inConfiguration && server.running)!;
+    const client = await connectedClient({
+      connect: first.connectString,
+      sessionTimeoutMs: 6_000,
+      followEnsemble: false,
+    });
+    await ensemble.addServer();
+    expect(client.hosts).toEqual([first.connectString]);
+    expect(await watchedPaths(first.connectString, client.sessionId!)).toEqual([]);
+    // Its server leaves and stops: the client knows no other, and stays suspended.
+    await ensemble.removeServer(first.index, { drainTimeoutMs: 0 });
+    await waitFor(() => client.state === 'suspended');
+    const view = await firstValueFrom(client.ensemble$);
+    expect(view).toMatchObject({ hosts: [first.connectString], moves: 0, server: undefined });
+  });
+});
+
+describe.runIf(transportName === 'typescript')('a rolling replacement of every server', () => {
+  let ensemble: Ensemble;
+  beforeAll(async () => {
+    ensemble = await startEnsemble({ size: 3, reconfig: true });
+  });
+  afterAll(() => ensemble?.close());
+
+  it('keeps the session, the chroot and the names, also for the session after an expiry', async () => {
+    const original = ensemble.connectString;
+    const admin = await connectedClient({ connect: original, followEnsemble: { maxDelayMs: 100 } });
+    const root = await testRoot(() => ensemble.connectString);
+    const looked: string[] = [];
+    const client = await connectedClient({
+      connect: `${original}${root}`,
+      sessionTimeoutMs: 6_000,
+      followEnsemble: { maxDelayMs: 100 },
+      lookup: (name) => {
+        looked.push(name);
+        return ['127.0.0.1'];
+      },
+    });
+    const sessionId = client.sessionId!;
+    const session = record(client.session$);
+    // Servers 4, 5, 6 come in under a host name; 1, 2, 3 (the leader among them) go.
+    for (const index of [0, 1, 2]) await ensemble.replaceServer(index, { host: 'localhost' });
+    const hosts = ensemble.connectString.split(',');
+    expect(hosts.every((host) => host.startsWith('localhost:'))).toBe(true);
+    await follows(client, hosts);
+    expect(client.hosts).toEqual(expect.arrayContaining(hosts));
+    expect(looked).toContain('localhost');
+    expect(client.sessionId).toBe(sessionId);
+    expect(statesOf(session)).toEqual(['connected']);
+
+    // A write lands under the chroot, as a client without one sees it.
+    await client.promises.create('/written', 'during');
+    await follows(admin, hosts);
+    expect((await admin.promises.get(`${root}/written`)).data.toString()).toBe('during');
+
+    // After an expiry the new session connects to the servers followed, chroot kept.
+    await expireSession(client, { connectString: ensemble.connectString });
+    await client.connected(15_000);
+    expect(client.sessionId).not.toBe(sessionId);
+    await client.promises.create('/after-expiry', 'new session');
+    expect((await admin.promises.get(`${root}/after-expiry`)).data.toString()).toBe('new session');
+
+    // A client made now with the original connect string finds none of its servers.
+    const late = await openClient({ connect: original, connectTimeoutMs: 2_000 });
+    expect((await rejectionOf(late.connected())).code).toBe('ConnectTimeout');
+    expect(client.state).toBe('connected');
   });
 });

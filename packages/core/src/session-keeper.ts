@@ -253,11 +253,7 @@ export class SessionKeeper {
     } else {
       // A read-only server answers from a copy cut off from the quorum: it confirms nothing
       // of the session (`read-only`), until a read-write server takes it back (`reconnected`).
-      this.setState(
-        handle.readOnly ? 'read-only' : 'reconnected',
-        handle.sessionId,
-        handle.server,
-      );
+      this.setState(handle.readOnly ? 'read-only' : 'reconnected', handle.sessionId, handle.server);
       this.hooks.onReconnected();
     }
     this.hooks.onConnection(handle.server, handle.readOnly);

@@ -48,7 +48,8 @@ export function sessionPrototype(): SessionHandle {
 const clients = new Set<ZkClient>();
 const proxies = new Set<TcpProxy>();
 const cleanups: Array<() => unknown> = [];
-const roots: Array<{ root: string; connectString: string }> = [];
+/** A root's server, read at clean-up (an ensemble's members may change meanwhile). */
+const roots: Array<{ root: string; connectString: string | (() => string) }> = [];
 const removedRoots: Array<{ root: string; connectString: string }> = [];
 
 afterEach(async () => {
@@ -66,7 +67,8 @@ afterEach(async () => {
   await Promise.all(open.map((client) => client.close()));
   while (cleanups.length > 0) await cleanups.pop()?.();
   const owned = roots.splice(0);
-  for (const { root, connectString } of owned) {
+  for (const { root, connectString: where } of owned) {
+    const connectString = typeof where === 'function' ? where() : where;
     const admin = createClient({ connect: connectString, sessionTimeoutMs: 4_000 });
     try {
       await admin.connected(5_000);
@@ -144,12 +146,14 @@ export async function batchingClient(options: Partial<ZkClientOptions> = {}): Pr
 
 /**
  * A fresh, created test root (`/core-<random>`) on the given server (the run's by default),
- * removed with everything under it after the test.
+ * removed with everything under it after the test. A function is asked for the connect string
+ * again at clean-up (an ensemble whose servers were replaced meanwhile).
  */
-export async function testRoot(connectString?: string): Promise<string> {
-  const connect = connectString ?? (await testZooKeeper()).connectString;
+export async function testRoot(connectString?: string | (() => string)): Promise<string> {
+  const where = connectString ?? (await testZooKeeper()).connectString;
+  const connect = typeof where === 'function' ? where() : where;
   const root = uniqueRoot('core');
-  roots.push({ root, connectString: connect });
+  roots.push({ root, connectString: where });
   const admin = createClient({ connect, sessionTimeoutMs: 4_000 });
   try {
     await admin.connected(5_000);

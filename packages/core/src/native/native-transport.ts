@@ -176,7 +176,9 @@ export class NativeSession implements SessionHandle {
     if (servers === undefined || this.connected || this.handle.isDead) return;
     this.pendingServers = undefined;
     if (!this.handle.setServers(servers)) {
-      this.options.log.warn('the zookeeper binding could not take the ensemble\'s servers (set_servers)');
+      this.options.log.warn(
+        "the zookeeper binding could not take the ensemble's servers (set_servers)",
+      );
     }
   }
 

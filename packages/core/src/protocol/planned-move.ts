@@ -173,9 +173,12 @@ export class PlannedMove {
     pipeline.quiesce(() => {
       if (!this.live()) return;
       pipeline.ping();
-      log.debug(`planned move: ping sent on ${this.from.describe()}, reattaching after its answer`, {
-        sessionId: this.session.sessionId(),
-      });
+      log.debug(
+        `planned move: ping sent on ${this.from.describe()}, reattaching after its answer`,
+        {
+          sessionId: this.session.sessionId(),
+        },
+      );
       pipeline.quiesce(() => this.answered());
     });
   }
@@ -191,7 +194,10 @@ export class PlannedMove {
       timeoutMs: this.session.sessionTimeoutMs(),
     });
     if (bound < MIN_MOVE_MS) {
-      return this.end('stayed', `the session was last heard too long ago (${Math.round(bound)} ms left)`);
+      return this.end(
+        'stayed',
+        `the session was last heard too long ago (${Math.round(bound)} ms left)`,
+      );
     }
     const deadline = performance.now() + bound;
     log.debug(
