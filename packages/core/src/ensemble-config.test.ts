@@ -101,20 +101,13 @@ describe('followedServers', () => {
     });
   });
 
-  it("gives a TLS client 3.8's client ports only when its TLS connection is on one of them", () => {
+  it("gives a TLS client 3.8's client ports only once they are known to take TLS", () => {
     const config = parseEnsembleConfig('server.1=a:1:2;a:2181\nserver.2=b:1:2;b:2181');
-    // On a:2181 over TLS: the client ports take TLS (client.portUnification).
-    expect(
-      followedServers(config, {
-        tls: true,
-        isCurrent: (address) => formatAddress(address) === 'a:2181',
-      }).servers,
-    ).toHaveLength(2);
+    // Its TLS connection was on a:2181: the client ports take TLS (client.portUnification).
+    const taken = followedServers(config, { tls: true, clientPortsTakeTls: true });
+    expect(taken.servers).toHaveLength(2);
     // On a:2281 (a secureClientPort the configuration does not name): nothing to follow.
-    const refused = followedServers(config, {
-      tls: true,
-      isCurrent: (address) => formatAddress(address) === 'a:2281',
-    });
+    const refused = followedServers(config, { tls: true });
     expect(refused.servers).toBeUndefined();
     expect(refused.servers === undefined && refused.reason).toMatch(/ZOOKEEPER-4276/);
   });

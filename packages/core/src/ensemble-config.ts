@@ -111,9 +111,9 @@ export type FollowedServers =
  * address wanted are skipped (their ids in `skipped`).
  *
  * A configuration before ZooKeeper 3.10 names no TLS address. A TLS client then takes the
- * client ports only when the server it is on over TLS is one of them (`onTls`: its client port
- * takes TLS too, `client.portUnification`); otherwise it follows nothing — a TLS client is never
- * pointed at a plaintext port.
+ * client ports only when it has seen that they take TLS (`clientPortsTakeTls`: its TLS
+ * connection, or its connect string, was on one of them — `client.portUnification`);
+ * otherwise it follows nothing: a TLS client is never pointed at a plaintext port.
  *
  * ## Example
  * ```ts
@@ -123,13 +123,12 @@ export type FollowedServers =
  * ```
  *
  * @param config The configuration read.
- * @param client Whether the client speaks TLS, and where it is (`onTls`, a matcher of the
- *   server it is connected to).
+ * @param client Whether the client speaks TLS, and whether the client ports take TLS.
  * @return The servers, or why none.
  */
 export function followedServers(
   config: EnsembleConfig,
-  client: { readonly tls: boolean; readonly isCurrent?: (address: ServerAddress) => boolean },
+  client: { readonly tls: boolean; readonly clientPortsTakeTls?: boolean },
 ): FollowedServers {
   const named = (server: ConfiguredServer, address: ServerAddress | undefined) =>
     address && (address.host === '0.0.0.0' || address.host === '::' || address.host === '')
@@ -152,15 +151,13 @@ export function followedServers(
   } else if (config.servers.some((server) => server.secureClientAddress)) {
     chosen = pick((server) => server.secureClientAddress);
   } else {
-    const clientPorts = pick((server) => server.clientAddress);
-    const isCurrent = client.isCurrent;
-    if (!isCurrent || !clientPorts.servers.some((address) => isCurrent(address))) {
+    if (!client.clientPortsTakeTls) {
       return {
         reason:
-          'the configuration names no TLS port (ZooKeeper writes secure client ports from 3.10 on, ZOOKEEPER-4276) and the TLS connection is not on one of its client ports',
+          'the configuration names no TLS port (ZooKeeper writes secure client ports from 3.10 on, ZOOKEEPER-4276), and the TLS connection was never on one of its client ports',
       };
     }
-    chosen = clientPorts;
+    chosen = pick((server) => server.clientAddress);
   }
   if (chosen.servers.length === 0) {
     return { reason: 'the configuration names no client address for any server' };

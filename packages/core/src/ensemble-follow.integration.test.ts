@@ -4,7 +4,13 @@
  * chroot kept after an expiry, one configuration watch at most and none after close,
  * `followEnsemble: false`.
  */
-import { type Ensemble, expireSession, startEnsemble } from '@zkrx/testing';
+import {
+  createTestCertificates,
+  type Ensemble,
+  expireSession,
+  startEnsemble,
+  type TestCertificates,
+} from '@zkrx/testing';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -222,6 +228,58 @@ describe.runIf(transportName === 'typescript')('a rolling replacement of every s
     // A client made now with the original connect string finds none of its servers.
     const late = await openClient({ connect: original, connectTimeoutMs: 2_000 });
     expect((await rejectionOf(late.connected())).code).toBe('ConnectTimeout');
+    expect(client.state).toBe('connected');
+  });
+});
+
+describe.runIf(transportName === 'typescript')('a TLS client following the ensemble', () => {
+  let ensemble: Ensemble;
+  let certificates: TestCertificates;
+  beforeAll(async () => {
+    certificates = createTestCertificates();
+    ensemble = await startEnsemble({
+      size: 3,
+      reconfig: true,
+      tls: { ...certificates.server, portUnification: true },
+    });
+  });
+  afterAll(() => ensemble?.close());
+
+  it('follows client ports that take TLS, and moves over TLS, never suspended', async () => {
+    const client = await connectedClient({
+      connect: ensemble.connectString,
+      tls: { ca: certificates.ca.certificate },
+      sessionTimeoutMs: 6_000,
+      followEnsemble: { maxDelayMs: 100 },
+      ...(process.env.DEBUG_ENS ? { logger: console, logLevel: 'debug' as const } : {}),
+    });
+    const sessionId = client.sessionId!;
+    const session = record(client.session$);
+    await follows(client, ensemble.connectString.split(','));
+    const before = await memberOf(ensemble, client);
+    const added = await ensemble.replaceServer(before);
+    await follows(client, ensemble.connectString.split(','));
+    expect(client.hosts).toContain(added.connectString);
+    await moved(client);
+    expect(await memberOf(ensemble, client)).not.toBe(before);
+    expect(client.sessionId).toBe(sessionId);
+    expect(statesOf(session)).toEqual(['connected']);
+  });
+
+  it('never takes the plaintext ports of a configuration that names no TLS port', async () => {
+    const messages: string[] = [];
+    const client = await connectedClient({
+      connect: ensemble.secureConnectString!,
+      tls: { ca: certificates.ca.certificate },
+      followEnsemble: { maxDelayMs: 0 },
+      logLevel: 'info',
+      logger: { info: (message: string) => messages.push(message) },
+    });
+    const hosts = ensemble.secureConnectString!.split(',');
+    await waitFor(() => messages.some((message) => message.includes('ZOOKEEPER-4276')));
+    await ensemble.addServer();
+    expect(client.hosts).toEqual(hosts);
+    expect((await firstValueFrom(client.ensemble$)).configVersion).toBeUndefined();
     expect(client.state).toBe('connected');
   });
 });

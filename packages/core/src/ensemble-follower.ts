@@ -82,6 +82,13 @@ export class EnsembleFollower {
   private closed = false;
   private lastRefusal: string | undefined;
   private warnedTransport = false;
+  /**
+   * A TLS client saw its TLS connection (or its connect string) on a client port the
+   * configuration names: the client ports take TLS (`client.portUnification`). Kept: the
+   * server it was on may leave the configuration later.
+   */
+  private clientPortsTakeTls = false;
+  private readonly initial: readonly ServerAddress[];
 
   constructor(
     private readonly host: FollowerHost,
@@ -90,6 +97,7 @@ export class EnsembleFollower {
     private readonly chroot: string,
   ) {
     this.servers = initial;
+    this.initial = initial;
     this.subject = new BehaviorSubject<EnsembleView>({
       hosts: initial.map(formatAddress),
       configVersion: undefined,
@@ -190,9 +198,20 @@ export class EnsembleFollower {
   private apply(handle: SessionHandle, text: string): void {
     const config = parseEnsembleConfig(text);
     const server = handle.server;
+    const named = (address: ServerAddress) => formatAddress(address);
+    if (this.host.tls && !this.clientPortsTakeTls) {
+      const clientPorts = new Set(
+        config.servers.flatMap((entry) =>
+          entry.clientAddress ? [named(entry.clientAddress)] : [],
+        ),
+      );
+      this.clientPortsTakeTls =
+        (server !== undefined && clientPorts.has(server)) ||
+        this.initial.some((address) => clientPorts.has(named(address)));
+    }
     const chosen = followedServers(config, {
       tls: this.host.tls,
-      isCurrent: (address) => server !== undefined && formatAddress(address) === server,
+      clientPortsTakeTls: this.clientPortsTakeTls,
     });
     if (chosen.servers === undefined) {
       // An ensemble without reconfiguration may name no client address: nothing to follow.
