@@ -283,3 +283,29 @@ describe.runIf(transportName === 'typescript')('a TLS client following the ensem
     expect(client.state).toBe('connected');
   });
 });
+
+describe.runIf(transportName === 'native')('the native transport following the ensemble', () => {
+  let ensemble: Ensemble;
+  beforeAll(async () => {
+    ensemble = await startEnsemble({ size: 3, reconfig: true });
+  });
+  afterAll(() => ensemble?.close());
+
+  it('takes the servers followed at its next reconnection, never moving by itself', async () => {
+    const first = ensemble.servers[0]!;
+    const client = await connectedClient({
+      connect: first.connectString,
+      sessionTimeoutMs: 6_000,
+      followEnsemble: { maxDelayMs: 0 },
+    });
+    const sessionId = client.sessionId!;
+    await follows(client, ensemble.connectString.split(','));
+    const session = record(client.session$);
+    // Its only server of the connect string goes: the C client reconnects to one followed.
+    await ensemble.removeServer(first.index, { drainTimeoutMs: 0 });
+    await waitFor(() => client.state === 'reconnected', 20_000);
+    expect(client.sessionId).toBe(sessionId);
+    expect(statesOf(session)).toContain('suspended');
+    expect((await firstValueFrom(client.ensemble$)).moves).toBe(0);
+  });
+});
