@@ -17,6 +17,7 @@ export default defineConfig({
     'tools/fleet-rebalance': 'src/tools/fleet-rebalance.ts',
     'tools/fleet-worker': 'src/tools/fleet-worker.ts',
     'tools/curator-classpath': 'src/tools/curator-classpath.ts',
+    'tools/ensemble-rebalance': 'src/tools/ensemble-rebalance.ts',
   },
   format: ['esm'],
   clean: true,

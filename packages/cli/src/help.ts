@@ -23,6 +23,9 @@ Usage:
   zkrx members <path> [--watch] [--json]  a fleet's members (@zkrx/fleet), in join order
   zkrx partitions <path> [--watch] [--json]
                                           a partition's items: owner, token, who waits
+  zkrx ensemble [<path>] [--watch] [--json]
+                                          the servers: configuration, modes, clients; and
+                                          which server each session under <path> is on
   zkrx release <node> --force [--yes]     delete a stuck holder's lock node (asks first)
   zkrx revoke <node>                      ask a holder to release (Curator's revocation)
   zkrx dev-server [--port <port>]         a ZooKeeper for development (Java needed), until Ctrl-C
@@ -103,6 +106,27 @@ idle lock path was removed by ZooKeeper is not listed.
 
 Example:
   zkrx partitions /fleet/shards --watch
+
+${connection}
+
+${exitCodes}`,
+  ensemble: `Usage: zkrx ensemble [<path>] [--watch] [--json]
+
+The ensemble's servers as its dynamic configuration (/zookeeper/config) names them: the
+configuration's version, each server's id, role and client address, and — where its
+4lw.commands.whitelist allows srvr and cons — its mode (leader, follower, observer) and
+how many sessions are connected to it. Then what this client follows and where it is.
+With <path>: each session holding a node under it (a lock's holders and waiters, a
+fleet's members and owners, an election's candidates) and the server it is on.
+
+  -w, --watch  a live view: read again every 2 s and on every change under <path>;
+               configuration changes and sessions moving to another server listed; q quits
+      --json   JSON: {"configVersion", "servers": [...], "client", "sessions"} (with
+               --watch: one line per read)
+
+Example:
+  zkrx ensemble --connect zk1:2181,zk2:2181,zk3:2181
+  zkrx ensemble /fleet/shards --watch
 
 ${connection}
 

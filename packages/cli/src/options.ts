@@ -10,6 +10,7 @@ export const COMMANDS = [
   'leaders',
   'members',
   'partitions',
+  'ensemble',
   'release',
   'revoke',
   'dev-server',
@@ -25,7 +26,10 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 export interface ParsedCommandLine {
   /** The command; undefined for `zkrx` alone, `--help` or `--version`. */
   readonly command: CommandName | undefined;
-  /** The path (locks, leaders, members, partitions), node (release, revoke) or command (help). */
+  /**
+   * The path (locks, leaders, members, partitions, ensemble), node (release, revoke) or command
+   * (help).
+   */
   readonly target: string | undefined;
   readonly connect: string;
   readonly timeoutMs: number;
@@ -62,6 +66,7 @@ const commandOptions: Record<CommandName, readonly OptionName[]> = {
   leaders: ['json', 'watch'],
   members: ['json', 'watch'],
   partitions: ['json', 'watch'],
+  ensemble: ['json', 'watch'],
   release: ['force', 'yes'],
   revoke: [],
   'dev-server': ['port'],

@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { isZkError, validatePath, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import { openClient } from './connect';
 import { DEV_SERVER_PORT, devServer } from './dev-server';
+import { showEnsemble } from './ensemble';
+import { ensembleView } from './ensemble-view';
 import { CliError, CliErrorCode } from './errors';
 import { listFleet } from './fleet';
 import { fleetView } from './fleet-view';
@@ -80,6 +82,19 @@ async function execute(parsed: ParsedCommandLine, io: CliIo): Promise<number> {
       const lockOptions = { ...options, command };
       return withClient(parsed, (client) =>
         parsed.watch ? liveView(client, path, lockOptions) : list(client, path, lockOptions),
+      );
+    }
+    case 'ensemble': {
+      const path = parsed.target === undefined ? undefined : required(parsed, 'a path', '/locks');
+      const options = { command, connect: parsed.connect, json: parsed.json, paint, io };
+      if (parsed.watch && !parsed.json && io.stdout.isTTY !== true) {
+        throw new CliError(
+          CliErrorCode.BadUsage,
+          'zkrx ensemble --watch draws on a terminal, and this output is not one: add --json for one JSON line per read',
+        );
+      }
+      return withClient(parsed, (client) =>
+        parsed.watch ? ensembleView(client, path, options) : showEnsemble(client, path, options),
       );
     }
     case 'release': {

@@ -44,6 +44,8 @@ export interface WatchedView {
   readonly maxTornReads: number;
   /** What to draw at `now` (ms since the epoch). */
   frame(now: number): WatchFrame;
+  /** Read again every this many ms as well (for what no watch tells: servers' client counts). */
+  readonly pollMs?: number;
 }
 
 /**
@@ -99,6 +101,7 @@ export function watchScreen(
     let again = false;
     let torn = 0;
     let ticker: ReturnType<typeof setInterval> | undefined;
+    let poller: ReturnType<typeof setInterval> | undefined;
     let watching: Subscription | undefined;
     let sessions: Subscription | undefined;
     let stopInterrupt: (() => void) | undefined;
@@ -144,6 +147,7 @@ export function watchScreen(
       if (finished) return;
       finished = true;
       clearInterval(ticker);
+      clearInterval(poller);
       watching?.unsubscribe();
       sessions?.unsubscribe();
       stopInterrupt?.();
@@ -169,6 +173,7 @@ export function watchScreen(
     }
     stopInterrupt = io.onInterrupt(() => finish(0));
     ticker = setInterval(draw, 1_000);
+    if (view.pollMs) poller = setInterval(() => void refresh(), view.pollMs);
     sessions = client.session$.subscribe((event) => {
       session = event.state;
       if (event.state === 'auth-failed') finish(1, 'ZooKeeper refused the credentials');

@@ -153,8 +153,8 @@ export class ZkClient {
         onAuthFailed: () => void this.close(),
         onConnection: (server, readOnly) => this.follower.onConnected(server, readOnly),
         onConnectionLost: () => this.follower.onDisconnected(),
-        onMoved: (server) => {
-          this.follower.onMoved(server);
+        onMoved: (server, how) => {
+          this.follower.onMoved(server, how);
           this.trees.onReconnected('moved');
         },
       },

@@ -99,6 +99,27 @@ export function parseEnsembleConfig(text: string): EnsembleConfig {
   return { version, servers };
 }
 
+/**
+ * Where `server` takes clients, as written — a wildcard (`0.0.0.0`, `::`) replaced by the host
+ * of its quorum address: a name stays a name — or its TLS address (`secure`).
+ *
+ * ## Example
+ * ```ts
+ * const [server] = parseEnsembleConfig('server.1=zk-1:2888:3888;0.0.0.0:2181').servers;
+ * console.log(clientAddressOf(server!));
+ * // Output: { host: 'zk-1', port: 2181 }
+ * ```
+ */
+export function clientAddressOf(
+  server: ConfiguredServer,
+  secure = false,
+): ServerAddress | undefined {
+  const address = secure ? server.secureClientAddress : server.clientAddress;
+  if (!address) return undefined;
+  const wildcard = address.host === '0.0.0.0' || address.host === '::' || address.host === '';
+  return wildcard ? { host: server.quorumHost, port: address.port } : address;
+}
+
 /** What a client can take from a configuration: the servers to follow, or why none. */
 export type FollowedServers =
   | { readonly servers: readonly ServerAddress[]; readonly skipped: readonly number[] }
@@ -130,15 +151,11 @@ export function followedServers(
   config: EnsembleConfig,
   client: { readonly tls: boolean; readonly clientPortsTakeTls?: boolean },
 ): FollowedServers {
-  const named = (server: ConfiguredServer, address: ServerAddress | undefined) =>
-    address && (address.host === '0.0.0.0' || address.host === '::' || address.host === '')
-      ? { host: server.quorumHost, port: address.port }
-      : address;
-  const pick = (wanted: (server: ConfiguredServer) => ServerAddress | undefined) => {
+  const pick = (secure: boolean) => {
     const servers: ServerAddress[] = [];
     const skipped: number[] = [];
     for (const server of config.servers) {
-      const address = named(server, wanted(server));
+      const address = clientAddressOf(server, secure);
       if (address) servers.push(address);
       else skipped.push(server.serverId);
     }
@@ -147,9 +164,9 @@ export function followedServers(
   if (config.servers.length === 0) return { reason: 'the configuration names no server' };
   let chosen: { servers: ServerAddress[]; skipped: number[] };
   if (!client.tls) {
-    chosen = pick((server) => server.clientAddress);
+    chosen = pick(false);
   } else if (config.servers.some((server) => server.secureClientAddress)) {
-    chosen = pick((server) => server.secureClientAddress);
+    chosen = pick(true);
   } else {
     if (!client.clientPortsTakeTls) {
       return {
@@ -157,7 +174,7 @@ export function followedServers(
           'the configuration names no TLS port (ZooKeeper writes secure client ports from 3.10 on, ZOOKEEPER-4276), and the TLS connection was never on one of its client ports',
       };
     }
-    chosen = pick((server) => server.clientAddress);
+    chosen = pick(false);
   }
   if (chosen.servers.length === 0) {
     return { reason: 'the configuration names no client address for any server' };

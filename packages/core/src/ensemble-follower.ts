@@ -30,8 +30,16 @@ export interface EnsembleView {
   readonly configVersion: string | undefined;
   /** The server the session is on (one of `hosts`, or as the transport names it); undefined while not connected. */
   readonly server: string | undefined;
-  /** How many times the client moved its session to another server by itself (no suspension). */
+  /**
+   * How many times the client moved its session to another server by itself (planned moves:
+   * rebalancing, its server leaving the configuration), never suspended.
+   */
   readonly moves: number;
+  /**
+   * How many times a reconfiguration's leader hand-off dropped the connection and the session
+   * was back on a server within the bound, never suspended.
+   */
+  readonly handOffs: number;
 }
 
 /** How the client follows the ensemble (`followEnsemble`), resolved. */
@@ -103,6 +111,7 @@ export class EnsembleFollower {
       configVersion: undefined,
       server: undefined,
       moves: 0,
+      handOffs: 0,
     });
     this.view$ = this.subject.asObservable();
   }
@@ -133,8 +142,12 @@ export class EnsembleFollower {
    * The session is on `server` again without having been suspended (a planned move, or a
    * reconfiguration's hand-off ridden out): read the configuration, as after any reconnection.
    */
-  onMoved(server: string | undefined): void {
-    this.update({ server, moves: this.view.moves + 1 });
+  onMoved(server: string | undefined, how: 'planned' | 'hand-off'): void {
+    this.update(
+      how === 'planned'
+        ? { server, moves: this.view.moves + 1 }
+        : { server, handOffs: this.view.handOffs + 1 },
+    );
     this.schedule();
   }
 
@@ -157,6 +170,7 @@ export class EnsembleFollower {
     const same =
       view.server === this.view.server &&
       view.moves === this.view.moves &&
+      view.handOffs === this.view.handOffs &&
       view.configVersion === this.view.configVersion &&
       view.hosts.join(',') === this.view.hosts.join(',');
     if (!same) this.subject.next(view);

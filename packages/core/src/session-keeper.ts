@@ -39,7 +39,7 @@ export interface SessionHooks {
    * The session moved to `server` by itself (following the ensemble), never suspended: the
    * watches without a replay (trees) read again, as after a reconnection.
    */
-  onMoved(server: string | undefined): void;
+  onMoved(server: string | undefined, how: 'planned' | 'hand-off'): void;
 }
 
 /**
@@ -76,7 +76,7 @@ export class SessionKeeper {
     this.listener = {
       onConnected: (handle) => this.onConnected(handle),
       onDisconnected: (handle) => this.onDisconnected(handle),
-      onMoved: (handle) => this.onMoved(handle),
+      onMoved: (handle, how) => this.onMoved(handle, how),
       onClosed: (handle, rc) => this.onHandleClosed(handle, rc),
       onWatchEvent: (handle, type, path) => this.onWatchEvent(handle, type, path),
     };
@@ -263,10 +263,13 @@ export class SessionKeeper {
    * The handle moved its session to another server by itself: no state changes (the session
    * was never in doubt: planned-move.ts says why).
    */
-  private onMoved(handle: SessionHandle): void {
+  private onMoved(handle: SessionHandle, how: 'planned' | 'hand-off'): void {
     if (handle !== this.current || this.closed) return;
-    this.log.debug('session moved', { sessionId: handle.sessionId, server: handle.server });
-    this.hooks.onMoved(handle.server);
+    this.log.debug(how === 'planned' ? 'session moved' : 'session back after a hand-off', {
+      sessionId: handle.sessionId,
+      server: handle.server,
+    });
+    this.hooks.onMoved(handle.server, how);
   }
 
   private onDisconnected(handle: SessionHandle): void {

@@ -29,7 +29,8 @@ export interface CoreTelemetry {
    * `zkrx.ensemble.moves`: planned moves to another server (the ensemble followed), by
    * `zkrx.move.outcome` — `moved`, `suspended` (not back within its bound), `stayed` (no new
    * server took a connection, or the session was last heard too long ago), `abandoned` (the
-   * connection was lost first).
+   * connection was lost first) — and reconfigurations' leader hand-offs ridden out
+   * (`hand-off`).
    */
   readonly moves: Counter;
   /** Attributes of one answered request (made once per operation and outcome, then reused). */

@@ -184,11 +184,13 @@ export interface SessionListener {
   /** The connection was lost; the handle reconnects by itself while the session may live. */
   onDisconnected(handle: SessionHandle, reason: Error | undefined): void;
   /**
-   * The handle moved its session to another server by itself (`updateServers`), with no
-   * `onDisconnected` before: the session was never in doubt. Watches without a replay
-   * (persistent ones) may have missed events meanwhile, as across a reconnection.
+   * The session is on a server again with no `onDisconnected` before — the session was never in
+   * doubt: a move the handle made itself (`planned`: rebalancing, its server left the list) or a
+   * reconfiguration's leader hand-off ridden out (`hand-off`: the server dropped the connection
+   * and the session was back within the bound). Watches without a replay (persistent ones) may
+   * have missed events meanwhile, as across a reconnection.
    */
-  onMoved?(handle: SessionHandle): void;
+  onMoved?(handle: SessionHandle, how: 'planned' | 'hand-off'): void;
   /** The handle is dead: `rc` 0 (closed by us), -112 (expired), -115 (auth failed)... */
   onClosed(handle: SessionHandle, rc: number): void;
   onWatchEvent(handle: SessionHandle, type: WatchEventType, path: string): void;

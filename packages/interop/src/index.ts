@@ -16,6 +16,8 @@ export {
 } from './availability';
 export type { PeerKind } from './errors';
 export { InteropUnavailableError, PeerError, PeerErrorCode } from './errors';
+export type { JavaFollowers, JavaFollowersReport } from './java-followers';
+export { JAVA_FOLLOWERS_SOURCE, startJavaFollowers } from './java-followers';
 export type { PeerCommand, PeerCommandOptions } from './launch';
 export { JAVA_PEER_SOURCE, PYTHON_PEER_SOURCE, peerCommand } from './launch';
 export type {

@@ -45,6 +45,12 @@ export interface StartEnsembleOptions extends Omit<StartZooKeeperOptions, 'port'
   /** How many servers; 3 by default. */
   size?: number;
   /**
+   * The host name of the members' quorum and client addresses, as their `zoo.cfg` and the
+   * configuration write it (a name that resolves to 127.0.0.1, e.g. `localhost`); `127.0.0.1`
+   * by default. `addServer` takes its own.
+   */
+  host?: string;
+  /**
    * Dynamic reconfiguration (`reconfigEnabled`, standalone mode off, a super user to run
    * `reconfig` as): {@link Ensemble.addServer}, {@link Ensemble.removeServer} and
    * {@link Ensemble.replaceServer} change the membership, and `/zookeeper/config` names every
@@ -207,6 +213,7 @@ const { port: _port, tls: serverTlsRule, sasl: _sasl, ...memberOptionRules } = s
 const ensembleOptionRules = {
   ...memberOptionRules,
   size: rule.positiveInteger,
+  host: rule.string,
   reconfig: rule.boolean,
   tls: rule.object(
     'an object { certificate, privateKey, ca?, clientAuth?, portUnification? } (PEM strings, e.g. createTestCertificates().server)',
@@ -280,6 +287,7 @@ export async function startEnsemble(options: StartEnsembleOptions = {}): Promise
   try {
     for (let attempt = 1; ; attempt++) {
       const members = await layOut(dir, size, options);
+      for (const member of members) member.host = options.host ?? HOST;
       try {
         await Promise.all(members.map((member) => startMember(setup, member, members)));
         return ensembleHandle(setup, members);

@@ -25,8 +25,11 @@ export interface MovesSession
   graceOver(what: string): void;
 }
 
+/** What brought the session back on a server without a suspension. */
+export type MoveKind = 'planned' | 'hand-off';
+
 /** Counts a planned move's or a hand-off's outcome (`zkrx.ensemble.moves`). */
-function countMove(outcome: 'moved' | 'suspended' | 'stayed' | 'abandoned'): void {
+function countMove(outcome: 'moved' | 'hand-off' | 'suspended' | 'stayed' | 'abandoned'): void {
   const telemetry = coreTelemetry();
   telemetry.moves.add(1, telemetry.moveAttributes(outcome));
 }
@@ -56,7 +59,7 @@ export class EnsembleMoves {
   /** Trying again to leave a server that left the list (its planned move found no server). */
   private retry: ReturnType<typeof setTimeout> | undefined;
   /** Until the session is back on a server: when it must be, or be reported suspended. */
-  private grace: { what: string; timer: ReturnType<typeof setTimeout> } | undefined;
+  private grace: { what: string; kind: MoveKind; timer: ReturnType<typeof setTimeout> } | undefined;
   /** performance.now() until which a lost connection may be a reconfiguration's hand-off. */
   private reconfiguringUntil = Number.NEGATIVE_INFINITY;
 
@@ -109,12 +112,16 @@ export class EnsembleMoves {
       `the ensemble is being reconfigured: reconnecting within ${Math.round(bound)} ms before the session counts as suspended`,
       { sessionId: this.session.sessionId() },
     );
-    this.startGrace(now + bound, `reconnecting after ${lost.describe()} dropped the connection`);
+    this.startGrace(
+      now + bound,
+      `reconnecting after ${lost.describe()} dropped the connection`,
+      'hand-off',
+    );
     return true;
   }
 
   /** The session must be back on a server by `deadline`, or be reported suspended then. */
-  startGrace(deadline: number, what: string): void {
+  startGrace(deadline: number, what: string, kind: MoveKind = 'planned'): void {
     clearTimeout(this.grace?.timer);
     const timer = setTimeout(
       // The answer may be in the socket, unread behind a stall of ours: look after the poll.
@@ -127,17 +134,20 @@ export class EnsembleMoves {
         }),
       Math.max(0, deadline - performance.now()),
     );
-    this.grace = { what, timer };
+    this.grace = { what, kind, timer };
   }
 
-  /** The session is on a server again: true if a grace was running (it never looked lost). */
-  endGrace(): boolean {
+  /**
+   * The session is on a server again: what the grace that was running was for (it never looked
+   * lost), or undefined.
+   */
+  endGrace(): MoveKind | undefined {
     const grace = this.grace;
-    if (!grace) return false;
+    if (!grace) return undefined;
     clearTimeout(grace.timer);
     this.grace = undefined;
-    countMove('moved');
-    return true;
+    countMove(grace.kind === 'planned' ? 'moved' : 'hand-off');
+    return grace.kind;
   }
 
   /** The session stops connecting (closed, dead): nothing more happens. */

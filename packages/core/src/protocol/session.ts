@@ -359,9 +359,9 @@ export class ProtocolSession implements SessionHandle {
     this.attemptTimer = undefined;
     // Back within a planned move's (or a hand-off's) bound, read-write: the session never
     // looked lost. On a read-only server it did: suspended first.
-    const inGrace = this.moves.endGrace();
-    const moved = inGrace && !response.readOnly;
-    if (inGrace && !moved) this.listener.onDisconnected(this, undefined);
+    const grace = this.moves.endGrace();
+    const moved = grace !== undefined && !response.readOnly;
+    if (grace && !moved) this.listener.onDisconnected(this, undefined);
     this.state = 'connected';
     this.hosts.succeeded();
     this.attemptFailureLogged = false;
@@ -397,7 +397,8 @@ export class ProtocolSession implements SessionHandle {
       });
     }
     if (moved) {
-      this.listener.onMoved ? this.listener.onMoved(this) : this.listener.onConnected(this);
+      if (this.listener.onMoved) this.listener.onMoved(this, grace);
+      else this.listener.onConnected(this);
       return;
     }
     this.listener.onConnected(this);
@@ -586,7 +587,7 @@ export class ProtocolSession implements SessionHandle {
     from.destroy(
       new ZkError(ZkErrorCode.ConnectionLoss, `moved to ${to.describe()} (a planned move)`),
     );
-    this.moves.startGrace(deadline, `the planned move to ${to.describe()}`);
+    this.moves.startGrace(deadline, `the planned move to ${to.describe()}`, 'planned');
     this.handshake(to, Math.max(1, deadline - performance.now()));
   }
 
