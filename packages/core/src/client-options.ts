@@ -4,6 +4,7 @@
  */
 import type { ConnectionOptions } from 'node:tls';
 import type { Acl } from './acl';
+import type { ServerAddress } from './ensemble-config';
 import { ZkError, ZkErrorCode } from './errors';
 import type { Logger, LogLevel } from './logger';
 import { validatePath } from './paths';
@@ -91,9 +92,16 @@ export interface ZkClientOptions {
    * that server is stopped. A move is planned, with the session known alive: it is never
    * `suspended` unless the move takes longer than its bound, so it ends no lease. The servers
    * followed are `client.ensemble$`. Default `true`; `false` keeps the connect string for good
-   * (a load balancer's address, or a DNS name that already moves).
+   * (a load balancer's address, or a DNS name that already moves). `address` maps each server's
+   * client address, as the configuration writes it, to where this client reaches it (a NAT, a
+   * tunnel, a sidecar proxy); returning undefined leaves that server out.
    */
-  followEnsemble?: boolean | { readonly maxDelayMs?: number };
+  followEnsemble?:
+    | boolean
+    | {
+        readonly maxDelayMs?: number;
+        readonly address?: (server: ServerAddress) => ServerAddress | undefined;
+      };
   /**
    * How the client talks to ZooKeeper: the TypeScript implementation of the wire protocol by
    * default, or `nativeTransport()` from `@zkrx/core/native` (Apache's C client).
@@ -126,7 +134,11 @@ export interface ResolvedClientOptions {
   readonly maxFrameBytes: number;
   readonly batchReads: boolean;
   readonly lookup: ZkClientOptions['lookup'];
-  readonly followEnsemble: { readonly enabled: boolean; readonly maxDelayMs: number };
+  readonly followEnsemble: {
+    readonly enabled: boolean;
+    readonly maxDelayMs: number;
+    readonly address: ((server: ServerAddress) => ServerAddress | undefined) | undefined;
+  };
   /** Undefined: the default (TypeScript) transport. */
   readonly transport: Transport | undefined;
 }
@@ -134,16 +146,22 @@ export interface ResolvedClientOptions {
 /** The default of `followEnsemble.maxDelayMs`. */
 export const DEFAULT_FOLLOW_DELAY_MS = 1_000;
 
-function resolveFollow(follow: ZkClientOptions['followEnsemble']): {
-  enabled: boolean;
-  maxDelayMs: number;
-} {
+function resolveFollow(
+  follow: ZkClientOptions['followEnsemble'],
+): ResolvedClientOptions['followEnsemble'] {
   if (follow === undefined || follow === true) {
-    return { enabled: true, maxDelayMs: DEFAULT_FOLLOW_DELAY_MS };
+    return { enabled: true, maxDelayMs: DEFAULT_FOLLOW_DELAY_MS, address: undefined };
   }
-  if (follow === false) return { enabled: false, maxDelayMs: DEFAULT_FOLLOW_DELAY_MS };
+  if (follow === false) {
+    return { enabled: false, maxDelayMs: DEFAULT_FOLLOW_DELAY_MS, address: undefined };
+  }
   if (typeof follow !== 'object' || follow === null || Array.isArray(follow)) {
-    throw bad(`followEnsemble must be true, false or { maxDelayMs }, got ${String(follow)}`);
+    throw bad(
+      `followEnsemble must be true, false or { maxDelayMs, address }, got ${String(follow)}`,
+    );
+  }
+  if (follow.address !== undefined && typeof follow.address !== 'function') {
+    throw bad('followEnsemble.address must be a function (server) => server or undefined');
   }
   const maxDelayMs = follow.maxDelayMs ?? DEFAULT_FOLLOW_DELAY_MS;
   if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < 0) {
@@ -151,7 +169,7 @@ function resolveFollow(follow: ZkClientOptions['followEnsemble']): {
       `followEnsemble.maxDelayMs must be a finite number of milliseconds, 0 or more, got ${String(maxDelayMs)}`,
     );
   }
-  return { enabled: true, maxDelayMs };
+  return { enabled: true, maxDelayMs, address: follow.address };
 }
 
 /** The default of `maxFrameBytes`. */

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectedClient,
   openClient,
+  proxyTo,
   record,
   rejectionOf,
   statesOf,
@@ -177,6 +178,50 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
     await waitFor(() => client.state === 'suspended');
     const view = await firstValueFrom(client.ensemble$);
     expect(view).toMatchObject({ hosts: [first.connectString], moves: 0, server: undefined });
+  });
+});
+
+describe.runIf(transportName === 'typescript')('following through mapped addresses', () => {
+  let ensemble: Ensemble;
+  beforeAll(async () => {
+    ensemble = await startEnsemble({ size: 3, reconfig: true });
+  });
+  afterAll(() => ensemble?.close());
+
+  it('reaches every server where `address` says (a proxy each), the new ones too', async () => {
+    const routes = new Map<string, string>();
+    const route = async (server: { connectString: string }) => {
+      const proxy = await proxyTo(server.connectString);
+      routes.set(server.connectString, proxy.connectString);
+      return proxy;
+    };
+    const proxies = await Promise.all(ensemble.servers.map(route));
+    const client = await connectedClient({
+      connect: proxies.map((proxy) => proxy.connectString).join(','),
+      sessionTimeoutMs: 6_000,
+      followEnsemble: {
+        maxDelayMs: 50,
+        address: ({ host, port }) => {
+          const target = routes.get(`${host}:${port}`)?.split(':');
+          return target && { host: target[0]!, port: Number(target[1]) };
+        },
+      },
+    });
+    const session = record(client.session$);
+    await follows(client, [...routes.values()]);
+    const before = await memberOf(ensemble, client);
+    // The new server is mapped once it exists; the removal that follows is read with it.
+    const added = await ensemble.addServer();
+    const addedProxy = await route(added);
+    await ensemble.removeServer(before);
+    await follows(
+      client,
+      ensemble.connectString.split(',').map((address) => routes.get(address)!),
+    );
+    await moved(client);
+    expect(client.hosts).toContain(addedProxy.connectString);
+    expect(client.hosts.every((host) => [...routes.values()].includes(host))).toBe(true);
+    expect(statesOf(session)).toEqual(['connected']);
   });
 });
 

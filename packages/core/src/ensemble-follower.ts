@@ -6,6 +6,8 @@
  */
 import { BehaviorSubject, type Observable } from 'rxjs';
 import {
+  clientAddressOf,
+  type EnsembleConfig,
   followedServers,
   formatAddress,
   parseEnsembleConfig,
@@ -48,6 +50,8 @@ export interface FollowOptions {
   readonly enabled: boolean;
   /** The longest random wait before reading a configuration (on a change, on a reconnection). */
   readonly maxDelayMs: number;
+  /** Where this client reaches each server of the configuration (undefined: as written). */
+  readonly address?: ((server: ServerAddress) => ServerAddress | undefined) | undefined;
 }
 
 /** What the follower needs of its client. */
@@ -209,8 +213,24 @@ export class EnsembleFollower {
     });
   }
 
+  /** The configuration with each address mapped to where this client reaches it (`address`). */
+  private reachable(config: EnsembleConfig): EnsembleConfig {
+    const map = this.options.address;
+    if (!map) return config;
+    const mapped = (address: ServerAddress | undefined) => (address ? map(address) : undefined);
+    return {
+      ...config,
+      servers: config.servers.map((entry) => {
+        // A wildcard is resolved to the quorum host before it is mapped.
+        const plain = clientAddressOf(entry);
+        const secure = clientAddressOf(entry, true);
+        return { ...entry, clientAddress: mapped(plain), secureClientAddress: mapped(secure) };
+      }),
+    };
+  }
+
   private apply(handle: SessionHandle, text: string): void {
-    const config = parseEnsembleConfig(text);
+    const config = this.reachable(parseEnsembleConfig(text));
     const server = handle.server;
     const named = (address: ServerAddress) => formatAddress(address);
     if (this.host.tls && !this.clientPortsTakeTls) {
