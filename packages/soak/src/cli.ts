@@ -60,11 +60,13 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const total = reports.reduce((sum, report) => sum + report.acquisitions, 0);
   const violations = reports.reduce((sum, report) => sum + report.check.violations.length, 0);
+  const lost = reports.reduce((sum, report) => sum + report.sessionsLostToReconfig, 0);
   process.stdout.write(
-    `total: ${total} acquisitions in ${Math.round((Date.now() - started) / 1000)} s, ${violations} violations, seed ${seed}\n`,
+    `total: ${total} acquisitions in ${Math.round((Date.now() - started) / 1000)} s, ${violations} violations, ${lost} sessions lost to reconfig, seed ${seed}\n`,
   );
   if (options.json) writeFileSync(options.json, `${JSON.stringify({ seed, reports }, null, 2)}\n`);
-  return violations > 0 ? 1 : 0;
+  // A replacement through reconfiguration must cost no session: a failure like a violation.
+  return violations > 0 || lost > 0 ? 1 : 0;
 }
 
 const code = await main(process.argv.slice(2)).catch((error: unknown) => {

@@ -51,6 +51,7 @@ export type FaultKind =
   | 'server-restart'
   | 'leader-stop'
   | 'quorum-loss'
+  | 'reconfig'
   | 'idle-gap'
   | 'stall';
 
@@ -62,6 +63,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'server-restart',
   'leader-stop',
   'quorum-loss',
+  'reconfig',
   'idle-gap',
   'stall',
 ];

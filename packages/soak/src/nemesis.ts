@@ -4,7 +4,7 @@
  * the workers themselves, alone and overlapping, then heals everything.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Ensemble, expireSession, type TcpProxy } from '@zkrx/testing';
+import { type Ensemble, type EnsembleServer, expireSession, type TcpProxy } from '@zkrx/testing';
 import type { FaultKind, FaultRecord } from './history';
 import type { CoordinatorMessage } from './protocol';
 import { createRandom } from './random';
@@ -47,7 +47,12 @@ export interface PlanOptions {
 }
 
 const WORKER_FAULTS: readonly FaultKind[] = ['expire', 'cut', 'reply-lost', 'blackhole', 'stall'];
-const SERVER_FAULTS: readonly FaultKind[] = ['server-restart', 'leader-stop', 'quorum-loss'];
+const SERVER_FAULTS: readonly FaultKind[] = [
+  'server-restart',
+  'leader-stop',
+  'quorum-loss',
+  'reconfig',
+];
 
 /** Whether a fault kind aims at one worker. */
 export function isWorkerFault(kind: FaultKind): boolean {
@@ -147,6 +152,9 @@ function durationOf(
       return session * random.between(0.2, 1.5);
     case 'quorum-loss':
       return session * random.between(0.3, 2);
+    case 'reconfig':
+      // Not a duration it waits: about what a replacement takes (a join, a drain, a stop).
+      return session;
     case 'idle-gap':
       return reapWaitMs;
     case 'stall':
@@ -160,6 +168,11 @@ export interface NemesisContext {
   readonly sessionTimeoutMs: number;
   /** The worker's proxies, one a server, in server order. */
   proxiesOf(worker: number): readonly TcpProxy[];
+  /**
+   * A server was added (the `reconfig` fault): give every worker a proxy to it, at the server's
+   * index, and tell each where its proxy is.
+   */
+  routeServer(server: EnsembleServer): Promise<void>;
   /** The worker's current session credentials, if it has a session. */
   credentials(worker: number): { sessionId: string; password: string } | undefined;
   /** Resolves true at the worker's next acquisition (false after `timeoutMs`). */
@@ -237,7 +250,8 @@ export class Nemesis {
     }
     await this.withServers(async () => {
       for (const server of ensemble.servers) {
-        if (!server.running) await ensemble.startServer(server.index);
+        // A server the reconfig fault replaced is out of the configuration for good.
+        if (!server.running && server.inConfiguration) await ensemble.startServer(server.index);
       }
       this.down.clear();
     });
@@ -378,14 +392,48 @@ export class Nemesis {
       case 'leader-stop':
       case 'quorum-loss':
         return this.withServers(() => this.serverFault(fault, note));
+      case 'reconfig':
+        return this.withServers(() => this.replaceServer(fault, note));
     }
+  }
+
+  /**
+   * The `reconfig` fault: a running member replaced through dynamic reconfiguration — a new
+   * server added (`reconfig -add`), the member removed (`reconfig -remove`, the leader among the
+   * candidates), and stopped once its clients left it (they follow the configuration) or after
+   * the drain.
+   */
+  private async replaceServer(fault: PlannedFault, note: (detail: string) => void): Promise<void> {
+    const { context } = this;
+    const { ensemble } = context;
+    const members = ensemble.servers
+      .filter((server) => server.running && server.inConfiguration)
+      .map((server) => server.index);
+    const victim = createRandom(fault.id, 'reconfig').pick(members);
+    const start = context.now();
+    const added = await ensemble.addServer();
+    await context.routeServer(added);
+    note(`server ${ensemble.servers[victim]!.serverId} to be replaced by ${added.serverId}`);
+    await ensemble.removeServer(victim);
+    await ensemble.leaderIndex(60_000);
+    const detail = `server ${ensemble.servers[victim]!.serverId} replaced by ${added.serverId}`;
+    note(`${detail} in ${Math.round(context.now() - start)} ms`);
+    context.record({
+      id: fault.id,
+      kind: fault.kind,
+      target: undefined,
+      start,
+      healedAt: context.now(),
+      lossReference: start,
+      detail,
+    });
   }
 
   private async serverFault(fault: PlannedFault, note: (detail: string) => void): Promise<void> {
     const { context } = this;
     const { ensemble } = context;
     const running = ensemble.servers
-      .filter((server) => server.running)
+      .filter((server) => server.running && server.inConfiguration)
       .map((server) => server.index);
     let victims: number[];
     if (fault.kind === 'leader-stop') {

@@ -48,6 +48,12 @@ export interface WorkerConfig {
   readonly mode: WorkerMode;
   /** The worker's own fault proxies, one a server. */
   readonly connect: string;
+  /**
+   * Each server's client address (`host:port`, as the ensemble's configuration writes it) to
+   * the worker's proxy in front of it: what its client follows the configuration through
+   * (`followEnsemble.address`). Servers added later come in `routes` messages.
+   */
+  readonly routes: Readonly<Record<string, string>>;
   /** The servers themselves (a Curator worker reads its nodes' czxid through it). */
   readonly directConnect: string;
   readonly sessionTimeoutMs: number;
@@ -118,7 +124,9 @@ export type CoordinatorMessage =
   | { readonly type: 'join' }
   | { readonly type: 'leave' }
   | { readonly type: 'items'; readonly items: readonly string[] }
-  | { readonly type: 'write-reply'; readonly id: number; readonly accepted: readonly boolean[] };
+  | { readonly type: 'write-reply'; readonly id: number; readonly accepted: readonly boolean[] }
+  /** A server added (the `reconfig` fault): its client address, and this worker's proxy to it. */
+  | { readonly type: 'routes'; readonly routes: Readonly<Record<string, string>> };
 
 /** Counters a worker keeps and reports when it stops. */
 export interface WorkerCounters {

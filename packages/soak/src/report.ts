@@ -43,6 +43,9 @@ export function formatModeLine(report: ModeReport): string {
     `loss signal p50/max ms: ${losses || '-'}`,
     `recovery after heal p50/max ms: ${recovery || '-'}; final ${latency(report.finalRecovery)}`,
     ...(fleetLine ? [fleetLine] : []),
+    ...(report.faults.reconfig
+      ? [`sessions lost to reconfig ${report.sessionsLostToReconfig}`]
+      : []),
     `seed ${report.seed}`,
   ].join(' | ');
 }

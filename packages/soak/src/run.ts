@@ -112,6 +112,11 @@ export interface ModeReport {
   readonly faults: Partial<Record<FaultKind, number>>;
   /** Of the stalls, those that struck right after a ping was written (the others: the bound). */
   readonly stallsAfterPing: number;
+  /**
+   * Workers' sessions the server expired during a `reconfig` fault (from its start to a session
+   * timeout after it ended) with no `expire` fault on that worker around: what it must not do.
+   */
+  readonly sessionsLostToReconfig: number;
   readonly check: CheckReport;
   /** Heal of each fault → the next acquisition (of its worker; of anyone for server faults). */
   readonly recovery: Partial<Record<FaultKind, Latency>>;
@@ -160,6 +165,7 @@ const EVERY_FAULT: Partial<Record<FaultKind, number>> = {
   'server-restart': 1,
   'leader-stop': 1,
   'quorum-loss': 1,
+  reconfig: 1,
   'idle-gap': 1.5,
   stall: 2,
 };
@@ -234,6 +240,9 @@ function shapeOf(mode: SoakMode, sessionTimeoutMs: number): ModeShape {
         ...base,
         workerModes: (index) => (index === 0 ? 'curator' : 'mutex'),
         resources: (root) => paths(root, 'shared', 2),
+        // Curator's EnsembleTracker would follow the configuration past the worker's proxies
+        // (it has no address map): no reconfiguration here, the proxies' faults keep striking it.
+        weights: { ...EVERY_FAULT, reconfig: 0 },
       };
     case 'broken':
       return {
@@ -328,6 +337,8 @@ class RunState {
   workerCount = 0;
   /** Stalls that struck right after the worker's client wrote a ping. */
   stallsAfterPing = 0;
+  /** When each worker's session was reported expired (coordinator time). */
+  readonly expiries: Array<{ worker: number; at: number }> = [];
   /** Acquisitions per worker (coordinator time of each). */
   readonly acquiredAt = new Map<number, number[]>();
   private readonly holdWaiters = new Map<number, (() => void)[]>();
@@ -530,10 +541,14 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
   let ticker: ReturnType<typeof setInterval> | undefined;
   let pinger: ReturnType<typeof setInterval> | undefined;
   const wallOffsets: number[] = [];
+  const weights = options.weights ?? shape.weights;
   try {
     ensemble = await startEnsemble({
       size: 3,
       tmpfs: true,
+      // The reconfig fault replaces servers: clients follow the configuration (through their
+      // proxies, `followEnsemble.address`).
+      reconfig: (weights.reconfig ?? 0) > 0,
       systemProperties: {
         'znode.container.checkIntervalMs': String(options.reapIntervalMs),
         // Small log preallocation: the soak reads the logs back.
@@ -575,6 +590,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
           break;
         }
         case 'session':
+          if (message.state === 'expired') state.expiries.push({ worker, at: at(message.at) });
           if (message.sessionId && message.password) {
             state.credentials.set(worker, {
               sessionId: message.sessionId,
@@ -663,6 +679,12 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         index,
         mode: shape.workerModes(index),
         connect: proxies[index]!.map((proxy) => proxy.connectString).join(','),
+        routes: Object.fromEntries(
+          ensemble.servers.map((server, position) => [
+            server.connectString,
+            proxies[index]![position]!.connectString,
+          ]),
+        ),
         directConnect: ensemble.connectString,
         sessionTimeoutMs: session,
         seed: options.seed,
@@ -736,7 +758,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
       // A fleet's storms take half its time: faults come twice as often in them.
       meanGapMs: fleetPlan ? options.meanFaultGapMs / 2 : options.meanFaultGapMs,
       reapWaitMs: 3 * options.reapIntervalMs + 400,
-      weights: options.weights ?? shape.weights,
+      weights,
       coverEveryKind: options.coverEveryKind,
       strikeHolder: options.strikeHolder ?? shape.strikeHolder ?? false,
       unstallable: Array.from({ length: options.workers }, (_, index) => index).filter(
@@ -751,6 +773,16 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
           const list = proxies[worker];
           if (!list) throw new RangeError(`no worker ${worker}`);
           return list;
+        },
+        routeServer: async (server) => {
+          for (const [worker, list] of proxies.entries()) {
+            const proxy = await startProxy(server.connectString);
+            list[server.index] = proxy;
+            workers[worker]?.send({
+              type: 'routes',
+              routes: { [server.connectString]: proxy.connectString },
+            });
+          }
         },
         credentials: (worker) => state.credentials.get(worker),
         // A member holds its items until they move: one that owns some now is struck at once.
@@ -1005,6 +1037,16 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
       ),
       faults,
       stallsAfterPing: state.stallsAfterPing,
+      sessionsLostToReconfig: state.expiries.filter(({ worker, at }) => {
+        const during = (fault: FaultRecord, after: number) =>
+          at >= fault.start && at <= (fault.healedAt ?? fault.start) + after;
+        return (
+          state.faults.some((fault) => fault.kind === 'reconfig' && during(fault, session)) &&
+          !state.faults.some(
+            (fault) => fault.kind === 'expire' && fault.target === worker && during(fault, session),
+          )
+        );
+      }).length,
       check: report,
       recovery,
       finalRecovery: latencyOf(finalRecovery),

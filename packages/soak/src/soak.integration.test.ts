@@ -83,6 +83,8 @@ describe(`a short seeded run (seed ${SEED}) of every mode finds no violation`, (
       }
       expect(report.acquisitions, summary).toBeGreaterThan(10);
       expect(report.check.violations, summary).toEqual([]);
+      // A server replaced through reconfiguration costs no session.
+      expect(report.sessionsLostToReconfig, summary).toBe(0);
       // The fleet's balance was judged (at least at the end of the last quiet period).
       if (isFleetMode(mode))
         expect(report.check.stats.fleet?.quietPeriods, summary).toBeGreaterThan(0);

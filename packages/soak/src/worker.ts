@@ -110,6 +110,20 @@ const startGate = (() => {
   return { promise, resolve };
 })();
 let nextPing = 0;
+/** Each server's client address to this worker's proxy in front of it (see WorkerConfig). */
+const routes = new Map<string, string>(Object.entries(config?.routes ?? {}));
+
+/**
+ * Where this worker reaches a server of the configuration: its own proxy to it (so that the
+ * nemesis's proxy faults still strike it); a server it has no proxy for is left out.
+ */
+function throughProxy(server: { host: string; port: number }) {
+  const proxy = routes.get(`${server.host}:${server.port}`);
+  if (proxy === undefined) return undefined;
+  const colon = proxy.lastIndexOf(':');
+  return { host: proxy.slice(0, colon), port: Number(proxy.slice(colon + 1)) };
+}
+
 /** Fleet modes: the partition member the coordinator's commands go to. */
 let member: PartitionMember | undefined;
 const stopGate = (() => {
@@ -181,6 +195,9 @@ process.on('message', (raw) => {
     case 'leave':
     case 'items':
       member?.command(message);
+      break;
+    case 'routes':
+      for (const [server, proxy] of Object.entries(message.routes)) routes.set(server, proxy);
       break;
   }
 });
@@ -863,6 +880,7 @@ async function main(): Promise<void> {
       connect: config!.connect,
       sessionTimeoutMs: config!.sessionTimeoutMs,
       connectTimeoutMs: 60_000,
+      followEnsemble: { address: throughProxy },
     });
     client.session$.subscribe(({ state, sessionId }) => {
       const credentials = state === 'connected' ? client.sessionCredentials() : undefined;
