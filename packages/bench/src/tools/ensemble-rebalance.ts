@@ -76,8 +76,22 @@ async function round(index: number): Promise<void> {
     await admin.connected();
     await admin.promises.mkdirp('/ensemble-bench/java');
     await admin.close();
+    const started = performance.now();
+    const notes: string[][] = [];
     for (let client = 0; client < clientCount; client++) {
-      const made = createClient({ connect: ensemble.connectString, sessionTimeoutMs });
+      // What each client logged lately: printed for those that were suspended.
+      const recent: string[] = [];
+      notes.push(recent);
+      const note = (message: string) => {
+        recent.push(`${Math.round(performance.now() - started)} ms ${message}`);
+        if (recent.length > 30) recent.shift();
+      };
+      const made = createClient({
+        connect: ensemble.connectString,
+        sessionTimeoutMs,
+        logLevel: 'info',
+        logger: { info: note, warn: note, error: note },
+      });
       await made.connected();
       const lease = await acquire(made, `/ensemble-bench/locks/lock-${client}`);
       const entry: Tracked = {
@@ -159,14 +173,21 @@ async function round(index: number): Promise<void> {
         '| step | servers | zkrx per server | Java per server | zkrx moves | zkrx suspensions | leases ended | Java dropped connections | load |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n',
     );
     await measure('3 servers', 0);
-    let started = performance.now();
+    const growing = performance.now();
     await ensemble.addServer({ host });
     await ensemble.addServer({ host });
-    await measure('grown to 5', performance.now() - started);
-    started = performance.now();
+    await measure('grown to 5', performance.now() - growing);
+    const shrinking = performance.now();
     await ensemble.addServer({ host });
-    for (const server of [0, 1, 2]) await ensemble.removeServer(server);
-    await measure('shrunk to 3 others', performance.now() - started);
+    for (const server of [0, 1, 2]) {
+      await ensemble.removeServer(server);
+      for (const recent of notes) recent.push(`${Math.round(performance.now() - started)} ms -- server ${server + 1} removed and stopped`);
+    }
+    await measure('shrunk to 3 others', performance.now() - shrinking);
+    for (const [client, entry] of tracked.entries()) {
+      if (entry.suspensions === 0) continue;
+      process.stderr.write(`client ${client} was suspended; what it logged last:\n  ${notes[client]!.join('\n  ')}\n`);
+    }
   } finally {
     await java?.close();
     await Promise.all(tracked.map((entry) => entry.client.close()));
