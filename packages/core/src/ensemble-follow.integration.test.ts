@@ -15,6 +15,7 @@ import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectedClient,
+  memberOf,
   openClient,
   proxyTo,
   record,
@@ -34,16 +35,6 @@ function follows(client: ZkClient, hosts: readonly string[]): Promise<EnsembleVi
   return firstValueFrom(
     client.ensemble$.pipe(filter((view) => [...view.hosts].sort().join(',') === wanted)),
   );
-}
-
-/** The index of the ensemble member `client`'s session is on (once one lists it). */
-async function memberOf(ensemble: Ensemble, client: ZkClient): Promise<number> {
-  let index: number | undefined;
-  await waitFor(async () => {
-    index = await ensemble.serverOf(client.sessionId!);
-    return index !== undefined;
-  });
-  return index!;
 }
 
 /** Resolves once the client has moved by itself `count` times. */

@@ -10,7 +10,9 @@ import { type Ensemble, startEnsemble } from '@zkrx/testing';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  busyWait,
   connectedClient,
+  memberOf,
   onCleanup,
   record,
   statesOf,
@@ -23,13 +25,6 @@ import type { ZkClientOptions } from './client-options';
 
 /** A ping request frame: length 8, xid -2, opcode 11 (ping). */
 const PING = Buffer.from('00000008fffffffe0000000b', 'hex');
-
-function busyWait(ms: number): void {
-  const end = performance.now() + ms;
-  while (performance.now() < end) {
-    // the process is stalled: no timer, no I/O
-  }
-}
 
 /** Stalls the process right after the next ping written on any socket, once. */
 function stallAfterNextPing(ms: number): void {
@@ -61,16 +56,6 @@ function atMessage(prefix: string, at: () => void): Pick<ZkClientOptions, 'logge
       },
     },
   };
-}
-
-/** The index of the member `client`'s session is on, once one lists it. */
-async function memberOf(ensemble: Ensemble, client: ZkClient): Promise<number> {
-  let index: number | undefined;
-  await waitFor(async () => {
-    index = await ensemble.serverOf(client.sessionId!);
-    return index !== undefined;
-  });
-  return index!;
 }
 
 describe.runIf(transportName === 'typescript')('a planned move', () => {

@@ -4,6 +4,7 @@
  */
 import { connect, createServer, type Socket } from 'node:net';
 import {
+  type Ensemble,
   fourLetterWord,
   startProxy,
   type TcpProxy,
@@ -319,6 +320,24 @@ export async function watchedPaths(connectString: string, sessionId: string): Pr
     else if (inSession && line.trim().startsWith('/')) paths.push(line.trim());
   }
   return paths;
+}
+
+/** Stalls the process for `ms` (no timer, no I/O meanwhile), as a sync parse or a GC pause does. */
+export function busyWait(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // the process is stalled
+  }
+}
+
+/** The index of the ensemble member `client`'s session is on (its `cons`), once one lists it. */
+export async function memberOf(ensemble: Ensemble, client: ZkClient): Promise<number> {
+  let index: number | undefined;
+  await waitFor(async () => {
+    index = await ensemble.serverOf(client.sessionId!);
+    return index !== undefined;
+  });
+  return index!;
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -533,12 +533,7 @@ export class RequestPipeline {
 
   /** The connection is gone: every request in flight and waiting fails with `rc`. */
   detach(rc: number, reason?: Error, inFlightReason: Error | undefined = reason): void {
-    this.quiescing = undefined;
-    this.connection = undefined;
-    this.setWatchesInFlight = 0;
-    this.quorumHears = false;
-    this.pingsSentAt = [];
-    this.batchesOn = undefined;
+    this.handOver();
     this.failAll(rc, reason, inFlightReason);
   }
 
