@@ -136,8 +136,19 @@ async function round(index: number): Promise<void> {
         await sleep(100);
       }
       await sleep(3_000);
-      const perServer = await sessionsPerServer(ensemble);
+      // ...and every zkrx session is on a server of the configuration again (one coming back
+      // from a hand-off or finishing a move is on none for a moment).
       const zkrxIds = new Set(tracked.map(zkrxSession));
+      let perServer = await sessionsPerServer(ensemble);
+      const placed = () =>
+        [...perServer.values()].reduce(
+          (sum, ids) => sum + [...ids].filter((id) => zkrxIds.has(id)).length,
+          0,
+        );
+      while (performance.now() < deadline && placed() < tracked.length) {
+        await sleep(200);
+        perServer = await sessionsPerServer(ensemble);
+      }
       const report = await java!.report();
       const line = {
         round: index,
