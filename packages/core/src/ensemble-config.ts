@@ -13,7 +13,9 @@ export interface ServerAddress {
 
 /** One `server.N=` line. */
 export interface ConfiguredServer {
+  /** `server.N`'s N. */
   readonly serverId: number;
+  /** A voting member, or an observer. */
   readonly role: 'participant' | 'observer';
   /** The host of its (first) quorum address, as written. */
   readonly quorumHost: string;
@@ -25,7 +27,9 @@ export interface ConfiguredServer {
 
 /** A configuration: its version (the zxid that made it, hex; `0` for a static one) and servers. */
 export interface EnsembleConfig {
+  /** `version=` as written: hex, the zxid that made the configuration; `0` for a static one. */
   readonly version: string;
+  /** The `server.N` lines, by id. */
   readonly servers: readonly ConfiguredServer[];
 }
 

@@ -216,6 +216,44 @@ describe.runIf(transportName === 'typescript')('following through mapped address
   });
 });
 
+describe.runIf(transportName === 'typescript')('a client that could not move off in time', () => {
+  let ensemble: Ensemble;
+  beforeAll(async () => {
+    ensemble = await startEnsemble({ size: 3, reconfig: true });
+  });
+  afterAll(() => ensemble?.close());
+
+  it('is not suspended when the server it could not leave stops, if it is back within the bound', async () => {
+    const first = ensemble.servers[0]!;
+    // The other servers are reached through proxies that refuse at first: its move finds none.
+    const proxies = new Map<string, Awaited<ReturnType<typeof proxyTo>>>();
+    for (const server of ensemble.servers.slice(1)) {
+      const proxy = await proxyTo(server.connectString);
+      proxy.refuse(true);
+      proxies.set(server.connectString, proxy);
+    }
+    const client = await connectedClient({
+      connect: first.connectString,
+      sessionTimeoutMs: 6_000,
+      followEnsemble: {
+        maxDelayMs: 0,
+        address: ({ host, port }) => {
+          const proxy = proxies.get(`${host}:${port}`);
+          return proxy ? { host: '127.0.0.1', port: proxy.port } : { host, port };
+        },
+      },
+    });
+    await follows(client, [first.connectString, ...[...proxies.values()].map((p) => p.connectString)]);
+    const session = record(client.session$);
+    // Stopped 7 s after its removal: longer than a session timeout after the last change.
+    await ensemble.removeServer(first.index, { drainTimeoutMs: 7_000 });
+    for (const proxy of proxies.values()) proxy.refuse(false);
+    await waitFor(async () => (await ensemble.serverOf(client.sessionId!)) !== undefined, 15_000);
+    expect(statesOf(session)).toEqual(['connected']);
+    expect((await firstValueFrom(client.ensemble$)).handOffs).toBe(1);
+  });
+});
+
 describe.runIf(transportName === 'typescript')('a rolling replacement of every server', () => {
   let ensemble: Ensemble;
   beforeAll(async () => {

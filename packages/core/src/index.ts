@@ -10,12 +10,7 @@ export type { ZkAuth, ZkClientOptions, ZkSasl } from './client-options';
 export { resolveClientOptions, validateConnectString } from './client-options';
 export type { CreateMode, CreateOptions, MkdirpOptions } from './create-options';
 export type { ConfiguredServer, EnsembleConfig, ServerAddress } from './ensemble-config';
-export {
-  clientAddressOf,
-  followedServers,
-  formatAddress,
-  parseEnsembleConfig,
-} from './ensemble-config';
+export { clientAddressOf, formatAddress, parseEnsembleConfig } from './ensemble-config';
 export type { EnsembleView } from './ensemble-follower';
 export type { ZkErrorOptions } from './errors';
 export { isZkError, ZkAbortError, ZkError, ZkErrorCode } from './errors';

@@ -42,10 +42,12 @@ function countMove(outcome: 'moved' | 'hand-off' | 'suspended' | 'stayed' | 'aba
  * reconfiguration that removes the leader (every rolling replacement does, once) hands its role
  * over that way: every client of every server loses its connection for a moment (about half a
  * second here). No move of the client's own can avoid that, so for a session-timeout's time after
- * the configuration changed (its watch fired, or a new list was followed) a lost connection is
- * given the bound of a planned move to come back (planned-move.ts: it ends before the server
- * could expire the session, with the margin a lost connection leaves) before it is reported
- * `suspended`. Outside such a window a lost connection is reported at once, as ever.
+ * the configuration changed (its watch fired, or a new list was followed) — and whenever the
+ * server lost is one the configuration no longer names (its client had not moved off yet when
+ * the operator stopped it) — a lost connection is given the bound of a planned move to come back
+ * (planned-move.ts: it ends before the server could expire the session, with the margin a lost
+ * connection leaves) before it is reported `suspended`. Otherwise a lost connection is reported
+ * at once, as ever.
  *
  * ## Example
  * ```ts
@@ -101,7 +103,11 @@ export class EnsembleMoves {
     this.move?.cancel();
     this.move = undefined;
     const now = performance.now();
-    if (now >= this.reconfiguringUntil) return false;
+    const { hosts } = this.session;
+    // Its server had left the configuration (its move had not made it yet): the server's stop
+    // is the reconfiguration's too.
+    const left = !hosts.list.some((host) => hosts.names(host, lost.endpoint));
+    if (now >= this.reconfiguringUntil && !left) return false;
     const bound = moveBoundMs({
       now,
       heardAt: this.session.pipeline.heardAt,

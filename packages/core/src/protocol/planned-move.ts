@@ -211,7 +211,11 @@ export class PlannedMove {
     this.session.reattach(this.from, target, deadline);
   }
 
+  /**
+   * How long the drain may take: the old connection still works meanwhile (calls wait), so it
+   * may take longer than one attempt — up to a third of the session timeout.
+   */
   private bound(): number {
-    return this.session.attemptTimeoutMs();
+    return Math.max(this.session.attemptTimeoutMs(), this.session.sessionTimeoutMs() / 3);
   }
 }
