@@ -24,6 +24,7 @@ import type {
   WorkerMode,
 } from './protocol';
 import { hash32 } from './random';
+import { lostToReconfig } from './reconfig-losses';
 import { FencedRegister } from './register';
 import { buildTruth } from './truth';
 import { readQuorumLog } from './txn-log';
@@ -1037,16 +1038,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
       ),
       faults,
       stallsAfterPing: state.stallsAfterPing,
-      sessionsLostToReconfig: state.expiries.filter(({ worker, at }) => {
-        const during = (fault: FaultRecord, after: number) =>
-          at >= fault.start && at <= (fault.healedAt ?? fault.start) + after;
-        return (
-          state.faults.some((fault) => fault.kind === 'reconfig' && during(fault, session)) &&
-          !state.faults.some(
-            (fault) => fault.kind === 'expire' && fault.target === worker && during(fault, session),
-          )
-        );
-      }).length,
+      sessionsLostToReconfig: lostToReconfig(state.expiries, state.faults, session).length,
       check: report,
       recovery,
       finalRecovery: latencyOf(finalRecovery),
