@@ -243,7 +243,10 @@ describe.runIf(transportName === 'typescript')('a client that could not move off
         },
       },
     });
-    await follows(client, [first.connectString, ...[...proxies.values()].map((p) => p.connectString)]);
+    await follows(client, [
+      first.connectString,
+      ...[...proxies.values()].map((p) => p.connectString),
+    ]);
     const session = record(client.session$);
     // Stopped 7 s after its removal: longer than a session timeout after the last change.
     await ensemble.removeServer(first.index, { drainTimeoutMs: 7_000 });

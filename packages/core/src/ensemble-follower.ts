@@ -69,10 +69,11 @@ export interface FollowerHost {
  * Follows `/zookeeper/config` for one client. The configuration is read after a random wait of
  * up to `maxDelayMs` — ZooKeeper's reconfiguration guide asks clients to wait a random short
  * time, so that a change does not move every client at once; the wait also spreads the
- * `sync`s, which go to the leader. The read is `sync` then `getConfig` with a watch, in one
- * turn (a session's requests are answered in order: the read sees the leader's configuration).
- * One watch at most: a read is made only when no other is scheduled or in flight, and a
- * change's event re-arms it by reading again.
+ * `sync`s, which go to the leader. The read is `sync` then `getConfig`, in one turn (a
+ * session's requests are answered in order: the read sees the leader's configuration), with a
+ * watch once the configuration is known to be dynamic (a static one cannot change while the
+ * servers run: no watch is left on it). One watch at most: a read is made only when no other is
+ * scheduled or in flight, and a change's event re-arms it by reading again.
  *
  * ## Example
  * ```ts
@@ -101,6 +102,12 @@ export class EnsembleFollower {
    */
   private clientPortsTakeTls = false;
   private readonly initial: readonly ServerAddress[];
+  /**
+   * Whether the configuration is dynamic (a version but `0`: reconfiguration enabled), as last
+   * read. Only a dynamic one can change while the servers run: only it is watched. A static one
+   * (`version=0`) or a standalone server's (empty) is read again at each reconnection alone.
+   */
+  private dynamic: boolean | undefined;
 
   constructor(
     private readonly host: FollowerHost,
@@ -203,12 +210,25 @@ export class EnsembleFollower {
     this.again = false;
     // sync first: getConfig answers from the server's copy, which may lag behind the leader.
     handle.call('sync', { path: '/' }, () => {});
-    handle.call('getConfig', { watch: true }, (rc, value) => {
-      this.reading = false;
+    this.getConfig(handle, this.dynamic === true);
+  }
+
+  private getConfig(handle: SessionHandle, watch: boolean): void {
+    handle.call('getConfig', { watch }, (rc, value) => {
       if (this.closed) return;
-      if (rc === Rc.ok && value) this.apply(handle, value.data.toString('utf8'));
-      else this.host.log.debug('could not read the ensemble configuration', { rc });
-      // Failed on a lost connection: the reconnection reads again.
+      if (rc !== Rc.ok || !value) {
+        this.reading = false;
+        this.host.log.debug('could not read the ensemble configuration', { rc });
+        // Failed on a lost connection: the reconnection reads again.
+        if (this.again) this.schedule();
+        return;
+      }
+      const text = value.data.toString('utf8');
+      this.dynamic = parseEnsembleConfig(text).version !== '0';
+      // Found dynamic without a watch (the first read): read it again with one, at once.
+      if (this.dynamic && !watch) return this.getConfig(handle, true);
+      this.reading = false;
+      this.apply(handle, text);
       if (this.again) this.schedule();
     });
   }
