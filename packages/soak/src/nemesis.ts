@@ -414,7 +414,11 @@ export class Nemesis {
     const added = await ensemble.addServer();
     await context.routeServer(added);
     note(`server ${ensemble.servers[victim]!.serverId} to be replaced by ${added.serverId}`);
-    await ensemble.removeServer(victim);
+    // Losses are measured from the removal: the leader's hand-off drops every connection then,
+    // and the server is stopped at most a third of a session timeout later (its clients that
+    // follow have left it by then; one that has not is cut by the stop).
+    const removal = context.now();
+    await ensemble.removeServer(victim, { drainTimeoutMs: context.sessionTimeoutMs / 3 });
     await ensemble.leaderIndex(60_000);
     const detail = `server ${ensemble.servers[victim]!.serverId} replaced by ${added.serverId}`;
     note(`${detail} in ${Math.round(context.now() - start)} ms`);
@@ -424,9 +428,12 @@ export class Nemesis {
       target: undefined,
       start,
       healedAt: context.now(),
-      lossReference: start,
+      lossReference: removal,
       detail,
     });
+    // The next server fault comes two session timeouts after this one's end, as planned for
+    // every server fault (a replacement can take longer than planned).
+    await sleep(2 * context.sessionTimeoutMs);
   }
 
   private async serverFault(fault: PlannedFault, note: (detail: string) => void): Promise<void> {
