@@ -661,7 +661,9 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
           state.disarmed.add(worker);
           break;
         case 'note':
-          if (message.text !== 'bye') state.notes.push(`worker ${worker}: ${message.text}`);
+          if (message.text !== 'bye') {
+            state.notes.push(`worker ${worker} @${Math.round(at(message.at))}: ${message.text}`);
+          }
           break;
         case 'fatal':
           state.crashes.push(`worker ${worker}: ${message.error}`);

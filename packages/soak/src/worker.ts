@@ -881,6 +881,17 @@ async function main(): Promise<void> {
       sessionTimeoutMs: config!.sessionTimeoutMs,
       connectTimeoutMs: 60_000,
       followEnsemble: { address: throughProxy },
+      // ZKRX_SOAK_CLIENT_LOG=1: the client's own log lines come back as notes (the JSON report).
+      ...(process.env.ZKRX_SOAK_CLIENT_LOG
+        ? {
+            logLevel: 'info' as const,
+            logger: {
+              info: (text: string) => send({ type: 'note', at: mono(), text }),
+              warn: (text: string) => send({ type: 'note', at: mono(), text }),
+              error: (text: string) => send({ type: 'note', at: mono(), text }),
+            },
+          }
+        : {}),
     });
     client.session$.subscribe(({ state, sessionId }) => {
       const credentials = state === 'connected' ? client.sessionCredentials() : undefined;
