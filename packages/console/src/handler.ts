@@ -66,6 +66,8 @@ export interface ConsoleHandler {
 
 /** How long a stream stays quiet before a comment keeps it open through proxies. */
 const KEEP_ALIVE_MS = 15_000;
+/** Where a sign-in may return to: a view of this console, with its query. */
+const BACK = /^(locks|leaders|members|partitions|sessions|history)(\?[^\s#]*)?$/;
 /** Largest action request body. */
 const MAX_BODY = 4_096;
 
@@ -303,8 +305,10 @@ export function consoleHandler(options: ConsoleOptions): ConsoleHandler {
         checkOrigin(request);
         const body = new URLSearchParams(await readBody(request));
         const cookie = access.signIn(body.get('token') ?? '', basePath);
+        // Back to the view signed in from: only one of the console's own views.
+        const back = body.get('back') ?? '';
         send(response, 303, 'text/plain; charset=utf-8', '', {
-          location: `${basePath}/locks?path=${encodeURIComponent(home)}`,
+          location: `${basePath}/${BACK.test(back) ? back : `locks?path=${encodeURIComponent(home)}`}`,
           'set-cookie': cookie,
         });
         return;

@@ -56,6 +56,8 @@ export interface RowView {
   readonly children: number;
   readonly lock: LockView | undefined;
   readonly problem: string | undefined;
+  /** No lock there now, and a lease of it was lost with its session in the last minute: when. */
+  readonly lostAt: number | undefined;
 }
 
 /** The kinds each view shows (a mutex's layout is also an election's: both show it). */
@@ -167,6 +169,7 @@ export class PathLocksView {
         children: probe?.childCount ?? 0,
         lock,
         problem: probe?.problem ?? this.hub.book.problem(path),
+        lostAt: lock ? undefined : this.lostAt(path),
       });
     }
     return {

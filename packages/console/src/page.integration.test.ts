@@ -6,15 +6,15 @@
  * to docs/. One browser for the file.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import type { ZkClient } from '@zkrx/core';
+import { createClient, type ZkClient } from '@zkrx/core';
 import { partition } from '@zkrx/fleet';
 import { joinElection } from '@zkrx/leader';
 import { acquire, type Lease } from '@zkrx/lock';
 import { connectedClient, connectedClients } from '@zkrx/test-support';
-import { expireSession, uniqueRoot } from '@zkrx/testing';
+import { expireSession, testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import type { Page } from 'playwright-core';
 import type { Subscription } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, quoted, renderedAt, type TestBrowser } from '../test/browser';
 import { recordMeasurement } from '../test/measurements';
 import type { AuditEntry } from './handler';
@@ -33,15 +33,27 @@ beforeAll(async () => {
   browser = await launchBrowser();
 });
 
+const pages: Page[] = [];
+afterEach(async (context) => {
+  if (context.task.result?.state === 'fail') {
+    for (const page of pages)
+      if (!page.isClosed()) console.log('PAGE', page.url(), await page.locator('body').innerText());
+  }
+  pages.length = 0;
+});
+
 afterAll(async () => {
   await readOnly?.close();
+  await viewer?.close();
   await browser?.close();
 });
 
 /** A read-only console on its own client (closed after the file). */
 async function openReadOnly(): Promise<RunningConsole> {
   if (!readOnly) {
-    viewer = await connectedClient({ sessionTimeoutMs: 10_000 });
+    // Its own client, not test-support's (those close after each test).
+    viewer = createClient({ connect: (await testZooKeeper()).connectString });
+    await viewer.connected();
     readOnly = await startConsole({ client: viewer });
   }
   return readOnly;
@@ -49,6 +61,7 @@ async function openReadOnly(): Promise<RunningConsole> {
 
 async function open(console: RunningConsole, path: string): Promise<Page> {
   const page = await browser.page();
+  pages.push(page);
   await page.goto(new URL(path, console.url).href);
   return page;
 }
@@ -65,19 +78,28 @@ describe('the console in a browser', () => {
     const page = await open(console, `locks?path=${encodeURIComponent(root)}`);
     await page.waitForSelector(`tr.holder[data-node=${quoted(first.node)}]`);
     await page.waitForFunction(() => document.querySelectorAll('tr.waiter').length === 2);
-    expect(await page.locator('tr.waiter td.role').allTextContents()).toEqual(['waits 1', 'waits 2']);
+    expect(await page.locator('tr.waiter td.role').allTextContents()).toEqual([
+      'waits 1',
+      'waits 2',
+    ]);
     await screenshot(page, 'locks');
 
     // The hand-over: the time the release's reply came (the delete is applied by then) to the
     // time the page first shows the next holder.
-    const waiterNodes = await page.locator('tr.waiter').evaluateAll((rows) => rows.map((row) => (row as HTMLElement).dataset.node));
+    const waiterNodes = await page
+      .locator('tr.waiter')
+      .evaluateAll((rows) => rows.map((row) => (row as HTMLElement).dataset.node));
     const seen = await renderedAt(page, `tr.holder[data-node=${quoted(waiterNodes[0] as string)}]`);
     await first.release();
     const released = Date.now();
     const rendered = await seen();
     const next = await second;
     expect(next.node).toBe(waiterNodes[0]);
-    recordMeasurement('hand-over event-to-render (zkrx mutex, 3 sessions)', rendered - released, 'ms');
+    recordMeasurement(
+      'hand-over event-to-render (zkrx mutex, 3 sessions)',
+      rendered - released,
+      'ms',
+    );
     await page.waitForSelector('li.event[data-kind="handed-over"]');
     expect(await page.locator('.recent').textContent()).toContain('handed over');
     await next.release();
@@ -95,19 +117,38 @@ describe('the console in a browser', () => {
     ];
     const waiting = acquire(other, `${root}/billing`, { data: 'billing-8:902' });
     const page = await open(console, `locks?path=${encodeURIComponent(root)}`);
-    for (const lease of leases) await page.waitForSelector(`tr.holder[data-node=${quoted(lease.node)}]`);
+    for (const lease of leases)
+      await page.waitForSelector(`tr.holder[data-node=${quoted(lease.node)}]`);
     await page.waitForSelector('tr.waiter');
     const lost = leases.map((lease) => lease.lost$);
-    const losses = Promise.all(lost.map((lost$) => new Promise((resolve) => lost$.subscribe({ next: resolve, complete: () => resolve(undefined) }))));
+    const losses = Promise.all(
+      lost.map(
+        (lost$) =>
+          new Promise((resolve) =>
+            lost$.subscribe({ next: resolve, complete: () => resolve(undefined) }),
+          ),
+      ),
+    );
+    const expiredSession = holder.sessionId as string;
     await expireSession(holder);
     await losses;
-    await page.waitForFunction(() => document.querySelectorAll('h3 .alarm').length === 2);
+    // /billing went to the waiter, /invoices has nobody: both marked.
+    await page.waitForFunction(
+      () => document.querySelectorAll('h3 .alarm, ul.folders .alarm').length === 2,
+    );
     await page.waitForFunction(() => document.querySelectorAll('li.event.lost').length === 2);
-    expect(await page.locator('li.event.lost').first().textContent()).toContain('session ended while holding');
+    expect(await page.locator('li.event.lost').first().textContent()).toContain(
+      'session ended while holding',
+    );
     (await waiting).release();
 
     // The session's own page says it ended.
-    const sessionPage = await open(console, `sessions?id=${holder.sessionId ?? ''}&in=${encodeURIComponent(`locks:${root}`)}`);
+    const sessionPage = await open(
+      console,
+      `sessions?id=${expiredSession}&in=${encodeURIComponent(`locks:${root}`)}`,
+    );
+    await sessionPage.waitForSelector('h2 .badge.alarm');
+    await screenshot(sessionPage, 'sessions');
     await sessionPage.close();
     await page.close();
   });
@@ -117,7 +158,9 @@ describe('the console in a browser', () => {
     const root = uniqueRoot('console');
     const path = `${root}/scheduler`;
     const clients = await connectedClients(3);
-    const elections = clients.map((client, index) => joinElection(client, path, { id: `scheduler-${index + 1}` }));
+    const elections = clients.map((client, index) =>
+      joinElection(client, path, { id: `scheduler-${index + 1}` }),
+    );
     await Promise.all(elections.map((election) => election.joined));
     const page = await open(console, `leaders?path=${encodeURIComponent(path)}`);
     await page.waitForFunction(() => document.querySelectorAll('tr.waiter').length === 2);
@@ -132,7 +175,10 @@ describe('the console in a browser', () => {
   it('shows a fleet join as its moves, and the items scroll and filter', async () => {
     const console = await openReadOnly();
     const path = `${uniqueRoot('console')}/shards`;
-    const items = Array.from({ length: 12 }, (_, index) => `shard-${String(index).padStart(2, '0')}`);
+    const items = Array.from(
+      { length: 12 },
+      (_, index) => `shard-${String(index).padStart(2, '0')}`,
+    );
     const clients = await connectedClients(3);
     const owned = new Map<string, readonly string[]>();
     const join = (client: ZkClient, id: string): Subscription =>
@@ -140,13 +186,22 @@ describe('the console in a browser', () => {
         next: (assignment) => owned.set(id, [...assignment.items]),
         error: () => {},
       });
-    const members = [join(clients[0] as ZkClient, 'worker-a'), join(clients[1] as ZkClient, 'worker-b')];
+    const members = [
+      join(clients[0] as ZkClient, 'worker-a'),
+      join(clients[1] as ZkClient, 'worker-b'),
+    ];
     const settled = (count: number) =>
-      [...owned.values()].flat().length === items.length && [...owned.values()].every((list) => list.length === items.length / count) && owned.size === count;
+      [...owned.values()].flat().length === items.length &&
+      [...owned.values()].every((list) => list.length === items.length / count) &&
+      owned.size === count;
     await expect.poll(() => settled(2)).toBe(true);
     const page = await open(console, `partitions?path=${encodeURIComponent(path)}`);
-    await page.waitForFunction(() => document.querySelector('.badge.ok')?.textContent === 'balanced');
-    await page.waitForFunction(() => document.querySelectorAll('.item-row[data-item]').length === 12);
+    await page.waitForFunction(
+      () => document.querySelector('.badge.ok')?.textContent === 'balanced',
+    );
+    await page.waitForFunction(
+      () => document.querySelectorAll('.item-row[data-item]').length === 12,
+    );
     members.push(join(clients[2] as ZkClient, 'worker-c'));
     await expect.poll(() => settled(3)).toBe(true);
     // Minimum moves: 12 items over 3 members is 4 each, so 4 items move, 2 from each.
@@ -154,14 +209,18 @@ describe('the console in a browser', () => {
       const rows = [...document.querySelectorAll('.item-row[data-item] .c-owner')];
       return rows.filter((row) => row.textContent === 'worker-c').length === 4;
     });
-    await page.waitForFunction(() => document.querySelector('.badge.ok')?.textContent === 'balanced');
+    await page.waitForFunction(
+      () => document.querySelector('.badge.ok')?.textContent === 'balanced',
+    );
     await expect
       .poll(async () => page.locator('#fleet-recent li.event[data-kind="moved"]').count())
       .toBe(4);
     expect(await page.locator('#fleet-recent li.event[data-kind="joined"]').count()).toBe(1);
     await screenshot(page, 'partitions');
     await page.fill('input[type=search]', 'worker-c');
-    await page.waitForFunction(() => document.getElementById('shown')?.textContent === '4 of 12 items');
+    await page.waitForFunction(
+      () => document.getElementById('shown')?.textContent === '4 of 12 items',
+    );
     for (const member of members) member.unsubscribe();
     await page.close();
   });
@@ -171,12 +230,18 @@ describe('the console in a browser', () => {
     const root = uniqueRoot('console');
     const hostile = `<img src=x onerror="window.__pwned=1">`;
     const client = await connectedClient();
-    const lease = await acquire(client, `${root}/${hostile}`, { data: '<script>window.__pwned=2</script>' });
+    const lease = await acquire(client, `${root}/${hostile}`, {
+      data: '<script>window.__pwned=2</script>',
+    });
     const page = await open(console, `locks?path=${encodeURIComponent(root)}`);
     await page.waitForSelector(`tr.holder[data-node=${quoted(lease.node)}]`);
     expect(await page.locator('h3 a').first().textContent()).toBe(`${root}/${hostile}`);
-    expect(await page.locator('tr.holder .data').textContent()).toBe('<script>window.__pwned=2</script>');
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('tr.holder .data').textContent()).toBe(
+      '<script>window.__pwned=2</script>',
+    );
+    expect(
+      await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
+    ).toBeUndefined();
     expect(await page.locator('main img, main script').count()).toBe(0);
     await lease.release();
     await page.close();
@@ -204,7 +269,10 @@ describe('the console in a browser', () => {
       return answers;
     }, lease.node);
     expect(forged).toEqual([403, 403]);
-    const signIn = await fetch(new URL('api/sign-in', console.url), { method: 'POST', body: 'token=x' });
+    const signIn = await fetch(new URL('api/sign-in', console.url), {
+      method: 'POST',
+      body: 'token=x',
+    });
     expect(signIn.status).toBe(404);
     expect(lease.isHeld).toBe(true);
     expect(await client.promises.exists(lease.node)).not.toBeNull();
@@ -217,10 +285,18 @@ describe('the console in a browser', () => {
     const token = 'correct-horse-battery-staple';
     const audit: AuditEntry[] = [];
     const client = await connectedClient();
-    const acting = await startConsole({ client, actions: true, token, audit: (entry) => audit.push(entry) });
+    const acting = await startConsole({
+      client,
+      actions: true,
+      token,
+      audit: (entry) => audit.push(entry),
+    });
     try {
       const [holder, waiter] = (await connectedClients(2)) as [ZkClient, ZkClient];
-      const held = await acquire(holder, `${root}/stuck`, { data: 'hung-worker:13', revocable: true });
+      const held = await acquire(holder, `${root}/stuck`, {
+        data: 'hung-worker:13',
+        revocable: true,
+      });
       const queued = acquire(waiter, `${root}/stuck`, { data: 'next-worker:14' });
       const page = await open(acting, `locks?path=${encodeURIComponent(root)}`);
       await page.waitForSelector('form.sign-in input[name=token]');
@@ -231,7 +307,9 @@ describe('the console in a browser', () => {
       await screenshot(page, 'actions');
 
       // revoke: confirmed, written, audited.
-      const revoked = new Promise((resolve) => held.revoked$.subscribe({ next: resolve, error: resolve }));
+      const revoked = new Promise((resolve) =>
+        held.revoked$.subscribe({ next: resolve, error: resolve }),
+      );
       page.once('dialog', (dialog) => void dialog.accept());
       await page.click(`tr.holder[data-node=${quoted(held.node)}] button:not(.danger)`);
       await revoked;
@@ -240,14 +318,29 @@ describe('the console in a browser', () => {
       page.once('dialog', (dialog) => void dialog.dismiss());
       await page.click(`tr.holder[data-node=${quoted(held.node)}] button.danger`);
       page.once('dialog', (dialog) => void dialog.accept());
-      await page.waitForSelector(`tr.holder[data-node=${quoted(held.node)}] td.data, tr.holder[data-node=${quoted(held.node)}] .warn`);
+      await page.waitForSelector(
+        `tr.holder[data-node=${quoted(held.node)}] td.data, tr.holder[data-node=${quoted(held.node)}] .warn`,
+      );
       await page.click(`tr.holder[data-node=${quoted(held.node)}] button.danger`);
       const next = await queued;
       await page.waitForSelector(`tr.holder[data-node=${quoted(next.node)}]`);
       await expect.poll(() => audit.length).toBe(2);
       expect(audit).toMatchObject([
-        { action: 'revoke', node: held.node, lock: `${root}/stuck`, session: holder.sessionId, data: 'hung-worker:13', result: 'done' },
-        { action: 'release', node: held.node, lock: `${root}/stuck`, session: holder.sessionId, result: 'done' },
+        {
+          action: 'revoke',
+          node: held.node,
+          lock: `${root}/stuck`,
+          session: holder.sessionId,
+          data: 'hung-worker:13',
+          result: 'done',
+        },
+        {
+          action: 'release',
+          node: held.node,
+          lock: `${root}/stuck`,
+          session: holder.sessionId,
+          result: 'done',
+        },
       ]);
       for (const entry of audit) {
         expect(entry.who).toMatch(/^token sign-in /);
@@ -255,7 +348,11 @@ describe('the console in a browser', () => {
       }
       // Signed in but without the CSRF token, or from another origin: refused, nothing done.
       const forged = await page.evaluate(async (node) => {
-        const response = await fetch('api/actions/release', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ node }) });
+        const response = await fetch('api/actions/release', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ node }),
+        });
         return response.status;
       }, next.node);
       expect(forged).toBe(403);

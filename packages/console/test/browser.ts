@@ -56,18 +56,32 @@ export async function renderedAt(page: Page, selector: string): Promise<() => Pr
   await page.evaluate(
     ({ selector, key }) => {
       const record = () => {
-        if ((window as unknown as Record<string, number>)[key] === undefined && document.querySelector(selector)) {
+        if (
+          (window as unknown as Record<string, number>)[key] === undefined &&
+          document.querySelector(selector)
+        ) {
           (window as unknown as Record<string, number>)[key] = Date.now();
         }
       };
-      new MutationObserver(record).observe(document.body, { childList: true, subtree: true, characterData: true });
+      new MutationObserver(record).observe(document.body, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+      });
       record();
     },
     { selector, key },
   );
   return async () => {
-    await page.waitForFunction((key) => (window as unknown as Record<string, number>)[key] !== undefined, key, { timeout: 15_000 });
-    return page.evaluate((key) => (window as unknown as Record<string, number>)[key] as number, key);
+    await page.waitForFunction(
+      (key) => (window as unknown as Record<string, number>)[key] !== undefined,
+      key,
+      { timeout: 15_000 },
+    );
+    return page.evaluate(
+      (key) => (window as unknown as Record<string, number>)[key] as number,
+      key,
+    );
   };
 }
 

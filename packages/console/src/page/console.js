@@ -23,7 +23,7 @@ function el(tag, attributes = {}, ...children) {
     else if (name === 'dataset') Object.assign(element.dataset, value);
     else element.setAttribute(name, String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     element.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -414,6 +414,9 @@ function drawLocks(message) {
                 ? ' …'
                 : ` ${row.children} child${row.children === 1 ? '' : 'ren'}`,
             ),
+            row.lostAt
+              ? el('span', { class: 'alarm' }, ` LOST a lease ${duration(now() - row.lostAt)} ago `)
+              : null,
             row.problem ? el('span', { class: 'error' }, ` ${row.problem}`) : null,
           ),
         ),
@@ -918,6 +921,7 @@ function drawNav() {
         'form',
         { method: 'post', action: 'api/sign-in', class: 'sign-in' },
         token,
+        el('input', { type: 'hidden', name: 'back', value: `${view}${location.search}` }),
         el('button', { type: 'submit' }, 'sign in to act'),
       ),
     );
