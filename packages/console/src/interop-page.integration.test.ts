@@ -54,7 +54,9 @@ for (const kind of ['curator', 'kazoo'] as const) {
         await page.goto(new URL(`locks?path=${encodeURIComponent(root)}`, running.url).href);
         await page.waitForSelector(`tr.holder[data-node=${quoted(hold.node as string)}]`);
         await page.waitForSelector('tr.waiter');
-        expect(await page.locator('h3').textContent()).toContain(kind === 'curator' ? 'curator' : 'mixed');
+        expect(await page.locator('h3').textContent()).toContain(
+          kind === 'curator' ? 'curator' : 'mixed',
+        );
         const data = await page.locator('tr.holder .data').textContent();
         // Curator writes its client's address; kazoo the identifier it was given.
         if (kind === 'kazoo') expect(data).toBe('kazoo-worker');
@@ -66,8 +68,15 @@ for (const kind of ['curator', 'kazoo'] as const) {
         const rendered = await seen();
         const lease = await zkrxWaiting;
         expect(lease.node).toBe(waiterNode);
-        recordMeasurement(`hand-over event-to-render (${kind} holder to a zkrx waiter)`, rendered - released, 'ms');
-        if (kind === 'curator') await page.screenshot({ path: new URL('../docs/locks-curator.png', import.meta.url).pathname });
+        recordMeasurement(
+          `hand-over event-to-render (${kind} holder to a zkrx waiter)`,
+          rendered - released,
+          'ms',
+        );
+        if (kind === 'curator')
+          await page.screenshot({
+            path: new URL('../docs/locks-curator.png', import.meta.url).pathname,
+          });
         await lease.release();
         await page.close();
       });

@@ -217,6 +217,16 @@ describe('the console in a browser', () => {
       .toBe(4);
     expect(await page.locator('#fleet-recent li.event[data-kind="joined"]').count()).toBe(1);
     await screenshot(page, 'partitions');
+    const history = await open(console, 'history');
+    await history.waitForSelector('#history-list li.event[data-kind="moved"]');
+    await screenshot(history, 'history');
+    await history.close();
+    const group = await open(console, `members?path=${encodeURIComponent(path)}`);
+    await group.waitForFunction(
+      () => document.querySelectorAll('table.members tbody tr').length === 3,
+    );
+    await screenshot(group, 'members');
+    await group.close();
     await page.fill('input[type=search]', 'worker-c');
     await page.waitForFunction(
       () => document.getElementById('shown')?.textContent === '4 of 12 items',
