@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bootstrap.sh [--with-interop] — everything the two quick-start commands need, idempotently:
 # pnpm 10 (not corepack: its signature check fails against this registry), ZooKeeper 3.8 from
-# Debian (brings Java), tmux (the zkrx command's tests drive it in a terminal), and with
+# Debian (brings Java), tmux (the zkrx command's tests drive it in a terminal), chromium (the
+# console's tests drive it headless), and with
 # --with-interop Curator 5.4 and kazoo 2.8 for the interop tests; then the workspace's
 # dependencies (pnpm compiles the zookeeper binding) and a build. One line per step; what the
 # steps print goes to .bootstrap.log (ZKRX_BOOTSTRAP_LOG), shown only when a step fails.
@@ -52,6 +53,7 @@ have_interop() {
 packages=()
 have_zookeeper || packages+=(zookeeper)
 command -v tmux >/dev/null 2>&1 || packages+=(tmux)
+command -v chromium >/dev/null 2>&1 || packages+=(chromium)
 if [[ ${1:-} == --with-interop ]] && ! have_interop; then
   packages+=(libcurator-recipes-java python3-kazoo)
 fi

@@ -35,11 +35,13 @@ export class FleetWatch {
   fleet: InspectedFleet | null | undefined;
   problem: string | undefined;
   private readonly whole: CoalescedRead<InspectedFleet | null>;
-  private readonly watch: Subscription;
+  private watch: Subscription | undefined;
   private readonly listeners = new Set<(change: FleetChange) => void>();
   private readonly dirty = new Set<string>();
   private readonly reading = new Set<string>();
   private readonly again = new Set<string>();
+  /** Items notified while a whole read was in flight: read again once it is taken. */
+  private readonly afterWhole = new Set<string>();
   private readonly patched = new Map<string, InspectedItem | null>();
   private scheduled: NodeJS.Immediate | undefined;
   private closed = false;
@@ -55,7 +57,8 @@ export class FleetWatch {
     this.whole = new CoalescedRead(() => inspectFleet(client, path), {
       take: (fleet, torn) => {
         // A torn read (a change notified during it) is read again, unless changes never stop.
-        if (torn && this.tornReads < MAX_TORN_READS) {
+        // The first read is shown at once, torn or not: the read that follows corrects it.
+        if (torn && this.fleet !== undefined && this.tornReads < MAX_TORN_READS) {
           this.tornReads += 1;
           return;
         }
@@ -65,18 +68,24 @@ export class FleetWatch {
       fail: (error) => {
         this.problem = `could not read ${path}: ${(error as Error).message}`;
         this.emit({ whole: false, items: new Set() });
+        this.startWatch();
       },
     });
-    // The first read does not wait for the watch's walk of the tree; the `resync` that ends
-    // the walk reads it again, so a change between the two is not missed.
+    // The first read goes alone (the watch's walk of the tree would slow it down) and is shown
+    // at once; the watch is put in place after it, and the `resync` that ends its walk reads the
+    // fleet again, so a change made before the watch was in place is not missed.
     this.whole.request();
-    this.watch = client.watchTree(path).subscribe({
+  }
+
+  private startWatch(): void {
+    if (this.watch || this.closed) return;
+    this.watch = this.client.watchTree(this.path).subscribe({
       next: (event) => {
         if (event.type === 'resync') this.whole.request();
         else this.onTreeChange(event.path);
       },
       error: (error: unknown) => {
-        this.problem = `watching ${path} failed: ${(error as Error).message}`;
+        this.problem = `watching ${this.path} failed: ${(error as Error).message}`;
         this.emit({ whole: false, items: new Set() });
       },
     });
@@ -91,7 +100,7 @@ export class FleetWatch {
   close(): void {
     this.closed = true;
     this.whole.close();
-    this.watch.unsubscribe();
+    this.watch?.unsubscribe();
     if (this.scheduled) clearImmediate(this.scheduled);
     this.listeners.clear();
   }
@@ -104,14 +113,19 @@ export class FleetWatch {
       this.whole.request();
       return;
     }
+    if (this.whole.busy) this.afterWhole.add(item);
     if (this.reading.has(item)) this.again.add(item);
     else this.dirty.add(item);
     this.pump();
   }
 
-  /** Starts item reads, ITEM_READS at a time; none while the whole fleet is being read. */
+  /**
+   * Starts item reads, ITEM_READS at a time. They go on while the whole fleet is read (a move
+   * shows without waiting for a read of 10,000 items); an item notified during a whole read is
+   * read again after it, since the whole read may have read it before the change.
+   */
   private pump(): void {
-    if (this.whole.busy || this.closed) return;
+    if (this.closed) return;
     for (const item of this.dirty) {
       if (this.reading.size >= ITEM_READS) break;
       this.dirty.delete(item);
@@ -164,8 +178,11 @@ export class FleetWatch {
     this.fleet = fleet;
     this.problem = undefined;
     this.patched.clear();
+    for (const item of this.afterWhole) this.dirty.add(item);
+    this.afterWhole.clear();
     this.record(events);
     this.emit({ whole: true, items: new Set() });
+    this.startWatch();
     this.pump();
   }
 

@@ -9,7 +9,13 @@ import { type Peer, peerAvailability, startPeer } from '@zkrx/interop';
 import { acquire } from '@zkrx/lock';
 import { testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, quoted, renderedAt, type TestBrowser } from '../test/browser';
+import {
+  chromiumMissing,
+  launchBrowser,
+  quoted,
+  renderedAt,
+  type TestBrowser,
+} from '../test/browser';
 import { recordMeasurement } from '../test/measurements';
 import { type RunningConsole, startConsole } from './server';
 
@@ -17,8 +23,9 @@ const availability = peerAvailability();
 
 for (const kind of ['curator', 'kazoo'] as const) {
   const support = availability[kind];
-  describe.skipIf(!support.available)(
-    `the console with ${kind} holders${support.available ? '' : ` (skipped: ${support.reason})`}`,
+  const missing = support.available ? chromiumMissing : support.reason;
+  describe.skipIf(missing !== undefined)(
+    `the console with ${kind} holders${missing === undefined ? '' : ` (skipped: ${missing})`}`,
     () => {
       let browser: TestBrowser;
       let peer: Peer;

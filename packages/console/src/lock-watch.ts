@@ -45,7 +45,8 @@ export class LockWatch {
   ) {
     this.reads = new CoalescedRead(() => this.read(), {
       take: (value, torn) => {
-        if (torn && this.torn < MAX_TORN_READS) {
+        // The first read is shown at once, torn or not: the read that follows corrects it.
+        if (torn && this.latest !== undefined && this.torn < MAX_TORN_READS) {
           this.torn += 1;
           return;
         }
@@ -60,6 +61,9 @@ export class LockWatch {
         this.onRead(this);
       },
     });
+    // The first read does not wait for the watch's walk of the tree; the `resync` that ends
+    // the walk reads it again, so a change between the two is not missed.
+    this.reads.request();
     this.watch(path);
   }
 

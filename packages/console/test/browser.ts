@@ -3,12 +3,17 @@
  * per test file, with the flags that keep it off the network (without them Chromium waits on
  * this closed network) and a fresh profile. Never a browser of playwright's own.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.ZKRX_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Whether the browser tests can run here, and why not (for `describe.skipIf`). */
+export const chromiumMissing: string | undefined = existsSync(CHROMIUM)
+  ? undefined
+  : `no Chromium at ${CHROMIUM} (apt-get install chromium, as scripts/bootstrap.sh does; or set ZKRX_CHROMIUM)`;
 
 const FLAGS = [
   '--no-sandbox',
@@ -49,37 +54,35 @@ export async function launchBrowser(): Promise<TestBrowser> {
 /**
  * Resolves the time (this machine's clock, ms) at which an element matching `selector` was
  * first in the page, watched by a MutationObserver from now on: an event-to-render latency is
- * that time minus the event's.
+ * that time minus the event's. With `text`, the element must also have that text.
  */
-export async function renderedAt(page: Page, selector: string): Promise<() => Promise<number>> {
+export async function renderedAt(
+  page: Page,
+  selector: string,
+  text?: string,
+): Promise<() => Promise<number>> {
   const key = `seen-${Math.random().toString(36).slice(2)}`;
-  await page.evaluate(
-    ({ selector, key }) => {
-      const record = () => {
-        if (
-          (window as unknown as Record<string, number>)[key] === undefined &&
-          document.querySelector(selector)
-        ) {
-          (window as unknown as Record<string, number>)[key] = Date.now();
-        }
-      };
-      new MutationObserver(record).observe(document.body, {
-        childList: true,
-        subtree: true,
-        characterData: true,
-      });
-      record();
-    },
-    { selector, key },
-  );
+  // As text: a function here would be compiled with helpers (tsx's `__name`) the page has not.
+  await page.evaluate(`(() => {
+    const selector = ${JSON.stringify(selector)};
+    const text = ${JSON.stringify(text ?? null)};
+    const key = ${JSON.stringify(key)};
+    const record = () => {
+      if (window[key] !== undefined) return;
+      const found = document.querySelector(selector);
+      if (found && (text === null || found.textContent === text)) window[key] = Date.now();
+    };
+    new MutationObserver(record).observe(document.body, { childList: true, subtree: true, characterData: true });
+    record();
+  })()`);
   return async () => {
     await page.waitForFunction(
-      (key) => (window as unknown as Record<string, number>)[key] !== undefined,
+      (name) => (window as unknown as Record<string, number>)[name] !== undefined,
       key,
       { timeout: 15_000 },
     );
     return page.evaluate(
-      (key) => (window as unknown as Record<string, number>)[key] as number,
+      (name) => (window as unknown as Record<string, number>)[name] as number,
       key,
     );
   };
