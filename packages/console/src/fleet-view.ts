@@ -36,6 +36,11 @@ export function itemRow(item: InspectedItem): ItemRow {
   ];
 }
 
+/** A row whose owner is not read yet: `[item, …nulls, '', null, true]`. */
+function unreadRow(item: InspectedItem): readonly unknown[] {
+  return [item.item, null, null, null, null, '', null, true];
+}
+
 function meta(fleet: InspectedFleet | null | undefined) {
   if (!fleet) return { found: fleet === null ? false : undefined };
   return {
@@ -85,9 +90,15 @@ export class FleetView {
   ) {
     const { watch, release } = hub.holdFleet(spec.path);
     this.release = release;
-    this.stop = watch.onChange((change) => this.onChange(change, watch.fleet, watch.problem));
-    if (watch.fleet !== undefined)
-      this.onChange({ whole: true, items: new Set() }, watch.fleet, watch.problem);
+    const seen = (change: FleetChange) =>
+      this.onChange(
+        change,
+        watch.fleet ?? watch.first?.fleet,
+        watch.problem,
+        watch.fleet === undefined ? watch.first?.unread : undefined,
+      );
+    this.stop = watch.onChange(seen);
+    if (watch.fleet !== undefined || watch.first) seen({ whole: true, items: new Set() });
   }
 
   close(): void {
@@ -97,17 +108,20 @@ export class FleetView {
     this.release();
   }
 
-  private latest: { fleet: InspectedFleet | null | undefined; problem: string | undefined } = {
-    fleet: undefined,
-    problem: undefined,
-  };
+  private latest: {
+    fleet: InspectedFleet | null | undefined;
+    problem: string | undefined;
+    /** A first look's items whose owner is not read yet (none once the fleet is read whole). */
+    unread: ReadonlySet<string> | undefined;
+  } = { fleet: undefined, problem: undefined, unread: undefined };
 
   private onChange(
     change: FleetChange,
     fleet: InspectedFleet | null | undefined,
     problem: string | undefined,
+    unread: ReadonlySet<string> | undefined,
   ): void {
-    this.latest = { fleet, problem };
+    this.latest = { fleet, problem, unread };
     if (change.whole) this.whole = true;
     for (const item of change.items) this.changed.add(item);
     this.scheduled ??= setImmediate(() => {
@@ -117,19 +131,27 @@ export class FleetView {
   }
 
   private flush(): void {
-    const { fleet, problem } = this.latest;
+    const { fleet, problem, unread } = this.latest;
     const base = {
       type: 'fleet',
       view: this.spec.view,
       path: this.spec.path,
       problem,
       ...meta(fleet),
+      /** False while only a first look is in: the owners of `unread` rows follow. */
+      complete: unread === undefined,
     };
     if (!this.sentWhole || this.whole) {
       this.sentWhole = fleet !== undefined;
       this.whole = false;
       this.changed.clear();
-      this.send({ ...base, reset: true, items: (fleet?.items ?? []).map(itemRow) });
+      this.send({
+        ...base,
+        reset: true,
+        items: (fleet?.items ?? []).map((item) =>
+          unread?.has(item.item) ? unreadRow(item) : itemRow(item),
+        ),
+      });
       return;
     }
     const changed = this.changed;

@@ -15,6 +15,7 @@ import { type InspectedParticipant, inspect } from '@zkrx/lock';
 import type { Subscription } from 'rxjs';
 import { CoalescedRead } from './coalesced-read';
 import { type FleetEvent, fleetEvents, itemEvents } from './fleet-events';
+import { type FirstLook, firstLook } from './fleet-first-look';
 import type { History } from './history';
 
 /** Whole reads in a row thrown away as torn before one is used anyway. */
@@ -33,6 +34,8 @@ export interface FleetChange {
 export class FleetWatch {
   /** The fleet as last read; undefined before the first read; null: nothing there. */
   fleet: InspectedFleet | null | undefined;
+  /** Before the first read: a first look at it, if it came first. */
+  first: FirstLook | undefined;
   problem: string | undefined;
   private readonly whole: CoalescedRead<InspectedFleet | null>;
   private watch: Subscription | undefined;
@@ -75,6 +78,15 @@ export class FleetWatch {
     // at once; the watch is put in place after it, and the `resync` that ends its walk reads the
     // fleet again, so a change made before the watch was in place is not missed.
     this.whole.request();
+    // Meanwhile a first look: the members, the items' names, the first items' owners.
+    firstLook(client, path).then(
+      (look) => {
+        if (this.fleet !== undefined || this.closed || !look) return;
+        this.first = look;
+        this.emit({ whole: true, items: new Set() });
+      },
+      () => {},
+    );
   }
 
   private startWatch(): void {
@@ -162,20 +174,13 @@ export class FleetWatch {
     waiters: readonly InspectedParticipant[],
   ): InspectedItem {
     const bySession = new Map((this.fleet?.members ?? []).map((m) => [m.sessionId, m.id]));
-    const hold = (participant: InspectedParticipant): InspectedHold => ({
-      member: bySession.get(participant.sessionId),
-      sessionId: participant.sessionId,
-      node: participant.node,
-      data: participant.data,
-      fencingToken: participant.czxid,
-      createdAt: participant.createdAt,
-    });
-    return { item, path, owner: holder && hold(holder), waiting: waiters.map(hold) };
+    return { item, path, ...holdsOf(bySession, holder, waiters) };
   }
 
   private takeWhole(fleet: InspectedFleet | null): void {
     const events = fleetEvents(this.fleet, fleet, Date.now());
     this.fleet = fleet;
+    this.first = undefined;
     this.problem = undefined;
     this.patched.clear();
     for (const item of this.afterWhole) this.dirty.add(item);
@@ -242,6 +247,23 @@ export class FleetWatch {
   private emit(change: FleetChange): void {
     for (const listener of this.listeners) listener(change);
   }
+}
+
+/** An item lock's holder and waiters as a fleet's holds (members named by their session). */
+export function holdsOf(
+  bySession: ReadonlyMap<string, string>,
+  holder: InspectedParticipant | undefined,
+  waiters: readonly InspectedParticipant[],
+): { owner: InspectedHold | undefined; waiting: InspectedHold[] } {
+  const hold = (participant: InspectedParticipant): InspectedHold => ({
+    member: bySession.get(participant.sessionId),
+    sessionId: participant.sessionId,
+    node: participant.node,
+    data: participant.data,
+    fencingToken: participant.czxid,
+    createdAt: participant.createdAt,
+  });
+  return { owner: holder && hold(holder), waiting: waiters.map(hold) };
 }
 
 /**

@@ -11,7 +11,7 @@ import { partition } from '@zkrx/fleet';
 import { joinElection } from '@zkrx/leader';
 import { acquire, type Lease } from '@zkrx/lock';
 import { connectedClient, connectedClients } from '@zkrx/test-support';
-import { expireSession, testZooKeeper, uniqueRoot } from '@zkrx/testing';
+import { expireSession, mntr, testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import type { Page } from 'playwright-core';
 import type { Subscription } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -243,6 +243,48 @@ describe.skipIf(chromiumMissing !== undefined)(
         () => document.getElementById('shown')?.textContent === '4 of 12 items',
       );
       for (const member of members) member.unsubscribe();
+      await page.close();
+    });
+
+    it('watches what is on screen: one watch a row of the page, none for the tree under them', async () => {
+      const console = await openReadOnly();
+      const root = uniqueRoot('console');
+      const client = await connectedClient();
+      const folders = Array.from(
+        { length: 120 },
+        (_, index) => `${root}/app-${String(index).padStart(3, '0')}`,
+      );
+      await client.promises.mkdirp(root);
+      await Promise.all(folders.map((folder) => client.promises.create(folder)));
+      await Promise.all(
+        folders.flatMap((folder) =>
+          Array.from({ length: 5 }, (_, index) =>
+            client.promises.create(`${folder}/node-${index}`),
+          ),
+        ),
+      );
+      const { connectString } = await testZooKeeper();
+      // The server's watch count (`mntr`): this test is the server's only activity meanwhile.
+      // (`wchs`/`wchc` leave one-shot child watches out on 3.8.)
+      const watchCount = async () => Number((await mntr(connectString)).zk_watch_count);
+      const before = await watchCount();
+      const page = await open(console, `locks?path=${encodeURIComponent(root)}`);
+      await page.waitForFunction(() => document.querySelectorAll('ul.folders li').length === 50);
+      // The root's listing and one child watch per folder row: 51, not one per node (720).
+      await expect.poll(async () => (await watchCount()) - before).toBeGreaterThanOrEqual(51);
+      const onFirstPage = (await watchCount()) - before;
+      expect(onFirstPage).toBeLessThanOrEqual(52);
+      recordMeasurement(
+        'server watches added by a page of 50 folders over 720 nodes',
+        onFirstPage,
+        'watches',
+      );
+      await page.goto(new URL(`locks?path=${encodeURIComponent(root)}&page=2`, console.url).href);
+      await page.waitForFunction(() => document.querySelectorAll('ul.folders li').length === 20);
+      // The last page's 20 rows are watched; the first page's rows are let go (a one-shot watch
+      // stays on the server until it fires: at most the 50 of the page before).
+      await expect.poll(async () => (await watchCount()) - before).toBeGreaterThanOrEqual(21);
+      expect((await watchCount()) - before).toBeLessThanOrEqual(52 + 21);
       await page.close();
     });
 

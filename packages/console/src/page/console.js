@@ -474,10 +474,11 @@ const fleetState = {
 };
 
 function fleetRowElement(row) {
-  const [item, member, sessionId, token, since, waiting] = row;
+  const [item, member, sessionId, token, since, waiting, , unread] = row;
   const poison = fleetState.meta?.poisoned?.find((entry) => entry.item === item);
-  const owner =
-    sessionId === null
+  const owner = unread
+    ? el('span', { class: 'muted' }, 'reading…')
+    : sessionId === null
       ? el(
           'span',
           { class: poison ? 'error' : 'warn' },
@@ -578,12 +579,13 @@ function fleetHeader(meta) {
     meta.kind === 'partition'
       ? `partition · ${meta.members.length} members · ${meta.itemCount} items (${meta.owned} owned)${meta.poisoned.length ? ` · ${meta.poisoned.length} poison` : ''}`
       : `membership · ${meta.members.length} members`;
+  const reading = meta.complete === false ? ' · reading owners…' : '';
   return [
     el(
       'p',
       {},
       el('strong', {}, meta.path),
-      ` ${summary} `,
+      ` ${summary}${reading} `,
       meta.balanced === undefined
         ? null
         : el(
@@ -702,6 +704,7 @@ function drawFleet(message) {
   }
   filtered = filteredNames();
   drawWindow();
+  document.body.dataset.fleetComplete = String(message.complete !== false);
 }
 
 function drawFleetRecent(entries) {
