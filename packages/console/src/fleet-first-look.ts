@@ -23,17 +23,18 @@ function gone(error: unknown): undefined {
   throw error;
 }
 
-/** The first look at the partition at `path`; undefined when it is not one (yet). */
-export async function firstLook(client: ZkClient, path: string): Promise<FirstLook | undefined> {
-  const membersPath = joinPath(path, 'members');
-  const itemsPath = joinPath(path, 'items');
-  const [memberNames, itemNames] = await Promise.all([
-    client.promises.children(membersPath).catch(gone),
-    client.promises.children(itemsPath).catch(gone),
-  ]);
-  if (memberNames === undefined || itemNames === undefined) return undefined;
+/**
+ * A partition's live members in join order (a listing's names, or a new listing): one read
+ * each, pipelined. Their `items` are left empty.
+ */
+export async function readMembers(
+  client: ZkClient,
+  membersPath: string,
+  names?: readonly string[],
+): Promise<InspectedMember[]> {
+  const listed = names ?? (await client.promises.children(membersPath).catch(gone)) ?? [];
   const read = await Promise.all(
-    memberNames.map(async (id) => {
+    listed.map(async (id) => {
       const node = await client.promises.get(joinPath(membersPath, id)).catch(gone);
       if (!node || node.stat.ephemeralOwner === '0') return undefined;
       return {
@@ -47,7 +48,19 @@ export async function firstLook(client: ZkClient, path: string): Promise<FirstLo
       } satisfies InspectedMember;
     }),
   );
-  const members = read.filter((member) => member !== undefined).sort((a, b) => a.czxid - b.czxid);
+  return read.filter((member) => member !== undefined).sort((a, b) => a.czxid - b.czxid);
+}
+
+/** The first look at the partition at `path`; undefined when it is not one (yet). */
+export async function firstLook(client: ZkClient, path: string): Promise<FirstLook | undefined> {
+  const membersPath = joinPath(path, 'members');
+  const itemsPath = joinPath(path, 'items');
+  const [memberNames, itemNames] = await Promise.all([
+    client.promises.children(membersPath).catch(gone),
+    client.promises.children(itemsPath).catch(gone),
+  ]);
+  if (memberNames === undefined || itemNames === undefined) return undefined;
+  const members = await readMembers(client, membersPath, memberNames);
   const names = [...itemNames].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const first = names.slice(0, FIRST_ITEMS);
   const bySession = new Map(members.map((member) => [member.sessionId, member.id]));

@@ -9,13 +9,14 @@ import {
   type InspectedFleet,
   type InspectedHold,
   type InspectedItem,
+  type InspectedMember,
   inspectFleet,
 } from '@zkrx/fleet';
 import { type InspectedParticipant, inspect } from '@zkrx/lock';
 import type { Subscription } from 'rxjs';
 import { CoalescedRead } from './coalesced-read';
 import { type FleetEvent, fleetEvents, itemEvents } from './fleet-events';
-import { type FirstLook, firstLook } from './fleet-first-look';
+import { type FirstLook, firstLook, readMembers } from './fleet-first-look';
 import type { History } from './history';
 
 /** Whole reads in a row thrown away as torn before one is used anyway. */
@@ -38,6 +39,7 @@ export class FleetWatch {
   first: FirstLook | undefined;
   problem: string | undefined;
   private readonly whole: CoalescedRead<InspectedFleet | null>;
+  private readonly members: CoalescedRead<InspectedMember[]>;
   private watch: Subscription | undefined;
   private readonly listeners = new Set<(change: FleetChange) => void>();
   private readonly dirty = new Set<string>();
@@ -57,6 +59,10 @@ export class FleetWatch {
     private readonly history: History,
   ) {
     this.itemsPath = joinPath(path, 'items');
+    this.members = new CoalescedRead(() => readMembers(client, joinPath(path, 'members')), {
+      take: (members) => this.takeMembers(members),
+      fail: () => {},
+    });
     this.whole = new CoalescedRead(() => inspectFleet(client, path), {
       take: (fleet, torn) => {
         // A torn read (a change notified during it) is read again, unless changes never stop.
@@ -74,19 +80,21 @@ export class FleetWatch {
         this.startWatch();
       },
     });
-    // The first read goes alone (the watch's walk of the tree would slow it down) and is shown
-    // at once; the watch is put in place after it, and the `resync` that ends its walk reads the
-    // fleet again, so a change made before the watch was in place is not missed.
-    this.whole.request();
-    // Meanwhile a first look: the members, the items' names, the first items' owners.
-    firstLook(client, path).then(
-      (look) => {
-        if (this.fleet !== undefined || this.closed || !look) return;
-        this.first = look;
-        this.emit({ whole: true, items: new Set() });
-      },
-      () => {},
-    );
+    // The first whole read goes alone (the watch's walk of the tree would slow it down) and is
+    // shown at once; the watch is put in place after it, and the `resync` that ends its walk
+    // reads the fleet again, so a change made before the watch was in place is not missed.
+    // A first look (the members, the items' names, the first items' owners: a few hundred
+    // milliseconds), then the whole read, which does not compete with it for the session.
+    firstLook(client, path)
+      .then(
+        (look) => {
+          if (this.fleet !== undefined || this.closed || !look) return;
+          this.first = look;
+          this.emit({ whole: true, items: new Set() });
+        },
+        () => {},
+      )
+      .finally(() => this.whole.request());
   }
 
   private startWatch(): void {
@@ -112,6 +120,7 @@ export class FleetWatch {
   close(): void {
     this.closed = true;
     this.whole.close();
+    this.members.close();
     this.watch?.unsubscribe();
     if (this.scheduled) clearImmediate(this.scheduled);
     this.listeners.clear();
@@ -122,6 +131,10 @@ export class FleetWatch {
     const item = path.startsWith(prefix) ? path.slice(prefix.length).split('/')[0] : undefined;
     const fleet = this.fleet;
     if (item === undefined || !fleet || fleet.kind !== 'partition') {
+      // A member joined or left: its name is read at once (the items it takes are named by
+      // it), and the whole fleet again for the rest (the assignment record, poison reports).
+      if (fleet?.kind === 'partition' && path.startsWith(`${fleet.membersPath}/`))
+        this.members.request();
       this.whole.request();
       return;
     }
@@ -189,6 +202,26 @@ export class FleetWatch {
     this.emit({ whole: true, items: new Set() });
     this.startWatch();
     this.pump();
+  }
+
+  /** Members read again: the owners named by them again, the join or leave recorded. */
+  private takeMembers(members: InspectedMember[]): void {
+    const fleet = this.fleet;
+    if (!fleet || fleet.kind !== 'partition') return;
+    const bySession = new Map(members.map((member) => [member.sessionId, member.id]));
+    const named = (hold: InspectedHold): InspectedHold => ({
+      ...hold,
+      member: bySession.get(hold.sessionId),
+    });
+    const items = fleet.items.map((item) => ({
+      ...item,
+      owner: item.owner && named(item.owner),
+      waiting: item.waiting.map(named),
+    }));
+    const next = withOwners({ ...fleet, members }, items);
+    this.record(fleetEvents({ ...fleet, items: [] }, { ...next, items: [] }, Date.now()));
+    this.fleet = next;
+    this.emit({ whole: true, items: new Set() });
   }
 
   /** The item reads done since the last step, applied to the fleet at once. */

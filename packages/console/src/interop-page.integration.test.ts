@@ -80,10 +80,6 @@ for (const kind of ['curator', 'kazoo'] as const) {
           rendered - released,
           'ms',
         );
-        if (kind === 'curator')
-          await page.screenshot({
-            path: new URL('../docs/locks-curator.png', import.meta.url).pathname,
-          });
         await lease.release();
         await page.close();
       });

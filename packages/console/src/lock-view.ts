@@ -81,7 +81,10 @@ export class PathLocksView {
     private readonly spec: Extract<PathViewSpec, { view: 'locks' | 'leaders' }>,
     private readonly send: (message: object) => void,
   ) {
-    this.root = new PathProbe(hub.client, hub.book, spec.path, () => this.schedule());
+    this.root = new PathProbe(hub.client, hub.book, spec.path, () => {
+      this.placeProbes();
+      this.schedule();
+    });
     this.listing = hub.client.watchChildren(spec.path).subscribe({
       next: (names) => {
         this.children = names;
@@ -125,6 +128,9 @@ export class PathLocksView {
   }
 
   private placeProbes(): void {
+    // Not before the path itself is known to be a lock or not: a lock's queue nodes are not
+    // rows (and a one-shot watch set on each would stay on the server until it fired).
+    if (this.root.mode === 'unknown') return;
     const wanted = new Set(this.pageNames().names.map((name) => joined(this.spec.path, name)));
     for (const [path, probe] of this.probes) {
       if (!wanted.has(path)) {
@@ -219,17 +225,35 @@ export class PathLocksView {
 
   /** An election's terms seen while the console was open: who led, from when, how it ended. */
   private terms(path: string): object[] {
-    const terms: { leader: string; data: string; from: number; to?: number; ended?: string }[] = [];
+    const terms: {
+      leader: string;
+      data: string;
+      from: number;
+      to?: number;
+      ended?: string;
+      atMost?: boolean;
+    }[] = [];
     for (const entry of this.hub.history.list()) {
       if (entry.scope !== 'lock' || entry.path !== path) continue;
       const open = terms.at(-1);
+      const ended = entry.lost
+        ? 'lost (session ended)'
+        : entry.kind === 'handed-over'
+          ? 'handed over'
+          : 'left';
       if (entry.from !== undefined && open && open.to === undefined) {
         open.to = entry.at;
-        open.ended = entry.lost
-          ? 'lost (session ended)'
-          : entry.kind === 'handed-over'
-            ? 'handed over'
-            : 'left';
+        open.ended = ended;
+      } else if (entry.from !== undefined) {
+        // A term that began before the console saw it: from its node's age (at most).
+        terms.push({
+          leader: entry.from,
+          data: entry.fromData ?? '',
+          from: entry.at - (entry.heldMs ?? 0),
+          to: entry.at,
+          ended,
+          atMost: !entry.exact,
+        });
       }
       if (entry.to !== undefined)
         terms.push({ leader: entry.to, data: entry.toData ?? '', from: entry.at });

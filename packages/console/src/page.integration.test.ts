@@ -5,7 +5,9 @@
  * refuses a forged one (403), a token console audits each action. Screenshots of each view go
  * to docs/. One browser for the file.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createClient, type ZkClient } from '@zkrx/core';
 import { partition } from '@zkrx/fleet';
 import { joinElection } from '@zkrx/leader';
@@ -26,7 +28,11 @@ import { recordMeasurement } from '../test/measurements';
 import type { AuditEntry } from './handler';
 import { type RunningConsole, startConsole } from './server';
 
-const shots = new URL('../docs/', import.meta.url);
+// The README's screenshots: written to docs/ with ZKRX_CONSOLE_DOCS=1, else to a scratch folder.
+const shots =
+  process.env.ZKRX_CONSOLE_DOCS === '1'
+    ? new URL('../docs/', import.meta.url)
+    : new URL(`file://${mkdtempSync(join(tmpdir(), 'zkrx-console-shots-'))}/`);
 if (!existsSync(shots)) mkdirSync(shots);
 const screenshot = (page: Page, name: string) =>
   page.screenshot({ path: new URL(`${name}.png`, shots).pathname, fullPage: false });

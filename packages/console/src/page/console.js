@@ -384,9 +384,9 @@ function drawLocks(message) {
                 {},
                 session(term.leader, scope),
                 term.data ? ` (${term.data})` : '',
-                ` led from ${clock(term.from)} `,
+                ` led from ${clock(term.from)}${term.atMost ? ' or later' : ''} `,
                 term.to
-                  ? `for ${duration(term.to - term.from)}: ${term.ended}`
+                  ? `for ${term.atMost ? '≤' : ''}${duration(term.to - term.from)}: ${term.ended}`
                   : ticking(term.from, 'for '),
               ),
             ),
