@@ -167,7 +167,8 @@ try {
     await handOver();
     await sleep(500);
   }
-  const basePerMinute = ((await packets()) - baseStart) / ((Date.now() - baseT) / 60_000);
+  const basePerChange = ((await packets()) - baseStart) / (2 * MOVES);
+  const baseMinutes = (Date.now() - baseT) / 60_000;
 
   const child = spawn(
     process.execPath,
@@ -274,7 +275,8 @@ try {
       handOverLatency.push((await seenHandOver()) - handed.at);
       await sleep(500);
     }
-    const openPerMinute = ((await packets()) - openStart) / ((Date.now() - openT) / 60_000);
+    const openPerChange = ((await packets()) - openStart) / (2 * MOVES);
+    const openMinutes = (Date.now() - openT) / 60_000;
     const busyRss = rssOf(child.pid as number);
     const results = {
       items: ITEMS,
@@ -297,12 +299,16 @@ try {
         afterUpdates: Math.round(busyRss),
       },
       serverWatches: { before: watchesBefore, open: watchesOpen, mntrWatchCount: openWatchCount },
-      packetsPerMinute: {
-        withoutConsole: Math.round(basePerMinute),
-        withConsole: Math.round(openPerMinute),
-        console: Math.round(openPerMinute - basePerMinute),
+      // The server's packets per change (a move, a hand-over: half each), without and with the
+      // console open; the console's own, and per minute at this run's rate of changes.
+      packetsPerChange: {
+        withoutConsole: Math.round(basePerChange),
+        withConsole: Math.round(openPerChange),
+        console: Math.round(openPerChange - basePerChange),
       },
-      changesPerMinute: Math.round((2 * MOVES) / ((Date.now() - openT) / 60_000)),
+      changesPerMinute: Math.round((2 * MOVES) / openMinutes),
+      consolePacketsPerMinute: Math.round(((openPerChange - basePerChange) * 2 * MOVES) / openMinutes),
+      baselineMinutes: Number(baseMinutes.toFixed(2)),
     };
     console.log(JSON.stringify(results, null, 2));
   } finally {
