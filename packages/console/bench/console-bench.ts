@@ -307,7 +307,9 @@ try {
         console: Math.round(openPerChange - basePerChange),
       },
       changesPerMinute: Math.round((2 * MOVES) / openMinutes),
-      consolePacketsPerMinute: Math.round(((openPerChange - basePerChange) * 2 * MOVES) / openMinutes),
+      consolePacketsPerMinute: Math.round(
+        ((openPerChange - basePerChange) * 2 * MOVES) / openMinutes,
+      ),
       baselineMinutes: Number(baseMinutes.toFixed(2)),
     };
     console.log(JSON.stringify(results, null, 2));
