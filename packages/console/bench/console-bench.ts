@@ -203,7 +203,7 @@ try {
         { timeout: 120_000 },
       )
       .catch(async (error) => {
-        console.log((await fleetPage.locator('body').innerText()).slice(0, 2000));
+        console.log(((await fleetPage.locator('body').textContent()) ?? '').slice(0, 2000));
         throw error;
       });
     const fleetFirst = Date.now() - started;

@@ -7,7 +7,7 @@
 import { joinPath, type ZkClient } from '@zkrx/core';
 import type { InspectedFleet, InspectedItem, InspectedMember } from '@zkrx/fleet';
 import { inspect } from '@zkrx/lock';
-import { holdsOf } from './fleet-watch';
+import { holdsOf } from './fleet-holds';
 
 /** Items whose owner the first look reads: more than a screen of rows. */
 export const FIRST_ITEMS = 64;

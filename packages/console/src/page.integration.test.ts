@@ -49,7 +49,8 @@ const pages: Page[] = [];
 afterEach(async (context) => {
   if (context.task.result?.state === 'fail') {
     for (const page of pages)
-      if (!page.isClosed()) console.log('PAGE', page.url(), await page.locator('body').innerText());
+      if (!page.isClosed())
+        console.log('PAGE', page.url(), await page.locator('body').textContent());
   }
   pages.length = 0;
 });
