@@ -73,9 +73,10 @@ export function checkPackedManifests(packs) {
 }
 
 /**
- * What the packed builds carry from node_modules: tsup's shims only. Anything else is a module
- * tsup bundled because the manifest does not name it (as `@zkrx/testing`'s lazy `import('vitest')`
- * would be without `external: ['vitest']`), shipped as a private copy of someone else's code.
+ * What the packed builds carry from node_modules: tsdown's shims only. Anything else is a module
+ * the bundler took in because the manifest does not name it (as `@zkrx/testing`'s lazy
+ * `import('vitest')` would be without `neverBundle`), shipped as a private copy of someone else's
+ * code.
  */
 export function checkNothingBundled(packs) {
   const problems = [];
@@ -86,7 +87,7 @@ export function checkNothingBundled(packs) {
       const text = readFileSync(join(dist, file), 'utf8');
       const bundled = [...text.matchAll(/^\/\/ (\S*node_modules\/\S+)$/gm)]
         .map(([, source]) => source)
-        .find((source) => !source.includes('/node_modules/tsup/assets/'));
+        .find((source) => !/\/node_modules\/tsdown\/esm-shims\.js$/.test(source));
       if (bundled) problems.push(`${pack.name}: dist/${file} bundles ${bundled}`);
     }
   }

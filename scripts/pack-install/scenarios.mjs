@@ -160,21 +160,25 @@ export const scenarios = [
     smoke: smoke('lock-through-proxy'),
     runtimes: bunAndDeno,
   },
-  // Every exported class keeps its name in both builds (the bundler can rename them).
+  // Every exported class of every package keeps its name in both builds (the bundler can
+  // rename them), every entry of every package loaded.
   {
     name: 'class-names',
     install: [
-      '@zkrx/express',
-      '@zkrx/fleet',
-      '@zkrx/nestjs',
+      '@zkrx/core',
+      '@zkrx/lock',
       '@zkrx/rwlock',
       '@zkrx/leader',
+      '@zkrx/fleet',
       '@zkrx/testing',
+      '@zkrx/express',
+      '@zkrx/nestjs',
       '@zkrx/cli',
     ],
     registry: {
       '@nestjs/common': '^11.0.0',
       '@nestjs/core': '^11.0.0',
+      '@nestjs/terminus': '^11.0.0',
       'reflect-metadata': '^0.2.0',
       express: '^5.0.0',
     },
