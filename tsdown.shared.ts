@@ -23,6 +23,10 @@ export function defineZkrxPackageBuild(
     hash: false,
     // `__dirname` and `__filename` in the ES module build (import.meta.url is shimmed in CommonJS).
     shims: true,
+    // A module whose one export is its default keeps it as `exports.default` in CommonJS (as
+    // every other entry's default, and as tsup built it), not `module.exports =`: the same
+    // `require(...).default` whatever else the entry exports.
+    cjsDefault: false,
     // Class names are kept without `keepNames` (rolldown does not rename a class that refers to
     // itself, or one with static members, as esbuild did), which would wrap every function in a
     // `__name()` call — closures made per request included: it doubled a pipelined get's client
