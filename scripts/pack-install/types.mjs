@@ -140,11 +140,13 @@ export async function typesProject({ dir, packs, npmArgs, log, parallel }) {
     copyFileSync(join(here, 'types/globals.d.ts'), join(project, 'globals.d.ts'));
     const configs = {
       'tsconfig.json': { compilerOptions: { ...base, ...setup.options }, include: ['*.ts'] },
-      'tsconfig.js.json': {
+    };
+    if (setup.javascript) {
+      configs['tsconfig.js.json'] = {
         compilerOptions: { ...javascript, ...setup.options },
         include: ['plain.mjs', 'globals.d.ts'],
-      },
-    };
+      };
+    }
     for (const [file, config] of Object.entries(configs)) {
       writeFileSync(join(project, file), `${JSON.stringify(config, null, 2)}\n`);
     }
