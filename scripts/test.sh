@@ -29,8 +29,12 @@ timed() { # timed "what" command...: runs it, then says how long it took
   echo "test.sh: $what: $((SECONDS - began)) s"
 }
 
+timed lint pnpm exec biome ci .
+timed "typecheck and package checks" \
+  pnpm exec turbo run typecheck check:package --output-logs=errors-only
 # Each published package from its tarball, alone, as users install it (RELEASING.md), on every
-# runtime: in the background from here (it needs only the build), its output in its own log.
+# runtime: in the background from here, beside the tests (they wait on servers more than they compute;
+# the checks above do not), its output in its own log.
 pack_log=${ZKRX_PACK_INSTALL_LOG:-$PWD/.pack-install.log}
 # Its own process group (setsid), ended with everything it started if a step here fails.
 setsid bash -c 'began=$SECONDS; node scripts/pack-install/main.mjs && s=0 || s=$?
@@ -39,9 +43,6 @@ pack_pid=$!
 trap 'kill -- "-$pack_pid" 2>/dev/null || true' EXIT
 echo "test.sh: pack-install runs beside the tests (pid $pack_pid, log $pack_log)"
 
-timed lint pnpm exec biome ci .
-timed "typecheck and package checks" \
-  pnpm exec turbo run typecheck check:package --output-logs=errors-only
 # One package at a time: integration tests time failovers on 2 cores.
 timed "tests on Node $suite" pnpm exec turbo run test --concurrency=1 --output-logs=full
 # The native transport where the stock binding builds (build-binding.sh built it for this line).
