@@ -15,7 +15,8 @@
  * Node lines (majors). Needs a build (`pnpm build`), Java and ZooKeeper (scripts/bootstrap.sh)
  * and the npm registry.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -294,8 +295,12 @@ try {
 } finally {
   await admin.close();
   await server.close();
-  if (!args.keep && !failed) rmSync(base, { recursive: true, force: true });
-  else log(`kept: ${base} (packs/, projects/)`);
+  // The projects' node_modules are gigabytes of small files: removed by a process of their own
+  // that outlives this one (minutes on a slow file system, with nothing left to wait for).
+  if (!args.keep && !failed) {
+    spawn('rm', ['-rf', base], { detached: true, stdio: 'ignore' }).unref();
+    log(`removing ${base} in the background`);
+  } else log(`kept: ${base} (packs/, projects/)`);
 }
 
 const passed = results.filter((result) => result.ok).map((result) => result.scenario);
