@@ -22,11 +22,14 @@ use_node "$suite"
 echo "test.sh: runtime $(command -v node) $(node --version), pnpm $(pnpm --version), $(pnpm exec tsc --version) (typecheck)"
 export TURBO_TELEMETRY_DISABLED=1
 start=$SECONDS
-timed() { # timed "what" command...: runs it, then says how long it took
-  local what=$1 began=$SECONDS
+timed() { # timed "what" command...: runs it, says how long it took, and returns its status
+  local what=$1 began=$SECONDS status=0
   shift
-  "$@"
-  echo "test.sh: $what: $((SECONDS - began)) s"
+  "$@" || status=$?
+  if [[ $status -eq 0 ]]; then echo "test.sh: $what: $((SECONDS - began)) s"
+  else echo "test.sh: $what: FAILED (exit $status) after $((SECONDS - began)) s"
+  fi
+  return "$status"
 }
 
 timed lint pnpm exec biome ci .
@@ -45,18 +48,31 @@ echo "test.sh: pack-install runs beside the tests (pid $pack_pid, log $pack_log)
 
 # One package at a time: integration tests time failovers on 2 cores.
 timed "tests on Node $suite" pnpm exec turbo run test --concurrency=1 --output-logs=full
-# The native transport where the stock binding builds (build-binding.sh built it for this line).
-timed "core's native-transport tests on Node $native" \
-  bash -c 'source scripts/node-lines.sh && use_node "$1" && node --version &&
-    pnpm --filter @zkrx/core exec vitest run --project integration-native' _ "$native"
-# What changed between the lines under zkrx (async context, address selection, timers and
-# signals, socket reads), on the other lines too.
+# The native transport where the stock binding builds (build-binding.sh built it for this line),
+# then what changed between the lines under zkrx (async context, address selection, timers and
+# signals, socket reads) on the other lines: each line in a process of its own, the lines at
+# once (two servers, two processes: the machine's two cores), each line's output printed whole.
+line_steps() { # line_steps VERSION: what runs on that line
+  local line=$1
+  echo "test.sh: on Node $line"
+  if [[ $line == "$native" ]]; then
+    timed "core's native-transport tests on Node $line" \
+      pnpm --filter @zkrx/core exec vitest run --project integration-native || return
+  fi
+  timed "test:lines on Node $line" pnpm exec turbo run test:lines --concurrency=1 --output-logs=full
+}
+line_pids=()
 for line in $lines; do
   [[ $line == "$suite" ]] && continue
-  timed "test:lines on Node $line" \
-    bash -c 'source scripts/node-lines.sh && use_node "$1" && node --version &&
-      pnpm exec turbo run test:lines --concurrency=1 --output-logs=full' _ "$line"
+  ( use_node "$line" && line_steps "$line" ) >".lines-$line.log" 2>&1 </dev/null &
+  line_pids+=("$!:$line")
 done
+lines_status=0
+for entry in "${line_pids[@]}"; do
+  wait "${entry%%:*}" || { lines_status=1; echo "test.sh: Node ${entry#*:} FAILED"; }
+  cat ".lines-${entry#*:}.log"
+done
+[[ $lines_status -eq 0 ]] || exit 1
 
 pack_status=0
 wait "$pack_pid" || pack_status=$?
