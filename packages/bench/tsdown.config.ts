@@ -1,4 +1,4 @@
-import { defineConfig } from 'tsup';
+import { defineConfig } from 'tsdown';
 
 // ESM entries run with node (`node dist/cli.js`, the tools as `node dist/tools/<name>.js`): the
 // workspace packages stay imports of their builds, except @zkrx/interop (a devDependency with no
@@ -19,11 +19,13 @@ export default defineConfig({
     'tools/curator-classpath': 'src/tools/curator-classpath.ts',
   },
   format: ['esm'],
+  fixedExtension: false,
+  hash: false,
   clean: true,
   sourcemap: true,
-  target: 'node20',
+  target: 'node22',
   platform: 'node',
   banner: { js: '#!/usr/bin/env node' },
   // The peer client stays an import of its CommonJS package (node loads it as it is).
-  external: ['node-zookeeper-client'],
+  deps: { neverBundle: ['node-zookeeper-client'] },
 });

@@ -1,3 +1,3 @@
-import { defineZkrxPackageBuild } from '../../tsup.shared.ts';
+import { defineZkrxPackageBuild } from '../../tsdown.shared.ts';
 
 export default defineZkrxPackageBuild({ entry: ['src/index.ts'] });

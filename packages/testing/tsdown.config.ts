@@ -1,4 +1,4 @@
-import { defineZkrxPackageBuild } from '../../tsup.shared.ts';
+import { defineZkrxPackageBuild } from '../../tsdown.shared.ts';
 
 export default defineZkrxPackageBuild({
   entry: [
@@ -9,9 +9,6 @@ export default defineZkrxPackageBuild({
   ],
   // `testZooKeeper()` imports the user's vitest lazily (when there is one): not a dependency
   // (not even an optional peer: npm 11 then fails fresh installs beside some vitest toolchains,
-  // ERESOLVE), so tsup would bundle it unless told.
-  external: ['vitest'],
-  // Classes keep their names in both builds (Nest's logs and tokens name them): without it the
-  // CommonJS build made from the ESM one renames a class with static members `_class2`.
-  keepNames: true,
+  // ERESOLVE), so the bundler would bundle it unless told.
+  deps: { neverBundle: ['vitest', /^vitest\//] },
 });
