@@ -3,10 +3,11 @@
 # the Node lines of scripts/runtimes.json (22, 24, 26: the official binaries, from npm, into
 # ~/.cache/zkrx — node-lines.sh), pnpm 10 (not corepack: its signature check fails against this
 # registry), ZooKeeper 3.8 from Debian (brings Java), tmux (the zkrx command's tests drive it in
-# a terminal), and with --with-interop Curator 5.4 and kazoo 2.8 for the interop tests; then the
-# workspace's dependencies and a build, on the suite's line (Node 26), and the zookeeper binding
-# compiled on the native line (Node 24: build-binding.sh). One line per step; what the steps
-# print goes to .bootstrap.log (ZKRX_BOOTSTRAP_LOG), shown only when a step fails.
+# a terminal), chromium (the console's tests drive it headless), and with --with-interop Curator
+# 5.4 and kazoo 2.8 for the interop tests; then the workspace's dependencies and a build, on the
+# suite's line (Node 26), and the zookeeper binding compiled on the native line (Node 24:
+# build-binding.sh). One line per step; what the steps print goes to .bootstrap.log
+# (ZKRX_BOOTSTRAP_LOG), shown only when a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/node-lines.sh
@@ -65,6 +66,7 @@ have_interop() {
 packages=()
 have_zookeeper || packages+=(zookeeper)
 command -v tmux >/dev/null 2>&1 || packages+=(tmux)
+command -v chromium >/dev/null 2>&1 || packages+=(chromium)
 if [[ ${1:-} == --with-interop ]] && ! have_interop; then
   packages+=(libcurator-recipes-java python3-kazoo)
 fi

@@ -129,6 +129,8 @@ export const scenarios = [
   // Two members share items, one leaves.
   { name: 'fleet', install: ['@zkrx/fleet'], smoke: smoke('fleet'), runtimes: bunAndDeno },
   { name: 'express', install: ['@zkrx/express'], smoke: smoke('express'), runtimes: bunAndDeno },
+  // Its page and files are read from the package; its live stream over Node's http.
+  { name: 'console', install: ['@zkrx/console'], smoke: smoke('console') },
   ...Object.entries(nestMajors).map(([major, registry]) => ({
     name: `nestjs-nest${major}`,
     // The optional peers the smoke and the example use (@Locked alone: nestjs-locked-only);

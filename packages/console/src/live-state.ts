@@ -1,6 +1,7 @@
 /**
- * What the live view remembers between two reads of the tree: when each hold began, and the
- * changes between reads — a lock taken, handed over, let go, or lost with its holder's session.
+ * What a live view remembers between two reads: when each hold began, and the changes between
+ * reads — a lock taken, handed over, let go, or lost with its holder's session. Shared by the
+ * console and `zkrx locks --watch` (@zkrx/cli's live-view.ts).
  */
 import type { InspectedLock, InspectedParticipant } from '@zkrx/lock';
 
@@ -110,6 +111,26 @@ export class LiveState {
   missing(locks: readonly InspectedLock[]): InspectedLock[] {
     const paths = new Set(locks.map((lock) => lock.path));
     return (this.last ?? []).filter((lock) => !paths.has(lock.path));
+  }
+
+  /**
+   * Stops following the locks at `paths` (a view no longer shows them): the next `update` does
+   * not count them as gone, and their holds' start times are dropped.
+   */
+  forget(paths: ReadonlySet<string>): void {
+    if (this.last === undefined) return;
+    const dropped = this.last.filter((lock) => paths.has(lock.path));
+    this.last = this.last.filter((lock) => !paths.has(lock.path));
+    for (const lock of dropped) for (const holder of lock.holders) this.since.delete(holder.node);
+  }
+
+  /**
+   * Starts following `locks` (a view shows them from now on) as they are: the next `update`
+   * compares them with this read, so a lock newly shown is not reported as taken.
+   */
+  adopt(locks: readonly InspectedLock[]): void {
+    const paths = new Set(locks.map((lock) => lock.path));
+    this.last = [...(this.last ?? []).filter((lock) => !paths.has(lock.path)), ...locks];
   }
 
   /**
