@@ -192,12 +192,17 @@ async function round(index: number): Promise<void> {
     await ensemble.addServer({ host });
     for (const server of [0, 1, 2]) {
       await ensemble.removeServer(server);
-      for (const recent of notes) recent.push(`${Math.round(performance.now() - started)} ms -- server ${server + 1} removed and stopped`);
+      for (const recent of notes)
+        recent.push(
+          `${Math.round(performance.now() - started)} ms -- server ${server + 1} removed and stopped`,
+        );
     }
     await measure('shrunk to 3 others', performance.now() - shrinking);
     for (const [client, entry] of tracked.entries()) {
       if (entry.suspensions === 0) continue;
-      process.stderr.write(`client ${client} was suspended; what it logged last:\n  ${notes[client]!.join('\n  ')}\n`);
+      process.stderr.write(
+        `client ${client} was suspended; what it logged last:\n  ${notes[client]!.join('\n  ')}\n`,
+      );
     }
   } finally {
     await java?.close();
