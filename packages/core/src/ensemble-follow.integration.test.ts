@@ -29,11 +29,15 @@ import {
 import type { ZkClient } from './client';
 import type { EnsembleView } from './ensemble-follower';
 
-/** Resolves once the client follows exactly `hosts` (order aside). */
+/** Resolves once the client follows exactly `hosts` (order aside), read from the configuration. */
 function follows(client: ZkClient, hosts: readonly string[]): Promise<EnsembleView> {
   const wanted = [...hosts].sort().join(',');
   return firstValueFrom(
-    client.ensemble$.pipe(filter((view) => [...view.hosts].sort().join(',') === wanted)),
+    client.ensemble$.pipe(
+      filter(
+        (view) => view.configVersion !== undefined && [...view.hosts].sort().join(',') === wanted,
+      ),
+    ),
   );
 }
 
@@ -337,7 +341,9 @@ describe.runIf(transportName === 'typescript')('a TLS client following the ensem
     const added = await ensemble.replaceServer(before);
     await follows(client, ensemble.connectString.split(','));
     expect(client.hosts).toContain(added.connectString);
-    await moved(client);
+    // Off its server by a planned move — or, if its TLS connections to the others took too long
+    // on a loaded machine, when that server stopped, within the bound: never suspended either way.
+    await firstValueFrom(client.ensemble$.pipe(filter((view) => view.moves + view.handOffs >= 1)));
     expect(await memberOf(ensemble, client)).not.toBe(before);
     expect(client.sessionId).toBe(sessionId);
     expect(statesOf(session)).toEqual(['connected']);

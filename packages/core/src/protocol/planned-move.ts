@@ -167,7 +167,11 @@ export class PlannedMove {
   private drain(): void {
     const { pipeline, log } = this.session;
     this.timer = setTimeout(
-      () => this.end('stayed', `the old connection was not drained within ${this.bound()} ms`),
+      // The last reply may be in the socket, unread behind a stall of ours: look after the poll.
+      () =>
+        setImmediate(() =>
+          this.end('stayed', `the old connection was not drained within ${this.bound()} ms`),
+        ),
       this.bound(),
     );
     pipeline.quiesce(() => {

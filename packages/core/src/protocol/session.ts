@@ -135,10 +135,11 @@ export class ProtocolSession implements SessionHandle {
       sessionId: () => this.sessionHex,
       current: () =>
         this.state === 'connected' && !this.readOnlyFlag ? this.connection : undefined,
+      // The old connection works meanwhile: a move's connection may take longer than an attempt.
       open: (endpoint) =>
         openConnection(endpoint, {
           tls: options.tls,
-          timeoutMs: this.attemptTimeoutMs(),
+          timeoutMs: Math.max(this.attemptTimeoutMs(), this.sessionTimeout() / 3),
           maxFrameBytes: options.maxFrameBytes,
         }),
       sessionTimeoutMs: () => this.sessionTimeout(),
