@@ -1,7 +1,7 @@
 /**
  * @zkrx/lock — herd-free, fenced ZooKeeper locks as RxJS observables: mutex, semaphore and
- * multi-lock, sharing paths with Curator and kazoo. (The kit the other recipes are built with
- * is the experimental subpath `@zkrx/lock/recipe`.)
+ * multi-lock, sharing paths with Curator and kazoo. (What recipes are made of — the engine
+ * @zkrx/rwlock and @zkrx/leader are built on — is the experimental subpath `@zkrx/lock/recipe`.)
  */
 
 export type { LockLostReason } from './errors';
@@ -21,10 +21,6 @@ export type {
   NodeLayout,
   ParticipantMode,
 } from './inspect-rules';
-export type { Lease } from './kit/lease';
-export type { LeaseState, SuspendedPolicy } from './kit/lease-core';
-export type { LockOptions } from './kit/lock-recipe';
-export { validateLockPath, validateTimeout } from './kit/lock-recipe';
 export type { MultiLease } from './multi-lock';
 export { acquireAll, multiLock } from './multi-lock';
 export type { MergeMapLockedOptions } from './mutex';
@@ -38,6 +34,10 @@ export {
   withLock,
 } from './mutex';
 export { nodeName } from './node-name';
+export type { Lease } from './recipe/lease';
+export type { LeaseState, SuspendedPolicy } from './recipe/lease-core';
+export type { LockOptions } from './recipe/lock-recipe';
+export { validateLockPath, validateTimeout } from './recipe/lock-recipe';
 export type { RetryLater, RetryLaterReason } from './retry-later';
 export { acquireWhileConnected, isZooKeeperUnavailable, retryLaterOf } from './retry-later';
 export { requestRevoke } from './revoke';

@@ -12,9 +12,9 @@ import {
 import { merge, Observable, type Subscription, take } from 'rxjs';
 import type { LockLostError, LockRevokedError } from './errors';
 import { LockTimeoutError } from './errors';
-import { guardLeases, type Lease, lossHeard } from './kit/lease';
-import { type LockOptions, validateLockPath } from './kit/lock-recipe';
 import { acquire } from './mutex';
+import { guardLeases, type Lease, lossHeard } from './recipe/lease';
+import { type LockOptions, validateLockPath } from './recipe/lock-recipe';
 import { timedAcquire } from './telemetry';
 
 /** The leases of a multi-lock, held together. */

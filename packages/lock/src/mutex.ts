@@ -11,10 +11,10 @@ import {
   type ObservableInput,
   type OperatorFunction,
 } from 'rxjs';
-import type { Lease } from './kit/lease';
-import { heldInContext } from './kit/lease-core';
-import type { LockOptions } from './kit/lock-recipe';
-import { mutexRecipe } from './kit/mutex-recipe';
+import type { Lease } from './recipe/lease';
+import { heldInContext } from './recipe/lease-core';
+import type { LockOptions } from './recipe/lock-recipe';
+import { mutexRecipe } from './recipe/mutex-recipe';
 
 /**
  * An exclusive lock as an observable: emits the {@link Lease} once held, releases it on

@@ -5,7 +5,7 @@
  */
 import { isZkError, onAbort, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { LockBusyError, LockLostError, LockTimeoutError } from './errors';
-import { sessionOf } from './kit/session';
+import { sessionOf } from './recipe/session';
 
 /**
  * Why a request cannot run now: the lock is held (`lock-busy`: not waited for; `lock-timeout`:

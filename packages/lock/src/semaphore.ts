@@ -5,19 +5,19 @@
 import { isZkError, joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import type { Observable } from 'rxjs';
 import { LockConflictError } from './errors';
-import { removeOwnNode } from './kit/clean-up';
-import { Deadline } from './kit/deadline';
-import { type Lease, retainLease } from './kit/lease';
-import { LeaseCore } from './kit/lease-core';
+import { removeOwnNode } from './recipe/clean-up';
+import { Deadline } from './recipe/deadline';
+import { type Lease, retainLease } from './recipe/lease';
+import { LeaseCore } from './recipe/lease-core';
 import {
   type LockOptions,
   observeLease,
   type ResolvedLockOptions,
   resolveLockOptions,
-} from './kit/lock-recipe';
-import { Marker, parseChild, recipeOfKind } from './kit/node-names';
-import { joinQueue, type QueueHold } from './kit/queue';
-import { type Decide, exclusiveRule } from './kit/queue-rules';
+} from './recipe/lock-recipe';
+import { Marker, parseChild, recipeOfKind } from './recipe/node-names';
+import { joinQueue, type QueueHold } from './recipe/queue';
+import { type Decide, exclusiveRule } from './recipe/queue-rules';
 import { timedAcquire } from './telemetry';
 
 const ignore = () => {};

@@ -1,8 +1,9 @@
 /**
- * @zkrx/lock/recipe — EXPERIMENTAL: the kit @zkrx/rwlock and @zkrx/leader are built with, for
- * writing a lock recipe of your own on the same queue engine (node names shared with Curator
- * and kazoo, the queue, the lease). It may change in any minor release; the recipes' own APIs
- * (@zkrx/lock, @zkrx/rwlock, @zkrx/leader) are the stable surface.
+ * @zkrx/lock/recipe — EXPERIMENTAL: what a recipe (a kind of lock) is made of — the engine
+ * @zkrx/lock, @zkrx/rwlock and @zkrx/leader are built on — for writing one of your own on it:
+ * node names shared with Curator and kazoo, the queue, the lease, the session view, the errors
+ * and the telemetry. It may change in any minor release; the recipes' own APIs (@zkrx/lock,
+ * @zkrx/rwlock, @zkrx/leader) are the stable surface.
  */
 
 export type { LockLabels } from '../telemetry';
