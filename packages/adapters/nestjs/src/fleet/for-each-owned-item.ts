@@ -4,14 +4,14 @@
  */
 import { validatePartition } from '@zkrx/fleet';
 import { validateLockPath } from '@zkrx/lock';
-import { checkConcurrency, type FleetItems, FleetService } from './fleet-service';
 import {
   checkChoice,
   checkOptionsObject,
   decorateMethod,
   type MethodDecoration,
   PerInstance,
-} from './method-decoration';
+} from '../method-decoration';
+import { checkConcurrency, type FleetItems, FleetService } from './fleet-service';
 
 /** The application's FleetService, on each decorated instance. */
 const forEachOwnedItem: MethodDecoration<FleetService> = {

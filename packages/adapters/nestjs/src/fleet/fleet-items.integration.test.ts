@@ -8,8 +8,8 @@ import type { OwnedItem } from '@zkrx/fleet';
 import { deferred } from '@zkrx/test-support';
 import { uniqueRoot } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
-import { startApp } from '../test/nest-apps';
-import { FleetService, ForEachOwnedItem, OwnedItemsError } from './fleet';
+import { startApp } from '../../test/nest-apps';
+import { FleetService, ForEachOwnedItem, OwnedItemsError } from '../fleet';
 
 const tenantIds = Array.from({ length: 12 }, (_, index) => `tenant-${index}`);
 

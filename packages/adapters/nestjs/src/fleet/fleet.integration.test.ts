@@ -8,8 +8,8 @@ import type { OwnedItem } from '@zkrx/fleet';
 import { childrenOf, connectedClient } from '@zkrx/test-support';
 import { uniqueRoot } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
-import { closeApp, startApp } from '../test/nest-apps';
-import { FleetService, ForEachOwnedItem } from './fleet';
+import { closeApp, startApp } from '../../test/nest-apps';
+import { FleetService, ForEachOwnedItem } from '../fleet';
 
 const tenants = ['acme', 'globex', 'initech', 'umbrella'];
 
