@@ -4,15 +4,6 @@
  * @zkrx/rwlock and @zkrx/leader are built on — is the experimental subpath `@zkrx/lock/recipe`.)
  */
 
-export type { LockLostReason } from './errors';
-export {
-  LeaseReleasedError,
-  LockBusyError,
-  LockConflictError,
-  LockLostError,
-  LockRevokedError,
-  LockTimeoutError,
-} from './errors';
 export type { InspectedLock, InspectedParticipant } from './inspect';
 export { inspect, inspectTree } from './inspect';
 export type {
@@ -34,6 +25,15 @@ export {
   withLock,
 } from './mutex';
 export { nodeName } from './node-name';
+export type { LockLostReason } from './recipe/errors';
+export {
+  LeaseReleasedError,
+  LockBusyError,
+  LockConflictError,
+  LockLostError,
+  LockRevokedError,
+  LockTimeoutError,
+} from './recipe/errors';
 export type { Lease } from './recipe/lease';
 export type { LeaseState, SuspendedPolicy } from './recipe/lease-core';
 export type { LockOptions } from './recipe/lock-recipe';

@@ -10,12 +10,12 @@ import {
   ZkErrorCode,
 } from '@zkrx/core';
 import { merge, Observable, type Subscription, take } from 'rxjs';
-import type { LockLostError, LockRevokedError } from './errors';
-import { LockTimeoutError } from './errors';
 import { acquire } from './mutex';
+import type { LockLostError, LockRevokedError } from './recipe/errors';
+import { LockTimeoutError } from './recipe/errors';
 import { guardLeases, type Lease, lossHeard } from './recipe/lease';
 import { type LockOptions, validateLockPath } from './recipe/lock-recipe';
-import { timedAcquire } from './telemetry';
+import { timedAcquire } from './recipe/telemetry';
 
 /** The leases of a multi-lock, held together. */
 export interface MultiLease {

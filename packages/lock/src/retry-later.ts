@@ -4,7 +4,7 @@
  * at once while ZooKeeper is out of reach instead of waiting out its timeout.
  */
 import { isZkError, onAbort, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { LockBusyError, LockLostError, LockTimeoutError } from './errors';
+import { LockBusyError, LockLostError, LockTimeoutError } from './recipe/errors';
 import { sessionOf } from './recipe/session';
 
 /**

@@ -4,9 +4,9 @@
  */
 import { isZkError, joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import type { Observable } from 'rxjs';
-import { LockConflictError } from './errors';
 import { removeOwnNode } from './recipe/clean-up';
 import { Deadline } from './recipe/deadline';
+import { LockConflictError } from './recipe/errors';
 import { type Lease, retainLease } from './recipe/lease';
 import { LeaseCore } from './recipe/lease-core';
 import {
@@ -18,7 +18,7 @@ import {
 import { Marker, parseChild, recipeOfKind } from './recipe/node-names';
 import { joinQueue, type QueueHold } from './recipe/queue';
 import { type Decide, exclusiveRule } from './recipe/queue-rules';
-import { timedAcquire } from './telemetry';
+import { timedAcquire } from './recipe/telemetry';
 
 const ignore = () => {};
 

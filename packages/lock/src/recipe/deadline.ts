@@ -11,7 +11,7 @@ import {
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
-import { LockTimeoutError } from '../errors';
+import { LockTimeoutError } from './errors';
 import { connectionMark } from './session';
 
 function abortReason(signal: AbortSignal): unknown {

@@ -27,9 +27,9 @@ import {
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
-import { LeaseReleasedError, LockLostError, type LockLostReason } from '../errors';
-import { tracedGuard } from '../telemetry';
+import { LeaseReleasedError, LockLostError, type LockLostReason } from './errors';
 import type { LeaseCore } from './lease-core';
+import { tracedGuard } from './telemetry';
 
 const opTypes: ReadonlySet<unknown> = new Set(['create', 'delete', 'set', 'check']);
 

@@ -6,8 +6,6 @@
  * @zkrx/rwlock, @zkrx/leader) are the stable surface.
  */
 
-export type { LockLabels } from '../telemetry';
-export { lockAttributes, meteredBy } from '../telemetry';
 export { removeOwnNode } from './clean-up';
 export { validateGuardOps } from './guarded-write';
 export type { LeaseCore } from './lease-core';
@@ -47,4 +45,6 @@ export type {
   SuspensionPolicy,
 } from './session';
 export { sessionOf } from './session';
+export type { LockLabels } from './telemetry';
+export { lockAttributes, meteredBy } from './telemetry';
 export { unlessGone } from './unless-gone';

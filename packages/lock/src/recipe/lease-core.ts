@@ -6,18 +6,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ZkClient } from '@zkrx/core';
 import { BehaviorSubject, type Subscription } from 'rxjs';
-import {
-  LeaseReleasedError,
-  LockLostError,
-  type LockLostReason,
-  LockRevokedError,
-} from '../errors';
-import { type HoldRecord, holdStarted, type LockLabels } from '../telemetry';
 import { removeOwnNode } from './clean-up';
+import { LeaseReleasedError, LockLostError, type LockLostReason, LockRevokedError } from './errors';
 import { type LocalNode, localNodes } from './local-hand-off';
 import { REVOKE_MESSAGE } from './node-names';
 import type { QueueHold } from './queue';
 import { type Session, sessionOf } from './session';
+import { type HoldRecord, holdStarted, type LockLabels } from './telemetry';
 
 /**
  * How long a hold goes unwatched before its node's watch is armed for those who listen for its

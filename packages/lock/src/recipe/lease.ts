@@ -12,7 +12,7 @@ import {
   type Subscription,
   take,
 } from 'rxjs';
-import type { LockLostError, LockRevokedError } from '../errors';
+import type { LockLostError, LockRevokedError } from './errors';
 import { guardedWrite } from './guarded-write';
 import {
   LazySignal,

@@ -19,12 +19,12 @@ import {
   type ObservableInput,
   type Subscription,
 } from 'rxjs';
-import { timedAcquire } from '../telemetry';
 import { type Lease, retainLease, watchLeaseState } from './lease';
 import { heldInContext, LeaseCore, runHolding, type SuspendedPolicy } from './lease-core';
 import { isRecipeNodeName } from './node-names';
 import { joinQueue, type QueueHold } from './queue';
 import type { Decide } from './queue-rules';
+import { timedAcquire } from './telemetry';
 
 export interface LockOptions {
   /** Give up after this long with LockTimeoutError (nothing is left in ZooKeeper). Default: wait. */

@@ -31,9 +31,9 @@ import {
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
-import { LockConflictError } from '../errors';
 import { deleteQuietly, removeOrphan, removeOwnNode, removeUnusedContainer } from './clean-up';
 import { Deadline } from './deadline';
+import { LockConflictError } from './errors';
 import { type LocalNode, localNodes } from './local-hand-off';
 import {
   type LockChild,

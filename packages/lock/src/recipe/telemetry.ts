@@ -20,7 +20,7 @@ import {
   type UpDownCounter,
 } from '@opentelemetry/api';
 import { isZkError, ZkErrorCode } from '@zkrx/core';
-import { version } from '../package.json';
+import { version } from '../../package.json';
 import { LockTimeoutError } from './errors';
 
 /** How an acquisition ended. `busy`: a try-once found the lock taken. */
