@@ -2,7 +2,7 @@
  * The two layouts an election stands in, as lock recipes: the latch (Curator LeaderLatch), which
  * a candidate holds until it leaves, and the selector (Curator LeaderSelector), held per term.
  */
-import { defineLockRecipe, exclusiveRule, type LockRecipe, Marker } from '@zkrx/lock/recipe';
+import { exclusiveRule, LockRecipe, Marker, queueJoin } from '@zkrx/lock/recipe';
 
 /** An election's layout: its queue's recipe, and its kind in telemetry (`zkrx.lock.kind`). */
 export interface ElectionLayout {
@@ -17,7 +17,10 @@ function layout(kind: string, marker: string): ElectionLayout {
   // (the next in line leads without a listing), and a term ends at once when its node goes.
   return {
     kind,
-    recipe: defineLockRecipe({ name: kind, marker, decide: exclusiveRule, watchOwnNode: true }),
+    recipe: new LockRecipe({
+      name: kind,
+      join: queueJoin({ marker, decide: exclusiveRule, watchOwnNode: true }),
+    }),
   };
 }
 

@@ -36,10 +36,16 @@ export {
 } from './recipe/errors';
 export type { Lease } from './recipe/lease';
 export type { LeaseState, SuspendedPolicy } from './recipe/lease-core';
-export type { LockOptions } from './recipe/lock-recipe';
-export { validateLockPath, validateTimeout } from './recipe/lock-recipe';
+export type { LockOptions } from './recipe/lock-options';
+export { validateLockPath, validateTimeout } from './recipe/lock-options';
 export type { RetryLater, RetryLaterReason } from './retry-later';
 export { acquireWhileConnected, isZooKeeperUnavailable, retryLaterOf } from './retry-later';
 export { requestRevoke } from './revoke';
 export type { SemaphoreOptions } from './semaphore';
-export { acquireSemaphore, semaphore, semaphoreMutex } from './semaphore';
+export {
+  acquireSemaphore,
+  semaphore,
+  semaphoreMutex,
+  tryAcquireSemaphore,
+  withSemaphore,
+} from './semaphore';

@@ -14,7 +14,7 @@ import { acquire } from './mutex';
 import type { LockLostError, LockRevokedError } from './recipe/errors';
 import { LockTimeoutError } from './recipe/errors';
 import { guardLeases, type Lease, lossHeard } from './recipe/lease';
-import { type LockOptions, validateLockPath } from './recipe/lock-recipe';
+import { type LockOptions, validateLockPath } from './recipe/lock-options';
 import { timedAcquire } from './recipe/telemetry';
 
 /** The leases of a multi-lock, held together. */

@@ -13,7 +13,7 @@ import {
 } from 'rxjs';
 import type { Lease } from './recipe/lease';
 import { heldInContext } from './recipe/lease-core';
-import type { LockOptions } from './recipe/lock-recipe';
+import type { LockOptions } from './recipe/lock-options';
 import { mutexRecipe } from './recipe/mutex-recipe';
 
 /**

@@ -1,9 +1,10 @@
 /**
- * Leaving nothing behind: the removal of a queue node of ours, of the node a create with an
- * unknown outcome may have made, and of a lock path an acquisition made and never used.
+ * Leaving nothing behind: the one place a node of ours is removed (deleted, or handed over to a
+ * waiter of our own client), and the removal of the node a create with an unknown outcome may
+ * have made, and of a lock path an acquisition made and never used.
  */
-import { isZkError, joinPath, type ZkClient, ZkErrorCode } from '@zkrx/core';
-import { localNodes } from './local-hand-off';
+import { isZkError, joinPath, op, type ZkClient, ZkErrorCode } from '@zkrx/core';
+import { type LocalNode, localNodes } from './local-hand-off';
 
 const ignore = () => {};
 
@@ -60,8 +61,7 @@ export function removeOrphan(
  */
 export function removeOwnNode(client: ZkClient, node: string, sessionId: string): Promise<void> {
   const local = localNodes(client).get(node);
-  // Sent now, before anything this client sends next.
-  const handing = local?.handOver(client);
+  const waiter = local?.startRemoval();
   // Callbacks, not an async loop: every release goes this way, and each await is a promise more.
   const work = new Promise<void>((resolve, reject) => {
     const done = () => {
@@ -92,10 +92,18 @@ export function removeOwnNode(client: ZkClient, node: string, sessionId: string)
           .then(() => (over() ? done() : remove()));
       });
     };
-    if (!handing) return remove();
-    handing.then(
-      (handed) => (handed ? done() : remove()),
+    if (!waiter) return remove();
+    // The hand-off (its safety argument: `local-hand-off.ts`), sent now, before anything this
+    // client sends next. All or nothing: applied, the waiter holds; not applied — the waiter's
+    // node is gone (its check failed), ours is, the session ended, or the connection was lost
+    // with it in flight (applied or not) — the node is deleted plainly, and the waiter lists.
+    client.promises.multi([op.check(waiter.node), op.delete(node)]).then(
+      () => {
+        (local as LocalNode).handedTo(waiter);
+        resolve();
+      },
       (error: unknown) => {
+        if (isZkError(error)) return remove();
         local?.removed();
         reject(error);
       },

@@ -10,18 +10,10 @@ export { removeOwnNode } from './clean-up';
 export { validateGuardOps } from './guarded-write';
 export type { LeaseCore } from './lease-core';
 export { LeaseRuns } from './lease-runs';
-export type {
-  JoinContext,
-  LockRecipe,
-  LockRecipeSpec,
-  ResolvedLockOptions,
-} from './lock-recipe';
-export {
-  defaultLockData,
-  defineLockRecipe,
-  observeLease,
-  resolveLockOptions,
-} from './lock-recipe';
+export type { ResolvedLockOptions } from './lock-options';
+export { defaultLockData, resolveLockOptions } from './lock-options';
+export type { Join, JoinContext, LockRecipeSpec, QueueSpec } from './lock-recipe';
+export { LockRecipe, observeLease, queueJoin } from './lock-recipe';
 export { mutexRecipe } from './mutex-recipe';
 export type { ChildKind, LockChild } from './node-names';
 export {

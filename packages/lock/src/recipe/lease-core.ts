@@ -321,7 +321,6 @@ export class LeaseCore {
     this.nodeSubscription?.unsubscribe();
     clearTimeout(this.armTimer);
     this.armTimer = undefined;
-    this.local?.whenWaitedOn(undefined);
     this.revoked$.complete();
     this.controller.abortWith(reason);
     this.state$.complete();

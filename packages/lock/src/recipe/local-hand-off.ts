@@ -1,7 +1,8 @@
 /**
  * The hand-off between queue nodes of one client: a waiter whose predecessor is a node of its own
  * client waits for this client's removal of that node instead of a ZooKeeper watch, and a node
- * that held first is removed with `multi(check(successor), delete(node))`, which tells the
+ * that held first is removed with `multi(check(successor), delete(node))` (sent by
+ * `removeOwnNode` in `clean-up.ts`, the one place a node of ours is removed), which tells the
  * successor it is first — no watch, no notification, no listing. A node that ZooKeeper numbered
  * right after such a node needs no listing either to know its predecessor.
  *
@@ -42,7 +43,7 @@
  * `LeaseCore`'s arming delay, so that its deletion ends the hold and, with it, the successor's
  * wait; a node still waiting is removed by its own queue once its wait ends, as any waiter's.
  */
-import { isZkError, op, type ZkClient } from '@zkrx/core';
+import type { ZkClient } from '@zkrx/core';
 import { type LockChild, parseChild } from './node-names';
 import { sessionOf } from './session';
 
@@ -53,7 +54,8 @@ export type LocalWaitEnd =
   /** It is gone, nothing more known: list again. */
   | 'removed';
 
-interface Successor {
+/** A local waiter on a node: its own node, and how it is told that the wait ended. */
+export interface Successor {
   readonly node: string;
   readonly tell: (end: LocalWaitEnd) => void;
 }
@@ -67,7 +69,7 @@ export class LocalNode {
   first = false;
   /** Removed (or its session ended): kept a moment, so that a waiter that listed it learns it. */
   private gone = false;
-  /** Its removal has begun (`handOver`): no new node of ours will follow it in the queue. */
+  /** Its removal has begun (`startRemoval`): no new node of ours will follow it in the queue. */
   removing = false;
   private successor: Successor | undefined;
   private onWaiter: (() => void) | undefined;
@@ -126,31 +128,25 @@ export class LocalNode {
   }
 
   /**
-   * Starts the removal — by a hand-off, when this node held first and a local waiter waits on it:
-   * sends `multi(check(successor), delete(node))` now (before anything this client sends next),
-   * and resolves true once applied — the successor is told it holds — or false when nothing was
-   * applied. Undefined when there is nothing to hand over: the caller deletes the node as usual.
-   * Either way the caller calls `removed()` once the node is gone or no longer its to remove.
+   * Its removal begins (`removeOwnNode`, in `clean-up.ts`): no new node of ours will follow it
+   * in the queue. Returns the local waiter to hand the lock over to — when this node held first
+   * and one waits on it — whose node the removal's `multi(check(waiter), delete(node))` checks;
+   * undefined when there is nothing to hand over (the node is deleted as usual). Either way the
+   * removal ends with `handedTo(waiter)` (the transaction was applied) or `removed()`.
    */
-  handOver(client: ZkClient): Promise<boolean> | undefined {
+  startRemoval(): Successor | undefined {
     this.removing = true;
     const successor = this.successor;
     if (!this.first || !successor || this.gone) return undefined;
-    return client.promises.multi([op.check(successor.node), op.delete(this.path)]).then(
-      () => {
-        // Only the waiter whose node was checked holds: one that came since (none can, a node
-        // right after ours being that one) would list.
-        this.end(this.successor === successor ? 'handed' : 'removed');
-        return true;
-      },
-      (error: unknown) => {
-        // All or nothing, and here nothing: our successor's node is gone (its check failed),
-        // this node is gone, the session ended, or the connection was lost with the transaction
-        // in flight (applied or not). The caller deletes the node plainly; the successor lists.
-        if (!isZkError(error)) throw error;
-        return false;
-      },
-    );
+    return successor;
+  }
+
+  /**
+   * `multi(check(waiter), delete(node))` was applied: the waiter holds. Only the waiter whose node
+   * was checked: one that came since (none can, a node right after ours being that one) lists.
+   */
+  handedTo(waiter: Successor): void {
+    this.end(this.successor === waiter ? 'handed' : 'removed');
   }
 
   /** The node is gone, or no longer ours to remove: its successor, if any, lists again. */

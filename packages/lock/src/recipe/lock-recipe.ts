@@ -1,17 +1,10 @@
 /**
- * A lock recipe from a queue rule: its lease observable, promise API, try-once and the operator
- * running under it, with validation, re-entrancy and clean-up shared by every recipe (mutex, read and
- * write locks, leader election).
+ * A lock recipe (one kind of lock) from its spec — its name and how it makes its hold (`join`:
+ * one queue and its rule, or more): its lease observable, promise API, try-once and the operator
+ * running under it, with validation, re-entrancy, telemetry and clean-up shared by every recipe
+ * (mutex, read and write locks, semaphore, leader election).
  */
-import { hostname } from 'node:os';
-import {
-  toDataBuffer,
-  validatePath,
-  ZkClient,
-  type ZkData,
-  ZkError,
-  ZkErrorCode,
-} from '@zkrx/core';
+import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import {
   from,
   type MonoTypeOperatorFunction,
@@ -20,50 +13,11 @@ import {
   type Subscription,
 } from 'rxjs';
 import { type Lease, retainLease, watchLeaseState } from './lease';
-import { heldInContext, LeaseCore, runHolding, type SuspendedPolicy } from './lease-core';
-import { isRecipeNodeName } from './node-names';
+import { heldInContext, LeaseCore, runHolding } from './lease-core';
+import { type LockOptions, type ResolvedLockOptions, resolveLockOptions } from './lock-options';
 import { joinQueue, type QueueHold } from './queue';
 import type { Decide } from './queue-rules';
 import { timedAcquire } from './telemetry';
-
-export interface LockOptions {
-  /** Give up after this long with LockTimeoutError (nothing is left in ZooKeeper). Default: wait. */
-  timeoutMs?: number;
-  /** Abort to give up waiting (rejects with the signal's reason; nothing is left in ZooKeeper). */
-  signal?: AbortSignal;
-  /**
-   * While the connection is suspended ownership is uncertain: `release` (default) treats it as
-   * lost at once (LockLostError `suspended`), so at most one holder works at any instant;
-   * `continue` keeps the lease (state `suspended`) until the servers could be about to expire
-   * its session — a session timeout, less a sixth of it, after the last request they answered
-   * was sent (`client.sessionSurvivesMs`) — or until it expires; back to `held` once reconnected
-   * to a read-write server and its node is found still ours. A read-only server confirms
-   * nothing: the lease stays `suspended` there.
-   */
-  onSuspended?: SuspendedPolicy;
-  /** Re-acquiring in an async context that holds the lock re-enters it (default true). */
-  reentrant?: boolean;
-  /** The lock node's data (default `hostname:pid`, shown by tools listing holders). */
-  data?: ZkData;
-  /** Called with our lock node's path each time it joins the queue, before any wait. */
-  onQueued?: (node: string) => void;
-  /**
-   * Let others ask this holder to release (`requestRevoke`, or Curator's `Revoker`): the lease
-   * then emits `revoked$` and aborts `signal` with LockRevokedError, and stays held until
-   * released — the holder decides when. Default false: such requests are ignored.
-   */
-  revocable?: boolean;
-  /**
-   * A name for this lock in telemetry: the OpenTelemetry metrics and spans then carry
-   * `zkrx.lock.name` and the lock's path (`zkrx.lock.path`). Unnamed, they carry neither — lock
-   * paths often hold ids, and each distinct attribute set is a time series — only the kind.
-   * Give names from a small, fixed set (`'orders'`, not `'order-' + id`).
-   */
-  name?: string;
-}
-
-/** The default lock node data: who holds it. */
-export const defaultLockData = `${hostname()}:${process.pid}`;
 
 /** What the current async context holds, as a recipe sees it before joining the queue. */
 export interface JoinContext {
@@ -73,15 +27,23 @@ export interface JoinContext {
   held(recipe: string): LeaseCore | undefined;
 }
 
-/** A recipe's rule and how it shares the context with its siblings. */
-export interface LockRecipeSpec {
-  /**
-   * The recipe's name (`mutex`, `read`, `write`, ...): in messages, and the re-entrancy key —
-   * holds by one recipe on one path by one client in one async context re-enter.
-   */
-  readonly name: string;
+/**
+ * How an acquisition makes its hold (Curator's `createsTheLock`): joins a queue, where the
+ * recipe's rule decides when it holds (`Decide`, Curator's `getsTheLock`) — `queueJoin` — or
+ * more than one (the semaphore: a gate, then its leases). Given the options checked, with the
+ * acquisition's one signal in them; resolves the node held, or null when `wait` is false and it
+ * does not hold at once. On every other exit it rejects, the removal of its nodes under way.
+ */
+export type Join = (options: ResolvedLockOptions, wait: boolean) => Promise<QueueHold | null>;
+
+/** A queue a recipe stands in: its node marker and its rule. */
+export interface QueueSpec {
   /** The node name marker (`lock-`, `__READ__`, ...). */
   readonly marker: string;
+  /**
+   * The rule (Curator's `getsTheLock`): over a listing that contains our node, whether we hold,
+   * and if not, what to wait for.
+   */
   readonly decide: Decide;
   /**
    * Watch each node from its creation (default false: only a revocable lease's is): for a recipe
@@ -91,168 +53,58 @@ export interface LockRecipeSpec {
    * deletion is heard from the start.
    */
   readonly watchOwnNode?: boolean;
+}
+
+/**
+ * The join of one queue (every recipe's but the semaphore's): our node marked `marker`, holding
+ * once `decide` says so over a listing that contains it.
+ */
+export function queueJoin(queue: QueueSpec): Join {
+  const { marker, decide } = queue;
+  const watchAlways = queue.watchOwnNode === true;
+  return (resolved, wait) =>
+    joinQueue({
+      client: resolved.client,
+      path: resolved.path,
+      marker,
+      data: resolved.data,
+      decide,
+      timeoutMs: resolved.timeoutMs,
+      signal: resolved.signal,
+      wait,
+      onQueued: resolved.onQueued,
+      // A revocable lease watches its node from creation (it hears requests made while it
+      // waits): the watch it needs anyway also lets a hand-off be trusted without a listing.
+      // A lease merely listened to watches it only once held long enough (`LeaseCore.listen`).
+      watchOwnNode: watchAlways || resolved.revocable,
+    });
+}
+
+/** A recipe: its name, how it makes its hold, and how it shares the context with its siblings. */
+export interface LockRecipeSpec {
+  /**
+   * The recipe's name (`mutex`, `read`, `write`, `semaphore`, ...): in messages and telemetry,
+   * and the re-entrancy key — holds by one recipe on one path by one client in one async context
+   * re-enter.
+   */
+  readonly name: string;
+  /** How an acquisition makes its hold: `queueJoin({ marker, decide })` for one queue. */
+  readonly join: Join;
   /**
    * Looks at the context's holds before joining: throw to refuse (e.g. a read→write upgrade),
-   * or return a function that makes the hold another way (e.g. a write→read downgrade).
+   * or return a join that makes the hold another way (e.g. a write→read downgrade).
    */
-  beforeJoin?(
-    context: JoinContext,
-  ): ((options: ResolvedLockOptions) => Promise<QueueHold>) | undefined;
+  beforeJoin?(context: JoinContext): Join | undefined;
 }
 
-/** A queue-based lock: its lease as an observable and a promise, and an operator running under it. */
-export interface LockRecipe {
-  /** Emits the lease once held; releases on unsubscribe; errors LockLostError on loss. */
-  lease(client: ZkClient, path: string, options?: LockOptions): Observable<Lease>;
-  /** Resolves the lease once held. */
-  acquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease>;
-  /** The lease if the lock is free now, else null; never waits. */
-  tryAcquire(
-    client: ZkClient,
-    path: string,
-    options?: Omit<LockOptions, 'timeoutMs'>,
-  ): Promise<Lease | null>;
-  /**
-   * Runs the source only while holding the lock, releases when it ends: the operator behind
-   * `withLock`, `withReadLock` and `withWriteLock`.
-   */
-  withLock<T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T>;
-  /**
-   * Runs `work(lease)` only while holding the lock: subscribed once held, unsubscribed (and the
-   * observable erroring LockLostError) the moment the lock is lost, released when it ends.
-   */
-  holding<T>(
-    client: ZkClient,
-    path: string,
-    options: LockOptions | undefined,
-    work: (lease: Lease) => ObservableInput<T>,
-  ): Observable<T>;
-}
-
-export interface ResolvedLockOptions {
-  readonly client: ZkClient;
-  readonly path: string;
-  readonly timeoutMs: number | undefined;
-  readonly signal: AbortSignal | undefined;
-  readonly onSuspended: SuspendedPolicy;
-  readonly reentrant: boolean;
-  readonly data: Buffer;
-  readonly onQueued: ((node: string) => void) | undefined;
-  readonly revocable: boolean;
-  /** The lock's name in telemetry (`LockOptions.name`). */
-  readonly name: string | undefined;
-}
-
-/**
- * Lock paths found valid lately: a service takes the same few locks over and over, and each
- * check walks the path and tests every segment against two patterns. Bounded: emptied when full.
- */
-const validLockPaths = new Set<string>();
-const VALID_LOCK_PATHS_KEPT = 1024;
-
-/**
- * Checks a lock path: a valid ZooKeeper path, not the root, not inside another recipe's node.
- * Throws ZkError `InvalidPath` naming the problem.
- */
-export function validateLockPath(path: unknown, what = 'lock'): string {
-  if (typeof path === 'string' && validLockPaths.has(path)) return path;
-  const valid = validatePath(path);
-  if (valid === '/') {
-    throw new ZkError(
-      ZkErrorCode.InvalidPath,
-      `Invalid ${what} path "/": the root cannot be a ${what}`,
-      {
-        path: valid,
-      },
-    );
-  }
-  for (const segment of valid.split('/')) {
-    if (isRecipeNodeName(segment)) {
-      throw new ZkError(
-        ZkErrorCode.InvalidPath,
-        `Invalid ${what} path ${JSON.stringify(valid)}: "${segment}" is another recipe's node (lock nodes have no children)`,
-        { path: valid },
-      );
-    }
-  }
-  if (validLockPaths.size >= VALID_LOCK_PATHS_KEPT) validLockPaths.clear();
-  validLockPaths.add(valid);
-  return valid;
-}
-
-/** Checks a timeout: a finite number of milliseconds >= 0, or undefined. */
-export function validateTimeout(value: unknown, name = 'timeoutMs'): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${name} must be a finite number of milliseconds >= 0, got ${String(value)}`,
-    );
-  }
-  return value;
-}
-
-/** Validates the common options; throws ZkError `BadArguments`/`InvalidPath` on bad input. */
-export function resolveLockOptions(
-  client: unknown,
-  path: unknown,
-  options: LockOptions | undefined,
-  what = 'lock',
-): ResolvedLockOptions {
-  if (!ZkClient.isInstance(client)) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: expected a ZkClient from @zkrx/core's createClient`,
-    );
-  }
-  const valid = validateLockPath(path, what);
-  const given = options ?? {};
-  if (typeof given !== 'object')
-    throw new ZkError(ZkErrorCode.BadArguments, `${what}: options must be an object`);
-  const onSuspended = given.onSuspended ?? 'release';
-  if (onSuspended !== 'release' && onSuspended !== 'continue') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: onSuspended must be 'release' or 'continue', got ${String(onSuspended)}`,
-    );
-  }
-  const reentrant = given.reentrant ?? true;
-  if (typeof reentrant !== 'boolean') {
-    throw new ZkError(ZkErrorCode.BadArguments, `${what}: reentrant must be a boolean`);
-  }
-  const signal = given.signal;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new ZkError(ZkErrorCode.BadArguments, `${what}: signal must be an AbortSignal`);
-  }
-  if (given.onQueued !== undefined && typeof given.onQueued !== 'function') {
-    throw new ZkError(ZkErrorCode.BadArguments, `${what}: onQueued must be a function`);
-  }
-  const revocable = given.revocable ?? false;
-  if (typeof revocable !== 'boolean') {
-    throw new ZkError(ZkErrorCode.BadArguments, `${what}: revocable must be a boolean`);
-  }
-  const name = given.name;
-  if (name !== undefined && (typeof name !== 'string' || name.length === 0)) {
-    throw new ZkError(ZkErrorCode.BadArguments, `${what}: name must be a non-empty string`);
-  }
-  return {
-    client,
-    path: valid,
-    timeoutMs: validateTimeout(given.timeoutMs),
-    signal,
-    onSuspended,
-    reentrant,
-    data: toDataBuffer(given.data === undefined ? defaultLockData : given.data, valid),
-    onQueued: given.onQueued,
-    revocable,
-    name,
-  };
-}
-
-function anySignal(signals: readonly (AbortSignal | undefined)[]): AbortSignal | undefined {
-  const present = signals.filter((signal): signal is AbortSignal => signal !== undefined);
-  if (present.length <= 1) return present[0];
-  return AbortSignal.any(present);
+/** One signal of two, made only when both are given (`AbortSignal.any` is costly). */
+function eitherSignal(
+  first: AbortSignal | undefined,
+  second: AbortSignal | undefined,
+): AbortSignal | undefined {
+  if (!first) return second;
+  if (!second) return first;
+  return AbortSignal.any([first, second]);
 }
 
 /**
@@ -313,116 +165,80 @@ export function observeLease(
 }
 
 /**
- * Makes a lock recipe from its queue rule. The mutex, the read and write locks and the leader
- * recipes are all made this way.
+ * A lock recipe: one kind of lock (the mutex, the read and write locks, the semaphore, the
+ * leader latch and selector), as an observable of its lease, a promise, a try-once and an
+ * operator running under it — with validation, re-entrancy, telemetry and the lease shared by
+ * every recipe. Its spec says how it makes its hold.
  *
- * @param spec The recipe's name, node marker and rule.
- * @return The recipe's observable, promise, try-once and operator forms.
+ * ## Example
+ * ```ts
+ * const mutex = new LockRecipe({ name: 'mutex', join: queueJoin({ marker: Marker.lock, decide: exclusiveRule }) });
+ * const lease = await mutex.acquire(client, '/locks/orders');
+ * console.log(lease.isHeld);
+ * // Output: true
+ * ```
  */
-export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
-  const joinContext = (resolved: ResolvedLockOptions): JoinContext => ({
-    client: resolved.client,
-    path: resolved.path,
-    held: (recipe) => heldInContext(resolved.client, recipe, resolved.path),
-  });
+export class LockRecipe {
+  constructor(private readonly spec: LockRecipeSpec) {}
 
-  /**
-   * Re-entrancy: a live hold by this recipe on this path by this client in this async context is
-   * given again, counted, with no new node and no listing.
-   *
-   * Safe because it makes no new holder: the same node, session and context hold on, so the
-   * re-entered lease is exactly as held as the outer one, and the two end together (the hold's
-   * state is shared). Only a hold not yet known lost is re-entered; one whose session ended is
-   * lost (session events), one whose node went is lost once the lease hears of it (its node
-   * watch, set when anyone listens; a guard), and the call queues anew. Until the lease hears of
-   * a deletion, re-entering makes no holder the outer lease was not already.
-   */
-  const reentered = (resolved: ResolvedLockOptions): LeaseCore | undefined =>
-    resolved.reentrant ? heldInContext(resolved.client, spec.name, resolved.path) : undefined;
-
-  /** One acquisition, timed and traced (`zkrx.lock.acquire`, see telemetry.ts). */
-  const hold = (resolved: ResolvedLockOptions, wait: boolean, signal?: AbortSignal) => {
-    const merged = { ...resolved, signal: anySignal([resolved.signal, signal]) };
-    return timedAcquire(
-      { kind: spec.name, path: resolved.path, name: resolved.name },
-      merged.signal,
-      () => makeHold(merged, wait),
-    );
-  };
-
-  const makeHold = async (resolved: ResolvedLockOptions, wait: boolean) => {
-    const custom = spec.beforeJoin?.(joinContext(resolved));
-    const held = custom
-      ? await custom(resolved)
-      : await joinQueue({
-          client: resolved.client,
-          path: resolved.path,
-          marker: spec.marker,
-          data: resolved.data,
-          decide: spec.decide,
-          timeoutMs: resolved.timeoutMs,
-          signal: resolved.signal,
-          wait,
-          onQueued: resolved.onQueued,
-          // A revocable lease watches its node from creation (it hears requests made while it
-          // waits): the watch it needs anyway also lets a hand-off be trusted without a listing.
-          // A lease merely listened to watches it only once held long enough (`LeaseCore.listen`).
-          watchOwnNode: spec.watchOwnNode === true || resolved.revocable,
-        });
-    if (!held) return undefined;
-    return new LeaseCore(
-      {
-        client: resolved.client,
-        path: resolved.path,
-        recipe: spec.name,
-        onSuspended: resolved.onSuspended,
-        revocable: resolved.revocable,
-        name: resolved.name,
-      },
-      held,
-    );
-  };
-
-  const lease = (client: ZkClient, path: string, options?: LockOptions): Observable<Lease> =>
-    observeLease((signal) => {
-      const resolved = resolveLockOptions(client, path, options, spec.name);
-      return reentered(resolved) ?? hold(resolved, true, signal);
+  /** Emits the lease once held; releases on unsubscribe; errors LockLostError on loss. */
+  lease(client: ZkClient, path: string, options?: LockOptions): Observable<Lease> {
+    return observeLease((signal) => {
+      const resolved = resolveLockOptions(client, path, options, this.spec.name);
+      return this.reentered(resolved) ?? this.hold(resolved, true, signal);
     });
+  }
 
-  const acquire = async (client: ZkClient, path: string, options?: LockOptions): Promise<Lease> => {
-    const resolved = resolveLockOptions(client, path, options, spec.name);
-    const existing = reentered(resolved);
+  /** Resolves the lease once held. */
+  async acquire(client: ZkClient, path: string, options?: LockOptions): Promise<Lease> {
+    const resolved = resolveLockOptions(client, path, options, this.spec.name);
+    const existing = this.reentered(resolved);
     if (existing) return retainLease(existing);
-    const core = await hold(resolved, true);
-    if (!core) throw new ZkError(ZkErrorCode.SystemError, `${spec.name} ${path}: not acquired`);
+    const core = await this.hold(resolved, true);
+    if (!core) {
+      throw new ZkError(ZkErrorCode.SystemError, `${this.spec.name} ${path}: not acquired`);
+    }
     return retainLease(core);
-  };
+  }
 
-  const tryAcquire = async (
+  /** The lease if the lock is free now, else null; never waits. */
+  async tryAcquire(
     client: ZkClient,
     path: string,
     options?: Omit<LockOptions, 'timeoutMs'>,
-  ): Promise<Lease | null> => {
+  ): Promise<Lease | null> {
     // Never waits: a timeout, if given, is checked and then has nothing to bound.
     const resolved = {
-      ...resolveLockOptions(client, path, options, spec.name),
+      ...resolveLockOptions(client, path, options, this.spec.name),
       timeoutMs: undefined,
     };
-    const existing = reentered(resolved);
+    const existing = this.reentered(resolved);
     if (existing) return retainLease(existing);
-    const core = await hold(resolved, false);
+    const core = await this.hold(resolved, false);
     return core ? retainLease(core) : null;
-  };
+  }
 
-  const holding = <T>(
+  /**
+   * Runs the source only while holding the lock, releases when it ends: the operator behind
+   * `withLock`, `withReadLock`, `withWriteLock` and `withSemaphore`.
+   */
+  withLock<T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T> {
+    return (source) => this.holding(client, path, options, () => source);
+  }
+
+  /**
+   * Runs `work(lease)` only while holding the lock: subscribed once held, unsubscribed (and the
+   * observable erroring LockLostError) the moment the lock is lost, released when it ends.
+   */
+  holding<T>(
     client: ZkClient,
     path: string,
     options: LockOptions | undefined,
     work: (lease: Lease) => ObservableInput<T>,
-  ): Observable<T> =>
-    new Observable<T>((subscriber) => {
+  ): Observable<T> {
+    return new Observable<T>((subscriber) => {
       let running: Subscription | undefined;
-      const lock = lease(client, path, options).subscribe({
+      const lock = this.lease(client, path, options).subscribe({
         next: (held) => {
           try {
             running = from(work(held)).subscribe(subscriber);
@@ -437,7 +253,7 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
             subscriber.error(
               new ZkError(
                 ZkErrorCode.ClientClosed,
-                `${spec.name} ${path}: lease ended before the work`,
+                `${this.spec.name} ${path}: lease ended before the work`,
               ),
             );
           }
@@ -449,11 +265,65 @@ export function defineLockRecipe(spec: LockRecipeSpec): LockRecipe {
         lock.unsubscribe();
       };
     });
+  }
 
-  const withLock =
-    <T>(client: ZkClient, path: string, options?: LockOptions): MonoTypeOperatorFunction<T> =>
-    (source) =>
-      holding(client, path, options, () => source);
+  /**
+   * Re-entrancy: a live hold by this recipe on this path by this client in this async context is
+   * given again, counted, with no new node and no listing.
+   *
+   * Safe because it makes no new holder: the same node, session and context hold on, so the
+   * re-entered lease is exactly as held as the outer one, and the two end together (the hold's
+   * state is shared). Only a hold not yet known lost is re-entered; one whose session ended is
+   * lost (session events), one whose node went is lost once the lease hears of it (its node
+   * watch, set when anyone listens; a guard), and the call queues anew. Until the lease hears of
+   * a deletion, re-entering makes no holder the outer lease was not already.
+   */
+  private reentered(resolved: ResolvedLockOptions): LeaseCore | undefined {
+    return resolved.reentrant
+      ? heldInContext(resolved.client, this.spec.name, resolved.path)
+      : undefined;
+  }
 
-  return { lease, acquire, tryAcquire, withLock, holding };
+  /**
+   * One acquisition, timed and traced (`zkrx.lock.acquire`, see telemetry.ts): the caller's
+   * signal and the observable's made one, then the hold made and kept by its LeaseCore.
+   */
+  private hold(
+    resolved: ResolvedLockOptions,
+    wait: boolean,
+    signal?: AbortSignal,
+  ): Promise<LeaseCore | undefined> {
+    const merged = { ...resolved, signal: eitherSignal(resolved.signal, signal) };
+    return timedAcquire(
+      { kind: this.spec.name, path: resolved.path, name: resolved.name },
+      merged.signal,
+      () => this.makeHold(merged, wait),
+    );
+  }
+
+  private async makeHold(
+    resolved: ResolvedLockOptions,
+    wait: boolean,
+  ): Promise<LeaseCore | undefined> {
+    const { client, path } = resolved;
+    const join =
+      this.spec.beforeJoin?.({
+        client,
+        path,
+        held: (recipe) => heldInContext(client, recipe, path),
+      }) ?? this.spec.join;
+    const held = await join(resolved, wait);
+    if (!held) return undefined;
+    return new LeaseCore(
+      {
+        client,
+        path,
+        recipe: this.spec.name,
+        onSuspended: resolved.onSuspended,
+        revocable: resolved.revocable,
+        name: resolved.name,
+      },
+      held,
+    );
+  }
 }

@@ -15,44 +15,42 @@
  * watches its own node (`JoinOptions.watchOwnNode`), and the local hand-off between nodes of one
  * client (`local-hand-off.ts`), decided by the server's transaction.
  *
- * Beside it, in this folder: the rules (`queue-rules.ts`), the waits and our own node's watch
- * (`queue-wait.ts`), the deadline (`deadline.ts`) and the clean-up (`clean-up.ts`).
+ * Beside it, in this folder: our node — its create, recovery and watch (`queue-node.ts`) — the
+ * rules (`queue-rules.ts`), the waits and our own node's watch (`queue-wait.ts`), the deadline
+ * (`deadline.ts`) and the clean-up (`clean-up.ts`).
  */
-import { randomUUID } from 'node:crypto';
 import {
   type Created,
   isZkError,
   joinPath,
   nameOf,
   type Stat,
-  ZkAbortError,
   type ZkClient,
   type ZkData,
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
-import { deleteQuietly, removeOrphan, removeOwnNode, removeUnusedContainer } from './clean-up';
+import { removeUnusedContainer } from './clean-up';
 import { Deadline } from './deadline';
 import { LockConflictError } from './errors';
-import { type LocalNode, localNodes } from './local-hand-off';
+import { localNodes } from './local-hand-off';
 import {
   type LockChild,
   parseChild,
-  protectedName,
   recipeOfKind,
   SEMAPHORE_CHILDREN,
   sortChildren,
 } from './node-names';
+import { type FirstListing, QueueNode, RESTART } from './queue-node';
 import { afterHandOff, type Decide, type QueueDecision, withoutAwaited } from './queue-rules';
 import {
-  OwnNodeWatch,
   type WaitBounds,
   type WaitOutcome,
   waitForChildrenChange,
   waitForDeletion,
   waitForLocalRemoval,
 } from './queue-wait';
-import { type Session, sessionOf } from './session';
+import type { Session } from './session';
 
 export interface JoinOptions {
   readonly client: ZkClient;
@@ -71,6 +69,7 @@ export interface JoinOptions {
   readonly timeoutMs?: number;
   /** Aborting gives up (rejects with the signal's reason) and removes our node. */
   readonly signal?: AbortSignal;
+
   /** False: do not wait; resolve null when the lock is not free at once. */
   readonly wait: boolean;
   /**
@@ -122,17 +121,6 @@ export interface QueueHold {
   readonly nodeWatch: { unsubscribe(): void } | undefined;
 }
 
-const RESTART = Symbol('restart');
-
-/**
- * What a new node decides on first: its listing (undefined: list), or, with `ownOrder`, our node
- * and the node our client made right before it, known without a listing.
- */
-interface FirstListing {
-  readonly children: LockChild[] | undefined;
-  readonly ownOrder: boolean;
-}
-
 /** Whether `decision` is a wait on `node`. */
 function waitsOn(decision: QueueDecision, node: LockChild | undefined): boolean {
   return (
@@ -142,14 +130,6 @@ function waitsOn(decision: QueueDecision, node: LockChild | undefined): boolean 
     decision.waitFor.name === node.name
   );
 }
-
-const lostConnection: readonly ZkErrorCode[] = [
-  ZkErrorCode.ConnectionLoss,
-  ZkErrorCode.OperationTimeout,
-  ZkErrorCode.SessionMoved,
-];
-
-const ignore = () => {};
 
 /**
  * Joins the queue at `path` and resolves once the recipe's rule says we hold; resolves null
@@ -192,40 +172,59 @@ export async function joinQueue(options: JoinOptions): Promise<QueueHold | null>
 /** One node's life in the queue: created, waiting, then holding or removed. */
 class QueueAttempt {
   private readonly client: ZkClient;
-  private node: Created | undefined;
-  /** Our node's watch, when `watchOwnNode` asks for one. */
-  private ownNode: OwnNodeWatch | undefined;
-  /** Our node, as a local waiter behind it sees it (`local-hand-off.ts`). */
-  private local: LocalNode | undefined;
-  /** The session that owns our node, once it is made: its end ends our waits. */
-  private session: Session | undefined;
+  private readonly node: QueueNode;
+  private readonly sequential: boolean;
 
   constructor(
     private readonly options: JoinOptions,
     private readonly deadline: Deadline,
-    /** Where `makePath` leaves the mark of each lock path it made, or may have made. */
-    private readonly pathsMade: string[],
+    pathsMade: string[],
   ) {
     this.client = options.client;
+    this.sequential = options.sequential ?? true;
+    const { marker, decide } = options;
+    this.node = new QueueNode(
+      {
+        client: options.client,
+        path: options.path,
+        marker,
+        sequential: this.sequential,
+        data: options.data,
+        watchOwnNode: options.watchOwnNode === true,
+        // Our node, numbered right after `latest`: would our rule wait on it?
+        waitsOnOwn: options.wait
+          ? (latest) => {
+              const ours = {
+                ...parseChild(`${marker}0000000000`),
+                name: '',
+                order: latest.order + 1,
+              };
+              return waitsOn(decide([latest, ours], 1), latest);
+            }
+          : undefined,
+      },
+      deadline,
+      pathsMade,
+    );
   }
 
   async run(): Promise<QueueHold | null | typeof RESTART> {
     let first: FirstListing | typeof RESTART;
     try {
-      first = await this.createNode();
+      first = await this.node.create();
     } catch (error) {
       // Given up after our node was made (e.g. while its listing was out): remove it.
-      this.giveUp();
+      this.node.giveUp();
       throw error;
     }
     if (first === RESTART) return RESTART;
-    const node = this.node as Created;
+    const node = this.node.created as Created;
     const ourName = nameOf(node.path);
     // A listing is `fresh` when read for this decision; a watch's listing may be a cached one.
     let children: LockChild[] | undefined = first.children;
     let fresh = true;
     // Our node and our client's node made right before it, known without a listing (see
-    // `createNode`): good only to wait on that node.
+    // `QueueNode.create`): good only to wait on that node.
     let ownOrder = first.ownOrder;
     let queued = false;
     try {
@@ -233,7 +232,7 @@ class QueueAttempt {
         if (children === undefined) {
           const listed = await this.list();
           if (listed === RESTART) {
-            this.giveUp();
+            this.node.giveUp();
             return RESTART;
           }
           children = listed;
@@ -248,7 +247,7 @@ class QueueAttempt {
             children = undefined;
             continue;
           }
-          this.giveUp();
+          this.node.giveUp();
           return RESTART;
         }
         // A semaphore's layout here cannot queue with ours: fail fast rather than overlap.
@@ -269,7 +268,7 @@ class QueueAttempt {
         }
         if (decision.holds) return this.hold(node, ourIndex === 0);
         if (!this.options.wait) {
-          this.giveUp();
+          this.node.giveUp();
           return null;
         }
         const waitFor = decision.waitFor;
@@ -307,11 +306,11 @@ class QueueAttempt {
           continue;
         }
         if (outcome === 'own-deleted') {
-          this.giveUp();
+          this.node.giveUp();
           return RESTART;
         }
         if (outcome === 'session-lost') {
-          this.stopWatchingNode();
+          this.node.stopWatching();
           return RESTART;
         }
         if (outcome === 'closed')
@@ -323,96 +322,9 @@ class QueueAttempt {
         throw outcome.error;
       }
     } catch (error) {
-      this.giveUp();
+      this.node.giveUp();
       throw error;
     }
-  }
-
-  /**
-   * Creates our node with the listing pipelined behind it: its sorted children, or undefined to
-   * list. Right behind a node of our own client (see `followsOwnNode`), the create goes alone:
-   * when ZooKeeper numbered our node right after that node's, the two make the first listing
-   * (`ownOrder`), on which we wait for that node; otherwise we list.
-   */
-  private async createNode(): Promise<FirstListing | typeof RESTART> {
-    const { client, path, marker, data } = this.options;
-    const sequential = this.options.sequential ?? true;
-    for (;;) {
-      this.deadline.check();
-      const { prefix, name } = protectedName(marker);
-      const session = client.sessionId;
-      const signal = this.deadline.signal;
-      const created = client.promises.create(joinPath(path, name), data, {
-        mode: 'ephemeral',
-        sequential,
-        signal,
-      });
-      // ZooKeeper answers one session's requests in order: sent right behind the create, the
-      // listing is made after our node exists (and if the create failed, it is not used). A read
-      // needs no signal of its own (nothing to withdraw: it changes nothing): its wait is given
-      // up by the deadline's race.
-      const listed = this.followsOwnNode(session)
-        ? undefined
-        : client.promises.children(path).then(sortChildren, () => undefined);
-      try {
-        this.node = await created;
-      } catch (error) {
-        if (ZkAbortError.isInstance(error)) {
-          // Given up (the deadline, the caller's abort). Withdrawn before it was written
-          // (`sent` false), the create never reached a server: ZooKeeper applies only what it
-          // received, so no node bears its prefix, now or later — nothing to search for
-          // (deadline.integration.test.ts gives a create up unwritten, reconnects, and finds no
-          // node). Sent, it may have been applied, or may still be: once the session that sent
-          // it answers, its protected prefix (a UUID made for this one create, under whatever
-          // path: no other create can have made such a node) finds the node and removes it.
-          if (error.sent) void removeOrphan(client, path, prefix, session);
-          throw error;
-        }
-        if (isZkError(error, ZkErrorCode.NoNode)) {
-          // The parent (a container) is missing: make it and try again.
-          await this.makePath();
-          continue;
-        }
-        if (isZkError(error, ...lostConnection)) {
-          // The create may have happened: find our node by its protected prefix.
-          const found = await this.recover(prefix, session);
-          if (found === RESTART) continue;
-          return { children: found, ownOrder: false };
-        }
-        if (isZkError(error, ZkErrorCode.SessionExpired)) {
-          // Between two sessions: wait for the new one rather than spin.
-          await this.deadline.untilConnected();
-          continue;
-        }
-        throw error;
-      }
-      this.watchNode(this.node);
-      if (listed) return { children: await this.deadline.race(listed), ownOrder: false };
-      const ours = this.local as LocalNode;
-      const before = localNodes(client).rightBefore(ours);
-      return before
-        ? { children: [before.child, ours.child], ownOrder: true }
-        : { children: undefined, ownOrder: false };
-    }
-  }
-
-  /**
-   * Whether our node will most likely be made right after a live node of this client's session
-   * on this path, one our rule would wait on: then the create goes without a listing. Only for a
-   * queue that waits; a wrong guess costs one round trip (a listing after the create).
-   */
-  private followsOwnNode(session: string | undefined): boolean {
-    if (!this.options.wait || !(this.options.sequential ?? true) || session === undefined) {
-      return false;
-    }
-    const latest = localNodes(this.client).latest(this.options.path, session);
-    if (!latest) return false;
-    const ours: LockChild = {
-      ...parseChild(`${this.options.marker}0000000000`),
-      name: '',
-      order: latest.child.order + 1,
-    };
-    return waitsOn(this.options.decide([latest.child, ours], 1), latest.child);
   }
 
   /**
@@ -420,34 +332,15 @@ class QueueAttempt {
    * first (nothing before it): a sequential node then hands over to a local waiter when it goes.
    */
   private hold(node: Created, first: boolean): QueueHold {
-    if (this.local) this.local.first = first && (this.options.sequential ?? true);
+    const local = this.node.local;
+    if (local) local.first = first && this.sequential;
     return {
       node: node.path,
       name: nameOf(node.path),
       stat: node.stat,
       sessionId: node.stat.ephemeralOwner,
-      nodeWatch: this.ownNode?.handOver(),
+      nodeWatch: this.node.ownNode?.handOver(),
     };
-  }
-
-  /**
-   * Watches our node from its creation on (when asked to): its deletion ends any wait (start
-   * over), and the moment the server first shows it present is what the trusted hand-off needs.
-   */
-  private watchNode(node: Created): void {
-    // A waiter's session: suspensions do not end its wait, its end does (our node went with it).
-    const session = sessionOf(this.client, {
-      id: node.stat.ephemeralOwner,
-      onSuspended: 'wait',
-    }) as Session;
-    this.session = session;
-    this.local = localNodes(this.client).add(
-      node.path,
-      node.stat.ephemeralOwner,
-      this.options.sequential ?? true,
-    );
-    if (!this.options.watchOwnNode) return;
-    this.ownNode = new OwnNodeWatch(this.client, node, session);
   }
 
   /**
@@ -456,74 +349,12 @@ class QueueAttempt {
    */
   private waitForNode(waitFor: LockChild): Promise<WaitOutcome> {
     const path = joinPath(this.options.path, waitFor.name);
-    const node = this.node as Created;
+    const node = this.node.created as Created;
     const local = localNodes(this.client).get(path);
     if (local?.canWait(node.stat.ephemeralOwner)) {
       return waitForLocalRemoval(this.bounds(), local, node.path);
     }
     return waitForDeletion(this.bounds(), path);
-  }
-
-  private stopWatchingNode(): void {
-    this.ownNode?.stop();
-    this.ownNode = undefined;
-  }
-
-  /**
-   * Makes the lock path (containers), marked as made by this acquisition (see
-   * `removeUnusedContainer`); a parent reaped meanwhile is left to the next create.
-   */
-  private async makePath(): Promise<void> {
-    const { client, path } = this.options;
-    const mark = randomUUID();
-    // Left before the create is sent: whatever happens to it, the acquisition's end looks.
-    this.pathsMade.push(mark);
-    try {
-      await client.promises.create(path, mark, {
-        mode: 'container',
-        parents: 'container',
-        signal: this.deadline.signal,
-      });
-    } catch (error) {
-      if (!isZkError(error, ZkErrorCode.NodeExists, ZkErrorCode.NoNode, ...lostConnection))
-        throw error;
-    }
-  }
-
-  /**
-   * After a create with an unknown outcome: adopt our node if our current session made it.
-   *
-   * Safe because the protected prefix holds a UUID made for that one create, so a node bearing
-   * it was made by it; a node owned by our current session is alive and ours. A node of an
-   * earlier session (the reply was lost, then the session ended) is not ours to hold: deleted.
-   */
-  private async recover(
-    prefix: string,
-    session: string | undefined,
-  ): Promise<LockChild[] | typeof RESTART> {
-    const { client, path } = this.options;
-    try {
-      await this.deadline.untilConnected();
-      const signal = this.deadline.signal;
-      const children = await client.promises.children(path, { signal });
-      const ours = children.find((name) => name.startsWith(prefix));
-      if (!ours) return RESTART;
-      const node = joinPath(path, ours);
-      const stat = await client.promises.exists(node, { signal });
-      if (!stat) return RESTART;
-      if (stat.ephemeralOwner !== client.sessionId) {
-        client.track(deleteQuietly(client, node).catch(ignore));
-        return RESTART;
-      }
-      this.node = { path: node, stat };
-      this.watchNode(this.node);
-      return sortChildren(children);
-    } catch (error) {
-      if (isZkError(error, ZkErrorCode.NoNode)) return RESTART;
-      // Gave up (timeout, abort, closed): leave no orphan behind.
-      void removeOrphan(client, path, prefix, session);
-      throw error;
-    }
   }
 
   private likelyHold(): void {
@@ -554,21 +385,13 @@ class QueueAttempt {
     }
   }
 
-  /** Gives up our node: its removal is sent now and finished in the background. */
-  private giveUp(): void {
-    this.stopWatchingNode();
-    const node = this.node;
-    this.node = undefined;
-    if (node) void removeOwnNode(this.client, node.path, node.stat.ephemeralOwner);
-  }
-
   /** What bounds our waits: the deadline, our session's life, our node's. */
   private bounds(): WaitBounds {
     return {
       client: this.client,
       deadline: this.deadline,
-      session: this.session as Session,
-      ownNode: this.ownNode,
+      session: this.node.session as Session,
+      ownNode: this.node.ownNode,
     };
   }
 }
