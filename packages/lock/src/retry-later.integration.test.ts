@@ -3,13 +3,7 @@
  * once instead of after `timeoutMs`, and leaves nothing behind. nodeName against the server.
  */
 import { isZkError } from '@zkrx/core';
-import {
-  childrenOf,
-  connectedClient,
-  lockPath,
-  proxiedClient,
-  untilEmpty,
-} from '@zkrx/test-support';
+import { childrenOf, connectedClient, lockPath, proxiedClient } from '@zkrx/test-support';
 import { describe, expect, it } from 'vitest';
 import { acquire, acquireWhileConnected, nodeName, retryLaterOf, tryAcquire } from './index';
 
@@ -83,7 +77,7 @@ describe('acquireWhileConnected', () => {
     expect(lease.isHeld).toBe(true);
     expect(await acquireWhileConnected(b, () => tryAcquire(b, path))).toBeNull();
     await lease.release();
-    await untilEmpty(a, path);
+    expect(await childrenOf(a, path)).toEqual([]);
   });
 });
 

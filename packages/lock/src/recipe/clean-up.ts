@@ -3,7 +3,7 @@
  * waiter of our own client), and the removal of the node a create with an unknown outcome may
  * have made, and of a lock path an acquisition made and never used.
  */
-import { isZkError, joinPath, op, type ZkClient, ZkErrorCode } from '@zkrx/core';
+import { isReadWriteState, isZkError, joinPath, op, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import { type LocalNode, localNodes } from './local-hand-off';
 
 const ignore = () => {};
@@ -58,18 +58,45 @@ export function removeOrphan(
  * A node of this client's queue that held first, with a waiter of this client right behind it,
  * is removed by `multi(check(waiter), delete(node))` instead, which hands the lock over to that
  * waiter (see `local-hand-off.ts`); its local waiter, if any, hears of the removal either way.
+ *
+ * Resolves once the node is gone for everyone: the server removed it (its reply read: a read by
+ * any session after that sees it gone), found it gone, or its session ended — or may have ended:
+ * while the connection is down, once the servers have not heard from the session for a whole
+ * session timeout (`client.sessionSurvivesMs` run out), when they expire it with its ephemeral
+ * nodes. Retries go on after that, in case the session lived after all. Never rejects on a
+ * ZooKeeper error.
  */
 export function removeOwnNode(client: ZkClient, node: string, sessionId: string): Promise<void> {
   const local = localNodes(client).get(node);
   const waiter = local?.startRemoval();
   // Callbacks, not an async loop: every release goes this way, and each await is a promise more.
   const work = new Promise<void>((resolve, reject) => {
+    let removed = false;
+    /** Waits for the session's servers-may-expire point, only while the connection is down. */
+    let sessionClock: ReturnType<typeof setTimeout> | undefined;
     const done = () => {
+      removed = true;
+      clearTimeout(sessionClock);
       local?.removed();
       resolve();
     };
     const over = () => client.isClosed || client.sessionId !== sessionId;
+    /**
+     * The connection is down: resolve (the retries go on) once the servers may have expired the
+     * session — checked again when the clock says so, for a reconnection may have renewed it.
+     */
+    const watchSessionClock = (): void => {
+      if (removed || sessionClock !== undefined) return;
+      const left = over() ? undefined : client.sessionSurvivesMs;
+      if (left === undefined || left <= 0) return resolve();
+      sessionClock = setTimeout(() => {
+        sessionClock = undefined;
+        if (!isReadWriteState(client.state)) watchSessionClock();
+      }, left);
+      sessionClock.unref?.();
+    };
     const remove = (): void => {
+      if (!isReadWriteState(client.state)) watchSessionClock();
       client.promises.delete(node).then(done, (error: unknown) => {
         // Gone already (or with its session), or a failure no retry mends: done. Only a lost
         // connection is retried, once connected again, while the session that owns it lives.
@@ -86,6 +113,7 @@ export function removeOwnNode(client: ZkClient, node: string, sessionId: string)
         ) {
           return done();
         }
+        watchSessionClock();
         client
           .connected()
           .catch(ignore)
@@ -99,6 +127,7 @@ export function removeOwnNode(client: ZkClient, node: string, sessionId: string)
     // with it in flight (applied or not) — the node is deleted plainly, and the waiter lists.
     client.promises.multi([op.check(waiter.node), op.delete(node)]).then(
       () => {
+        removed = true;
         (local as LocalNode).handedTo(waiter);
         resolve();
       },

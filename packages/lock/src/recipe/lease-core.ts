@@ -38,6 +38,11 @@ export interface LeaseCoreOptions {
   readonly name?: string | undefined;
 }
 
+/** What a release that removes nothing resolves: one settled promise serves them all. */
+const settled = Promise.resolve();
+
+const ignore = () => {};
+
 /** A release is no failure: its reason needs no stack trace (which costs more than the rest). */
 export function releasedReason(path: string): LeaseReleasedError {
   const limit = Error.stackTraceLimit;
@@ -276,11 +281,15 @@ export class LeaseCore {
     this.holders += 1;
   }
 
-  /** One lease on this hold was released: the last one ends the hold (the removal goes on in the background). */
-  releaseOne(): void {
+  /**
+   * One lease on this hold was released: the last one ends the hold and removes the node.
+   * Resolves at once while other leases hold it (re-entered), else once the node is gone
+   * (`removeOwnNode`: removed, or its session over). Never rejects.
+   */
+  releaseOne(): Promise<void> {
     this.holders -= 1;
-    if (this.holders > 0) return;
-    void this.releaseNode().catch(() => {});
+    if (this.holders > 0) return settled;
+    return this.releaseNode().catch(ignore);
   }
 
   /** Removes the node (whatever the holders count): release, or clean-up after a loss. */

@@ -75,10 +75,16 @@ export interface Lease {
    */
   readonly revoked$: Observable<LockRevokedError>;
   /**
-   * Releases the lock (or counts down a re-entrant hold). Idempotent. Resolves at once: the
-   * lease is over here, and the node's removal is sent right away (before anything this client
-   * sends next) and finished in the background, retried across disconnections while the session
-   * lives; `client.close()` waits for it. Another client may see the node for one round trip.
+   * Releases the lock (or counts down a re-entrant hold). Idempotent. The lease is over at once
+   * (`state` `released`, `signal` aborted) and the node's removal is sent right away, before
+   * anything this client sends next; the promise resolves once the node is gone — the server
+   * removed it, so a read by any session from then on sees it gone — or its session is (while
+   * the connection is down: once the servers have not heard from it for a whole session
+   * timeout). The next waiter's turn never waits for this promise: it is told when the node goes.
+   * Not awaited (`void lease.release()`), what this client sends next still goes out behind the
+   * delete. A re-entrant count-down resolves at once (the node stays for the outer lease). The
+   * removal is retried across disconnections while the session lives; `client.close()` waits
+   * for it. Never rejects.
    */
   release(): Promise<void>;
   /** Runs `fn` in an async context holding this lease: re-acquiring the lock inside re-enters it. */
@@ -110,8 +116,12 @@ export interface Lease {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** What `release()` resolves, at once: one settled promise serves every release. */
-const released = Promise.resolve();
+/**
+ * What `release()` answers while the release is starting: a listener of the lease's state or
+ * signal that releases it again meanwhile is told it is released (its node's removal is sent
+ * right after).
+ */
+const settledSoon = Promise.resolve();
 
 /** Adds one lease on `core`'s hold: each acquisition, re-entrant or not, gets its own. */
 export function retainLease(core: LeaseCore): Lease {
@@ -180,7 +190,8 @@ function watchingNode<T>(core: LeaseCore, source: () => Observable<T>): Observab
 
 /** One lease on a LeaseCore (re-entrant acquisitions each get their own). */
 class LeaseHandle implements Lease {
-  private released = false;
+  /** What `release()` resolves, once called (see {@link Lease.release}). */
+  private releasing: Promise<void> | undefined;
   private readonly own: BehaviorSubject<LeaseState>;
   private readonly mirror: Subscription;
   private readonly controller = new LazySignal();
@@ -195,12 +206,12 @@ class LeaseHandle implements Lease {
     // Only a revocable hold is ever told of a revocation request.
     if (core.revocable) {
       this.revocation = this.revoked$.subscribe((revoked) => {
-        if (!this.released) this.controller.abort(revoked);
+        if (!this.releasing) this.controller.abort(revoked);
       });
     }
     this.mirror = core.state$.subscribe({
       next: (state) => {
-        if (!this.released) this.own.next(state);
+        if (!this.releasing) this.own.next(state);
       },
       complete: () => this.finish(() => core.lostError ?? releasedReason(core.path)),
     });
@@ -254,15 +265,16 @@ class LeaseHandle implements Lease {
   }
 
   release(): Promise<void> {
-    if (this.released) return released;
+    if (this.releasing) return this.releasing;
     const wasHeld = this.isHeld;
-    this.released = true;
+    // Set before the state changes: what listens to it sees this lease released.
+    this.releasing = settledSoon;
     if (wasHeld) {
       this.own.next('released');
       this.finish(() => releasedReason(this.core.path));
     }
-    this.core.releaseOne();
-    return released;
+    this.releasing = this.core.releaseOne();
+    return this.releasing;
   }
 
   /** See {@link watchLeaseState}: subscribed before listening, as `watchingNode` does. */
