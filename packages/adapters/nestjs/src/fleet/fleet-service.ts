@@ -18,8 +18,8 @@ import {
   validatePartition,
 } from '@zkrx/fleet';
 import { defer, from, isObservable, NEVER, type Observable, of, tap } from 'rxjs';
-import { ZK_CONNECTION } from '../tokens';
-import type { Membership, ZkConnection } from '../zk-connection';
+import { ZK_CONNECTION } from '../connection/tokens';
+import type { Membership, ZkConnection } from '../connection/zk-connection';
 
 /**
  * How this application joins a partition (`id` defaults to the module's `id`, else @zkrx/fleet's

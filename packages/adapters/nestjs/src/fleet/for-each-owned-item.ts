@@ -10,7 +10,7 @@ import {
   decorateMethod,
   type MethodDecoration,
   PerInstance,
-} from '../method-decoration';
+} from '../connection/method-decoration';
 import { checkConcurrency, type FleetItems, FleetService } from './fleet-service';
 
 /** The application's FleetService, on each decorated instance. */

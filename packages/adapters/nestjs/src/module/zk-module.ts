@@ -4,11 +4,15 @@
  */
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
-import { LeaderService } from './leader-service';
-import { ZK_MODULE_OPTIONS, ZkConfigurableModule, type ZkModuleOptions } from './module-definition';
-import { RetryLaterInterceptor } from './retry-later';
-import { ZK_CLIENT, ZK_CONNECTION } from './tokens';
-import { ZkConnection } from './zk-connection';
+import {
+  ZK_MODULE_OPTIONS,
+  ZkConfigurableModule,
+  type ZkModuleOptions,
+} from '../connection/module-definition';
+import { ZK_CLIENT, ZK_CONNECTION } from '../connection/tokens';
+import { ZkConnection } from '../connection/zk-connection';
+import { LeaderService } from '../leader/leader-service';
+import { RetryLaterInterceptor } from '../lock/retry-later';
 
 /**
  * The ZooKeeper module: provides the client (`@InjectZkClient()` / `ZK_CLIENT`), the

@@ -14,8 +14,8 @@ import {
 import { expireSession } from '@zkrx/testing';
 import { firstValueFrom, Observable, Subject, take, toArray } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { clientOf, closeApp, startApp, startApps } from '../test/nest-apps';
-import { currentLock, Locked, lockSignal } from './index';
+import { clientOf, closeApp, startApp, startApps } from '../../test/nest-apps';
+import { currentLock, Locked, lockSignal } from '../index';
 
 /** A service whose @Locked methods all guard `path` (classes are made per test: paths differ). */
 function ledgerService(path: string, log: IntervalLog) {

@@ -7,8 +7,8 @@ import { childrenOf, connectedClient, IntervalLog, lockPath, sleep } from '@zkrx
 import { expireSession } from '@zkrx/testing';
 import { filter, firstValueFrom } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { clientOf, closeApp, startApp, startApps } from '../test/nest-apps';
-import { LeaderOnly, LeaderService, Locked } from './index';
+import { clientOf, closeApp, startApp, startApps } from '../../test/nest-apps';
+import { LeaderOnly, LeaderService, Locked } from '../index';
 
 /** A report job on a fast interval that only the leader runs, and a method to call by hand. */
 function reportJob(path: string, log: IntervalLog, everyMs = 40) {

@@ -7,8 +7,8 @@ import { ZkError, ZkErrorCode } from '@zkrx/core';
 import { acquire } from '@zkrx/lock';
 import { connectedClient, lockPath } from '@zkrx/test-support';
 import { describe, expect, it } from 'vitest';
-import { startHttpApp } from '../test/nest-apps';
-import { Locked } from './index';
+import { startHttpApp } from '../../test/nest-apps';
+import { Locked } from '../index';
 
 function ordersApp(path: string) {
   @Injectable()

@@ -20,10 +20,10 @@ import {
   takeUntil,
   throwError,
 } from 'rxjs';
+import { tickMarkerPath, tickOf } from '../connection/tick-marker';
+import { ZK_CONNECTION } from '../connection/tokens';
+import type { ZkConnection } from '../connection/zk-connection';
 import { runWithLeadership } from './leader-context';
-import { tickMarkerPath, tickOf } from './tick-marker';
-import { ZK_CONNECTION } from './tokens';
-import type { ZkConnection } from './zk-connection';
 
 /**
  * This application's leadership, per election path. Inject it anywhere; `@LeaderOnly(path)`

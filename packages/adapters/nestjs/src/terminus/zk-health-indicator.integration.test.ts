@@ -3,8 +3,8 @@ import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { connectedClient } from '@zkrx/test-support';
 import { describe, expect, it } from 'vitest';
-import { startApp } from '../test/nest-apps';
-import { ZkHealthIndicator } from './terminus';
+import { startApp } from '../../test/nest-apps';
+import { ZkHealthIndicator } from '../terminus';
 
 @Controller('health')
 class HealthController {

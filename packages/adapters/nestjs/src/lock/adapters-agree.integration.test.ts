@@ -13,8 +13,8 @@ import { connectedClient, lockPath } from '@zkrx/test-support';
 import { startProxy, type TcpProxy, testZooKeeper } from '@zkrx/testing';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startApp, startHttpApp } from '../test/nest-apps';
-import { Locked, lockSignal } from './index';
+import { startApp, startHttpApp } from '../../test/nest-apps';
+import { Locked, lockSignal } from '../index';
 
 function holdingService(path: string) {
   @Injectable()

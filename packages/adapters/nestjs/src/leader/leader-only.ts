@@ -4,7 +4,6 @@
  */
 import { ZkError, ZkErrorCode } from '@zkrx/core';
 import { validateLockPath } from '@zkrx/lock';
-import { LeaderService } from './leader-service';
 import {
   checkChoice,
   checkOptionsObject,
@@ -12,7 +11,8 @@ import {
   type MethodDecoration,
   NEEDS_ZK_MODULE,
   PerInstance,
-} from './method-decoration';
+} from '../connection/method-decoration';
+import { LeaderService } from './leader-service';
 
 /** The application's LeaderService, on each decorated instance. */
 const leaderOnly: MethodDecoration<LeaderService> = {

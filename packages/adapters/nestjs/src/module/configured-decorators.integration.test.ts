@@ -8,8 +8,8 @@ import { isZkError, ZkErrorCode } from '@zkrx/core';
 import { acquire, LockTimeoutError } from '@zkrx/lock';
 import { childrenOf, connectedClient, lockPath } from '@zkrx/test-support';
 import { describe, expect, it } from 'vitest';
-import { startApp } from '../test/nest-apps';
-import { LeaderOnly, LeaderService, Locked } from './index';
+import { startApp } from '../../test/nest-apps';
+import { LeaderOnly, LeaderService, Locked } from '../index';
 
 /** What a configuration module provides (ConfigService, say). */
 class Settings {

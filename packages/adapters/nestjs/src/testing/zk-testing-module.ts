@@ -11,15 +11,15 @@ import {
 } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { LockLostError, type LockLostReason } from '@zkrx/lock';
-import { LeaderService } from './leader-service';
-import { RetryLaterInterceptor } from './retry-later';
+import { ZK_CLIENT, ZK_CONNECTION } from '../connection/tokens';
+import { LeaderService } from '../leader/leader-service';
+import { RetryLaterInterceptor } from '../lock/retry-later';
 import {
   type GuardedWrite,
   TestConnection,
   TestState,
   type ZkTestingOptions,
 } from './test-connection';
-import { ZK_CLIENT, ZK_CONNECTION } from './tokens';
 
 /**
  * What a unit test decides and reads under ZkTestingModule: `app.get(ZkTesting)`.

@@ -5,7 +5,7 @@ import { Cron, Interval } from '@nestjs/schedule';
 import { isZkError, ZkErrorCode } from '@zkrx/core';
 import { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { LeaderOnly, Locked } from './index';
+import { LeaderOnly, Locked } from '../index';
 
 const reflector = new Reflector();
 

@@ -11,7 +11,6 @@ import {
   validateTimeout,
 } from '@zkrx/lock';
 import { from, isObservable, Observable, type Subscription } from 'rxjs';
-import { type CurrentLock, currentLock, runWithLock } from './lock-context';
 import {
   checkChoice,
   checkOptionsObject,
@@ -19,10 +18,11 @@ import {
   type MethodDecoration,
   NEEDS_ZK_MODULE,
   PerInstance,
-} from './method-decoration';
+} from '../connection/method-decoration';
+import { ZK_CONNECTION } from '../connection/tokens';
+import type { HeldLock, LockChoice, ZkConnection } from '../connection/zk-connection';
+import { type CurrentLock, currentLock, runWithLock } from './lock-context';
 import { markAnswer } from './retry-later';
-import { ZK_CONNECTION } from './tokens';
-import type { HeldLock, LockChoice, ZkConnection } from './zk-connection';
 
 /** The lock path, or a function of the method's arguments (called with the instance as `this`). */
 // biome-ignore lint/suspicious/noExplicitAny: the path function takes the method's arguments

@@ -4,8 +4,8 @@ import { isZkError, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import { childrenOf, connectedClient, IntervalLog, lockPath, sleep } from '@zkrx/test-support';
 import { startProxy, testZooKeeper } from '@zkrx/testing';
 import { describe, expect, it } from 'vitest';
-import { clientOf, closeApp, startApp } from '../test/nest-apps';
-import { InjectZkClient, LeaderService, Locked, lockSignal, ZK_CLIENT, ZkModule } from './index';
+import { clientOf, closeApp, startApp } from '../../test/nest-apps';
+import { InjectZkClient, LeaderService, Locked, lockSignal, ZK_CLIENT, ZkModule } from '../index';
 
 /** Something a configuration module provides. */
 class ZooKeeperConfig {

@@ -9,7 +9,7 @@ import { isZkError, op, ZkErrorCode } from '@zkrx/core';
 import type { OwnedItem } from '@zkrx/fleet';
 import { LockLostError, LockTimeoutError } from '@zkrx/lock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FleetService, ForEachOwnedItem } from './fleet';
+import { FleetService, ForEachOwnedItem } from '../fleet';
 import {
   currentLock,
   LeaderOnly,
@@ -18,8 +18,8 @@ import {
   leaderSignal,
   lockSignal,
   ZK_CLIENT,
-} from './index';
-import { ZkTesting, ZkTestingModule } from './testing';
+} from '../index';
+import { ZkTesting, ZkTestingModule } from '../testing';
 
 @Injectable()
 class Orders {

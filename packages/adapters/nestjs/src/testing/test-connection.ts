@@ -26,8 +26,8 @@ import {
   ReplaySubject,
   type Subscription,
 } from 'rxjs';
-import type { HeldLock, LockChoice, LockRequest, Membership } from './zk-connection';
-import { ZkConnection } from './zk-connection';
+import type { HeldLock, LockChoice, LockRequest, Membership } from '../connection/zk-connection';
+import { ZkConnection } from '../connection/zk-connection';
 
 /** How a ZkTestingModule application starts. */
 export interface ZkTestingOptions {

@@ -7,9 +7,9 @@ import { Injectable } from '@nestjs/common';
 import { LeaseReleasedError } from '@zkrx/lock';
 import { connectedClient, deferred, lockPath } from '@zkrx/test-support';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { closeApp, startApp, startApps } from '../test/nest-apps';
-import { LeaderOnly, LeaderService, leaderSignal } from './index';
-import { tickMarkerPath } from './tick-marker';
+import { closeApp, startApp, startApps } from '../../test/nest-apps';
+import { tickMarkerPath } from '../connection/tick-marker';
+import { LeaderOnly, LeaderService, leaderSignal } from '../index';
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -5,7 +5,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { isReadWriteState, type ZkClient } from '@zkrx/core';
-import { ZK_CLIENT } from './tokens';
+import { ZK_CLIENT } from '../connection/tokens';
 
 /**
  * Reports the ZooKeeper session's health to @nestjs/terminus (v11 `HealthIndicatorService`

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { Cron, Interval, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { lockPath } from '@zkrx/test-support';
 import { describe, expect, it, vi } from 'vitest';
-import { startApp } from '../test/nest-apps';
-import { currentLock, LeaderOnly, LeaderService, Locked } from './index';
+import { startApp } from '../../test/nest-apps';
+import { currentLock, LeaderOnly, LeaderService, Locked } from '../index';
 
 function scheduledJobs(path: string, election: string) {
   @Injectable()
