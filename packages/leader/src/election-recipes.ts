@@ -8,7 +8,12 @@ import { exclusiveRule, LockRecipe, Marker, queueJoin } from '@zkrx/lock/recipe'
 export interface ElectionLayout {
   /** `leader-latch` or `leader-selector`: the recipe's name, and the telemetry kind. */
   readonly kind: string;
-  readonly recipe: LockRecipe;
+  /**
+   * Where the candidate's terms come from: a lease observable (the recipe's `lease`) that emits
+   * the lease once the candidate leads, errors LockLostError when the term is lost (the
+   * candidate then stands again) and calls `onQueued` once its node is in the queue.
+   */
+  readonly recipe: Pick<LockRecipe, 'lease'>;
 }
 
 /** One candidate leads at a time: the first node of the queue, as in a mutex. */

@@ -45,6 +45,18 @@ export class LeaseRuns {
   }
 
   /**
+   * Runs `work()` and keeps what it returns in view when that is a promise (or any thenable).
+   *
+   * @param work The work.
+   * @return What `work` returns.
+   */
+  run<T>(work: () => T): T {
+    const result = work();
+    if (isThenable(result)) this.track(result);
+    return result;
+  }
+
+  /**
    * Runs `work(signal)` in an async context holding `lease` (re-acquiring its lock inside
    * re-enters it), and keeps what it returns in view when that is a promise (or any thenable).
    *
@@ -54,9 +66,7 @@ export class LeaseRuns {
    * @return What `work` returns.
    */
   runUnder<T>(lease: Lease, signal: AbortSignal, work: (signal: AbortSignal) => T): T {
-    const result = lease.run(() => work(signal));
-    if (isThenable(result)) this.track(result);
-    return result;
+    return this.run(() => lease.run(() => work(signal)));
   }
 
   /** True while a run kept in view has not settled. */

@@ -9,6 +9,7 @@ import { ZkError, ZkErrorCode } from '@zkrx/core';
 type Rwlock = typeof import('@zkrx/rwlock');
 type Leader = typeof import('@zkrx/leader');
 type Fleet = typeof import('@zkrx/fleet');
+type LeaderCandidacy = typeof import('@zkrx/leader/candidacy');
 
 /** The optional peers found installed (undefined: not installed). */
 export interface OptionalPeers {
@@ -45,6 +46,17 @@ export function loadOptionalPeers(): Promise<OptionalPeers> {
   ]).then(([rwlock, leader, fleet]) => ({ rwlock, leader, fleet }));
   return loading;
 }
+
+/**
+ * @zkrx/leader's candidacy (`@zkrx/leader/candidacy`), once per process, or undefined when
+ * @zkrx/leader is not installed: ZkTestingModule's elections are that candidacy, in memory.
+ */
+export function loadLeaderCandidacy(): Promise<LeaderCandidacy | undefined> {
+  loadingCandidacy ??= optional('@zkrx/leader', () => import('@zkrx/leader/candidacy'));
+  return loadingCandidacy;
+}
+
+let loadingCandidacy: Promise<LeaderCandidacy | undefined> | undefined;
 
 /** ZkError `BadArguments`: `feature` needs the optional peer `name`, which is not installed. */
 export function notInstalled(name: string, feature: string): ZkError {

@@ -65,9 +65,11 @@ afterEach(async () => {
   app = undefined;
 });
 
-async function start(): Promise<{ orders: Orders; testing: ZkTesting; app: TestingModule }> {
+async function start(
+  options: Parameters<typeof ZkTestingModule.forRoot>[0] = {},
+): Promise<{ orders: Orders; testing: ZkTesting; app: TestingModule }> {
   app = await Test.createTestingModule({
-    imports: [ZkTestingModule.forRoot()],
+    imports: [ZkTestingModule.forRoot(options)],
     providers: [Orders, FleetService],
   }).compile();
   await app.init();
@@ -118,6 +120,40 @@ describe('ZkTestingModule', () => {
     expect(orders.report()).toBeUndefined();
     testing.lead('/election/reports');
     expect(orders.report()?.aborted).toBe(false);
+  });
+
+  it("with leading: false, waits as @zkrx/leader's election does: whenLeader once the test leads, leave() after the runs", async () => {
+    const { testing, app } = await start({ leading: false });
+    const leaders = app.get(LeaderService);
+    const path = '/election/reports';
+    const leads = leaders.whenLeader(path);
+    let led = false;
+    void leads.then(() => {
+      led = true;
+    });
+    await Promise.resolve();
+    expect(led).toBe(false);
+    testing.lead(path);
+    const term = await leads;
+    expect(term.aborted).toBe(false);
+    // A run in flight holds the leaving back; the term's signal aborts at once.
+    let finish: () => void = () => {};
+    const running = leaders.runIfLeader(
+      path,
+      () => new Promise<void>((resolve) => (finish = resolve)),
+    );
+    let left = false;
+    const leaving = leaders.leave(path).then(() => {
+      left = true;
+    });
+    expect(term.aborted).toBe(true);
+    await Promise.resolve();
+    expect(left).toBe(false);
+    finish();
+    await running;
+    await leaving;
+    expect(left).toBe(true);
+    expect(leaders.isLeader(path)).toBe(false);
   });
 
   it('owns every item by default; items assigned and moved as the test says', async () => {

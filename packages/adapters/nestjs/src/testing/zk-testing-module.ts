@@ -10,16 +10,13 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
-import { LockLostError, type LockLostReason } from '@zkrx/lock';
+import type { LockLostReason } from '@zkrx/lock';
+import { loadLeaderCandidacy } from '../connection/optional-peers';
 import { ZK_CLIENT, ZK_CONNECTION } from '../connection/tokens';
 import { LeaderService } from '../leader/leader-service';
 import { RetryLaterInterceptor } from '../lock/retry-later';
-import {
-  type GuardedWrite,
-  TestConnection,
-  TestState,
-  type ZkTestingOptions,
-} from './test-connection';
+import { TestConnection, TestState } from './test-connection';
+import type { GuardedWrite, ZkTestingOptions } from './test-options';
 
 /**
  * What a unit test decides and reads under ZkTestingModule: `app.get(ZkTesting)`.
@@ -91,7 +88,7 @@ export class ZkTesting {
    */
   loseLeadership(path: string, reason: LockLostReason = 'session-expired'): void {
     this.state.leadOnJoin.delete(path);
-    this.state.elections.get(path)?.stepDown(new LockLostError(path, reason));
+    this.state.elections.get(path)?.lose(reason);
   }
 
   /** This application owns exactly `items` of the partition at `path` (joined already). */
@@ -153,7 +150,11 @@ export class ZkTestingModule implements OnApplicationShutdown {
       module: ZkTestingModule,
       global: true,
       providers: [
-        { provide: ZK_CONNECTION, useFactory: () => new TestConnection(new TestState(options)) },
+        {
+          provide: ZK_CONNECTION,
+          useFactory: async () =>
+            new TestConnection(new TestState(options), (await loadLeaderCandidacy())?.Candidacy),
+        },
         {
           provide: ZK_CLIENT,
           inject: [ZK_CONNECTION],
