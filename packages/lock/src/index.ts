@@ -1,7 +1,8 @@
 /**
  * @zkrx/lock — herd-free, fenced ZooKeeper locks as RxJS observables: mutex, semaphore and
  * multi-lock, sharing paths with Curator and kazoo. (What recipes are made of — the engine
- * @zkrx/rwlock and @zkrx/leader are built on — is the experimental subpath `@zkrx/lock/recipe`.)
+ * @zkrx/rwlock and @zkrx/leader are built on — is the experimental subpath `@zkrx/lock/recipe`;
+ * what the adapters share, `@zkrx/lock/adapter`.)
  */
 
 export type { InspectedLock, InspectedParticipant } from './inspect';
@@ -34,12 +35,10 @@ export {
   LockRevokedError,
   LockTimeoutError,
 } from './recipe/errors';
+export type { LeaseState, SuspendedPolicy } from './recipe/hold';
 export type { Lease } from './recipe/lease';
-export type { LeaseState, SuspendedPolicy } from './recipe/lease-core';
 export type { LockOptions } from './recipe/lock-options';
-export { validateLockPath, validateTimeout } from './recipe/lock-options';
-export type { RetryLater, RetryLaterReason } from './retry-later';
-export { acquireWhileConnected, isZooKeeperUnavailable, retryLaterOf } from './retry-later';
+export { isZooKeeperUnavailable } from './retry-later';
 export { requestRevoke } from './revoke';
 export type { SemaphoreOptions } from './semaphore';
 export {

@@ -36,7 +36,7 @@ import {
   REVOKE_MESSAGE,
   SEMAPHORE_CHILDREN,
   sortChildren,
-} from './recipe/node-names';
+} from './recipe/lock-children';
 import { unlessGone } from './recipe/unless-gone';
 
 /** One node queued on a lock: a holder or a waiter. */

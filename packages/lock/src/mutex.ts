@@ -11,8 +11,8 @@ import {
   type ObservableInput,
   type OperatorFunction,
 } from 'rxjs';
+import { heldInContext } from './recipe/hold';
 import type { Lease } from './recipe/lease';
-import { heldInContext } from './recipe/lease-core';
 import type { LockOptions } from './recipe/lock-options';
 import { mutexRecipe } from './recipe/mutex-recipe';
 
@@ -105,8 +105,8 @@ export function heldLease(
   client: ZkClient,
   path: string,
 ): { readonly signal: AbortSignal; readonly fencingToken: number } | undefined {
-  const core = heldInContext(client, 'mutex', path);
-  return core ? { signal: core.signal, fencingToken: core.fencingToken } : undefined;
+  const hold = heldInContext(client, 'mutex', path);
+  return hold ? { signal: hold.signal, fencingToken: hold.fencingToken } : undefined;
 }
 
 export interface MergeMapLockedOptions extends LockOptions {

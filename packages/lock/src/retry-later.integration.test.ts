@@ -5,7 +5,8 @@
 import { isZkError } from '@zkrx/core';
 import { childrenOf, connectedClient, lockPath, proxiedClient } from '@zkrx/test-support';
 import { describe, expect, it } from 'vitest';
-import { acquire, acquireWhileConnected, nodeName, retryLaterOf, tryAcquire } from './index';
+import { acquireWhileConnected, retryLaterOf } from './adapter';
+import { acquire, nodeName, tryAcquire } from './index';
 
 // Longer than the test's own timeout: a wait that did not answer at once fails the test.
 const longMs = 10 * 60_000;

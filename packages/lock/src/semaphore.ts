@@ -9,10 +9,10 @@ import { removeOwnNode } from './recipe/clean-up';
 import { Deadline } from './recipe/deadline';
 import { LockConflictError } from './recipe/errors';
 import type { Lease } from './recipe/lease';
+import { Marker, parseChild, recipeOfKind } from './recipe/lock-children';
 import type { LockOptions, ResolvedLockOptions } from './recipe/lock-options';
 import { type Join, LockRecipe } from './recipe/lock-recipe';
-import { Marker, parseChild, recipeOfKind } from './recipe/node-names';
-import { joinQueue, type QueueHold } from './recipe/queue';
+import { type HeldNode, joinQueue } from './recipe/queue';
 import { type Decide, exclusiveRule } from './recipe/queue-rules';
 
 const ignore = () => {};
@@ -80,7 +80,7 @@ async function takeLease(
   leases: number,
   wait: boolean,
   deadline: Deadline,
-): Promise<QueueHold | null> {
+): Promise<HeldNode | null> {
   const { client, path } = resolved;
   for (;;) {
     deadline.check();
@@ -90,7 +90,7 @@ async function takeLease(
       return lease;
     };
     // Takers queue on the `locks` mutex, so leases are counted one taker at a time.
-    let gate: QueueHold | null;
+    let gate: HeldNode | null;
     try {
       gate = await joinQueue({
         client,
@@ -133,7 +133,7 @@ async function takeLease(
  * semaphore's path: started once our turn at the gate has come, or is most likely next.
  */
 class LeaseJoin {
-  private readonly hold: Promise<QueueHold | null>;
+  private readonly hold: Promise<HeldNode | null>;
   /** Aborted to give the join up: with a LockConflictError on a conflict (see `held`). */
   private readonly stop = new AbortController();
 
@@ -168,7 +168,7 @@ class LeaseJoin {
       onSessionLoss: 'fail',
       onQueued: resolved.onQueued,
       // A revocable lease watches its node from creation (it hears requests made while it
-      // waits); one merely listened to, once held long enough (`LeaseCore.listen`).
+      // waits); one merely listened to, once held long enough (`Hold.listen`).
       watchOwnNode: resolved.revocable,
     });
     // Awaited once our turn at the gate comes, or given up: never left unhandled meanwhile.
@@ -176,7 +176,7 @@ class LeaseJoin {
   }
 
   /** The lease's hold, once ours; rejects (nothing left behind) on a conflict or an error. */
-  async held(): Promise<QueueHold | null> {
+  async held(): Promise<HeldNode | null> {
     const lease = await this.hold;
     if (lease && this.stop.signal.aborted) {
       this.remove(lease);
@@ -193,7 +193,7 @@ class LeaseJoin {
     }, ignore);
   }
 
-  private remove(lease: QueueHold): void {
+  private remove(lease: HeldNode): void {
     lease.nodeWatch?.unsubscribe();
     void removeOwnNode(this.resolved.client, lease.node, lease.sessionId);
   }

@@ -7,9 +7,9 @@ import { type ZkClient, ZkrxError } from '@zkrx/core';
 import { type Lease, LockLostError, type LockOptions } from '@zkrx/lock';
 import {
   type Decide,
+  type Hold,
   type Join,
   joinQueue,
-  type LeaseCore,
   LockRecipe,
   Marker,
   mutexRecipe,
@@ -79,7 +79,7 @@ export const writeRule: Decide = (children, ourIndex) =>
  * is gone (lease lost: session expired, node deleted, even the path reaped and made again), the
  * listing lacks it (its name holds a UUID of ours) and the read node is removed: no hold.
  */
-function downgrade(writer: LeaseCore): Join {
+function downgrade(writer: Hold): Join {
   const writerName = writer.node.slice(writer.node.lastIndexOf('/') + 1);
   const { key } = parseChild(writerName);
   return async (options) => {

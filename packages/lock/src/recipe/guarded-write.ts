@@ -28,7 +28,7 @@ import {
   ZkErrorCode,
 } from '@zkrx/core';
 import { LeaseReleasedError, LockLostError, type LockLostReason } from './errors';
-import type { LeaseCore } from './lease-core';
+import type { Hold } from './hold';
 import { tracedGuard } from './telemetry';
 
 const opTypes: ReadonlySet<unknown> = new Set(['create', 'delete', 'set', 'check']);
@@ -133,13 +133,13 @@ export function classifyGuardFailure(error: unknown, checks: number, what: strin
 }
 
 /** Why a hold can no longer guard anything (lost or released), or undefined while it can. */
-function endedReason(core: LeaseCore): Error | undefined {
-  if (core.isHeld) return undefined;
-  return core.lostError ?? new LeaseReleasedError(core.path);
+function endedReason(hold: Hold): Error | undefined {
+  if (hold.isHeld) return undefined;
+  return hold.lostError ?? new LeaseReleasedError(hold.path);
 }
 
-function connectedOn(core: LeaseCore): boolean {
-  return core.session.status === 'connected';
+function connectedOn(hold: Hold): boolean {
+  return hold.session.status === 'connected';
 }
 
 /**
@@ -147,22 +147,22 @@ function connectedOn(core: LeaseCore): boolean {
  * (lost, released, the client closed). Bounded: a session without a connection for its whole
  * timeout is given up as expired by the client, which ends every hold of it.
  */
-function untilSettled(holds: readonly LeaseCore[]): Promise<void> {
-  const first = holds[0] as LeaseCore;
+function untilSettled(holds: readonly Hold[]): Promise<void> {
+  const first = holds[0] as Hold;
   return new Promise<void>((resolve) => {
     let done = false;
     const subscriptions: { unsubscribe(): void }[] = [];
     const check = () => {
       if (done) return;
-      if (!holds.every((core) => core.isHeld) || connectedOn(first)) {
+      if (!holds.every((hold) => hold.isHeld) || connectedOn(first)) {
         done = true;
         for (const subscription of subscriptions) subscription.unsubscribe();
         resolve();
       }
     };
     subscriptions.push(first.session.status$.subscribe({ next: check, complete: check }));
-    for (const core of holds) {
-      subscriptions.push(core.state$.subscribe({ next: check, complete: check }));
+    for (const hold of holds) {
+      subscriptions.push(hold.state$.subscribe({ next: check, complete: check }));
     }
     if (done) for (const subscription of subscriptions) subscription.unsubscribe();
     check();
@@ -183,30 +183,30 @@ function untilSettled(holds: readonly LeaseCore[]): Promise<void> {
  * @param released True when the caller's lease was released (its hold may live on, re-entered).
  */
 export function guardedWrite(
-  holds: readonly LeaseCore[],
+  holds: readonly Hold[],
   ops: unknown,
   what: string,
   released = false,
 ): Promise<TransactionResult[]> {
-  const first = (holds[0] as LeaseCore).labels;
+  const first = (holds[0] as Hold).labels;
   const labels =
     holds.length === 1
       ? first
-      : { kind: 'multi', name: first.name, path: holds.map((core) => core.path).join(',') };
+      : { kind: 'multi', name: first.name, path: holds.map((hold) => hold.path).join(',') };
   return tracedGuard(labels, Array.isArray(ops) ? ops.length : 0, () =>
     writeGuarded(holds, ops, what, released),
   );
 }
 
 async function writeGuarded(
-  holds: readonly LeaseCore[],
+  holds: readonly Hold[],
   ops: unknown,
   what: string,
   released: boolean,
 ): Promise<TransactionResult[]> {
   const checked = validateGuardOps(
     ops,
-    holds.map((core) => core.node),
+    holds.map((hold) => hold.node),
     what,
   );
   // Fast path: a lease known lost or released stays so (its states are terminal), so the answer
@@ -214,14 +214,14 @@ async function writeGuarded(
   // quicker: a lease lost as `suspended` (default policy) may still have its node on the server,
   // where a check would pass although its holder was told to stop; a released lease's node may
   // still be there for a re-entrant sibling, or for the round trip its delete takes.
-  if (released) throw new LeaseReleasedError((holds[0] as LeaseCore).path);
+  if (released) throw new LeaseReleasedError((holds[0] as Hold).path);
   // The session's clock first: a hold whose session the servers may be about to expire is lost
   // now — after a stall of this process, before the client's heartbeat says so at its next
   // check — and nothing is sent.
-  for (const core of holds) core.session.statusNow();
+  for (const hold of holds) hold.session.statusNow();
   const ended = holds.map(endedReason).find((reason) => reason !== undefined);
   if (ended) throw ended;
-  const first = holds[0] as LeaseCore;
+  const first = holds[0] as Hold;
   if (!connectedOn(first)) {
     // Suspended (policy `continue`): wait for the connection, or the loss. Sent now, the
     // transaction would wait in the client and fail with ConnectionLoss on a failed attempt,
@@ -232,7 +232,7 @@ async function writeGuarded(
   }
   try {
     const results = await first.client.promises.multi([
-      ...holds.map((core) => op.check(core.node)),
+      ...holds.map((hold) => op.check(hold.node)),
       ...checked,
     ]);
     return results.slice(holds.length);
@@ -242,11 +242,7 @@ async function writeGuarded(
 }
 
 /** The error a failed guarded transaction rejects with. */
-async function guardError(
-  holds: readonly LeaseCore[],
-  error: unknown,
-  what: string,
-): Promise<unknown> {
+async function guardError(holds: readonly Hold[], error: unknown, what: string): Promise<unknown> {
   const failure = classifyGuardFailure(error, holds.length, what);
   switch (failure.kind) {
     case 'op':
@@ -254,19 +250,19 @@ async function guardError(
     case 'other':
       return failure.error;
     case 'lost': {
-      const core = holds[failure.index] as LeaseCore;
+      const hold = holds[failure.index] as Hold;
       // The server said the node (or its session) is gone: a node's name is never made again,
       // so the lease is lost for good — tell it now rather than when its watch fires.
-      const reason = failure.reason ?? core.lostError?.reason ?? 'node-deleted';
-      core.lose(reason);
-      return core.lostError ?? new LockLostError(core.path, reason);
+      const reason = failure.reason ?? hold.lostError?.reason ?? 'node-deleted';
+      hold.lose(reason);
+      return hold.lostError ?? new LockLostError(hold.path, reason);
     }
     case 'in-flight': {
       // Applied or not, ZooKeeper decided while the node existed (the check): what is unknown is
       // only whether the writes landed. Wait for the session's verdict to say whether the lease
       // lives on; if it ended, say so, with the uncertainty as the cause.
       await untilSettled(holds);
-      const lost = holds.find((core) => core.lostError !== undefined);
+      const lost = holds.find((hold) => hold.lostError !== undefined);
       if (!lost?.lostError) return error;
       const cause = new ZkError(
         (error as ZkError).code,

@@ -8,14 +8,9 @@
 
 export { removeOwnNode } from './clean-up';
 export { validateGuardOps } from './guarded-write';
-export type { LeaseCore } from './lease-core';
+export type { Hold } from './hold';
 export { LeaseRuns } from './lease-runs';
-export type { ResolvedLockOptions } from './lock-options';
-export { defaultLockData, resolveLockOptions } from './lock-options';
-export type { Join, JoinContext, LockRecipeSpec, QueueSpec } from './lock-recipe';
-export { LockRecipe, observeLease, queueJoin } from './lock-recipe';
-export { mutexRecipe } from './mutex-recipe';
-export type { ChildKind, LockChild } from './node-names';
+export type { ChildKind, LockChild } from './lock-children';
 export {
   Marker,
   PROTECTED_PREFIX,
@@ -24,8 +19,18 @@ export {
   recipeOfKind,
   sequenceOf,
   sortChildren,
-} from './node-names';
-export type { JoinOptions, QueueHold } from './queue';
+} from './lock-children';
+export type { ResolvedLockOptions } from './lock-options';
+export {
+  defaultLockData,
+  resolveLockOptions,
+  validateLockPath,
+  validateTimeout,
+} from './lock-options';
+export type { Join, JoinContext, LockRecipeSpec, QueueSpec } from './lock-recipe';
+export { LockRecipe, observeLease, queueJoin } from './lock-recipe';
+export { mutexRecipe } from './mutex-recipe';
+export type { HeldNode, JoinOptions } from './queue';
 export { joinQueue } from './queue';
 export type { Decide, QueueDecision } from './queue-rules';
 export { exclusiveRule } from './queue-rules';

@@ -1,6 +1,6 @@
 /**
  * Leases: what a caller holds — one per acquisition, re-entrant ones sharing the hold of one node
- * (`LeaseCore`) — with its state, loss and revocation streams, signal, release and guarded writes.
+ * (`Hold`) — with its state, loss and revocation streams, signal, release and guarded writes.
  */
 import type { TransactionOp, TransactionResult } from '@zkrx/core';
 import {
@@ -14,13 +14,7 @@ import {
 } from 'rxjs';
 import type { LockLostError, LockRevokedError } from './errors';
 import { guardedWrite } from './guarded-write';
-import {
-  LazySignal,
-  type LeaseCore,
-  type LeaseState,
-  releasedReason,
-  runHolding,
-} from './lease-core';
+import { type Hold, LazySignal, type LeaseState, releasedReason, runHolding } from './hold';
 
 /**
  * A held lock. Release it when done (or `await using lease = ...`); watch `lost$` or `signal`
@@ -123,10 +117,10 @@ export interface Lease {
  */
 const settledSoon = Promise.resolve();
 
-/** Adds one lease on `core`'s hold: each acquisition, re-entrant or not, gets its own. */
-export function retainLease(core: LeaseCore): Lease {
-  core.addHolder();
-  return new LeaseHandle(core);
+/** Adds one lease on `hold`'s hold: each acquisition, re-entrant or not, gets its own. */
+export function retainLease(hold: Hold): Lease {
+  hold.addHolder();
+  return new LeaseHandle(hold);
 }
 
 /** The leases made here (a multi-lock guards its leases' holds in one transaction). */
@@ -143,7 +137,7 @@ export function guardLeases(
 ): Promise<TransactionResult[]> {
   const found = leases.map((lease) => handles.get(lease) as LeaseHandle);
   return guardedWrite(
-    found.map((handle) => handle.core),
+    found.map((handle) => handle.hold),
     ops,
     what,
     found.some((handle) => handle.state === 'released'),
@@ -156,11 +150,11 @@ export function guardLeases(
  * a watch nobody asked for.
  */
 export function lossHeard(lease: Lease): Observable<LockLostError> {
-  const core = (handles.get(lease) as LeaseHandle).core;
-  return core.state$.pipe(
+  const hold = (handles.get(lease) as LeaseHandle).hold;
+  return hold.state$.pipe(
     filter((state) => state === 'lost'),
     take(1),
-    map(() => core.lostError as LockLostError),
+    map(() => hold.lostError as LockLostError),
   );
 }
 
@@ -177,18 +171,18 @@ export function watchLeaseState(
 
 /**
  * `source()`, subscribed: listening for the end arms the node's watch once the hold is old enough
- * (`LeaseCore.listen`), after the subscriber is in place, so that a loss the watch's first read
+ * (`Hold.listen`), after the subscriber is in place, so that a loss the watch's first read
  * reports (a node deleted before) reaches it too.
  */
-function watchingNode<T>(core: LeaseCore, source: () => Observable<T>): Observable<T> {
+function watchingNode<T>(hold: Hold, source: () => Observable<T>): Observable<T> {
   return new Observable<T>((subscriber) => {
     const subscription = source().subscribe(subscriber);
-    core.listen();
+    hold.listen();
     return subscription;
   });
 }
 
-/** One lease on a LeaseCore (re-entrant acquisitions each get their own). */
+/** One lease on a Hold (re-entrant acquisitions each get their own). */
 class LeaseHandle implements Lease {
   /** What `release()` resolves, once called (see {@link Lease.release}). */
   private releasing: Promise<void> | undefined;
@@ -200,37 +194,37 @@ class LeaseHandle implements Lease {
   private lost: Observable<LockLostError> | undefined;
   private revoked: Observable<LockRevokedError> | undefined;
 
-  constructor(readonly core: LeaseCore) {
+  constructor(readonly hold: Hold) {
     handles.set(this, this);
-    this.own = new BehaviorSubject<LeaseState>(core.state$.value);
+    this.own = new BehaviorSubject<LeaseState>(hold.state$.value);
     // Only a revocable hold is ever told of a revocation request.
-    if (core.revocable) {
+    if (hold.revocable) {
       this.revocation = this.revoked$.subscribe((revoked) => {
         if (!this.releasing) this.controller.abort(revoked);
       });
     }
-    this.mirror = core.state$.subscribe({
+    this.mirror = hold.state$.subscribe({
       next: (state) => {
         if (!this.releasing) this.own.next(state);
       },
-      complete: () => this.finish(() => core.lostError ?? releasedReason(core.path)),
+      complete: () => this.finish(() => hold.lostError ?? releasedReason(hold.path)),
     });
   }
 
   get lost$(): Observable<LockLostError> {
-    const core = this.core;
-    this.lost ??= watchingNode(core, () =>
+    const hold = this.hold;
+    this.lost ??= watchingNode(hold, () =>
       this.own.pipe(
         filter((state) => state === 'lost'),
         take(1),
-        map(() => core.lostError as LockLostError),
+        map(() => hold.lostError as LockLostError),
       ),
     );
     return this.lost;
   }
 
   get revoked$(): Observable<LockRevokedError> {
-    this.revoked ??= this.core.revoked$.pipe(
+    this.revoked ??= this.hold.revoked$.pipe(
       filter((revoked): revoked is LockRevokedError => revoked !== undefined),
       take(1),
     );
@@ -238,16 +232,16 @@ class LeaseHandle implements Lease {
   }
 
   get path(): string {
-    return this.core.path;
+    return this.hold.path;
   }
   get node(): string {
-    return this.core.node;
+    return this.hold.node;
   }
   get fencingToken(): number {
-    return this.core.fencingToken;
+    return this.hold.fencingToken;
   }
   get sessionId(): string {
-    return this.core.sessionId;
+    return this.hold.sessionId;
   }
   get state(): LeaseState {
     return this.own.value;
@@ -257,10 +251,10 @@ class LeaseHandle implements Lease {
     return state === 'held' || state === 'suspended';
   }
   get state$(): Observable<LeaseState> {
-    return watchingNode(this.core, () => this.own);
+    return watchingNode(this.hold, () => this.own);
   }
   get signal(): AbortSignal {
-    this.core.listen();
+    this.hold.listen();
     return this.controller.signal;
   }
 
@@ -271,27 +265,27 @@ class LeaseHandle implements Lease {
     this.releasing = settledSoon;
     if (wasHeld) {
       this.own.next('released');
-      this.finish(() => releasedReason(this.core.path));
+      this.finish(() => releasedReason(this.hold.path));
     }
-    this.releasing = this.core.releaseOne();
+    this.releasing = this.hold.releaseOne();
     return this.releasing;
   }
 
   /** See {@link watchLeaseState}: subscribed before listening, as `watchingNode` does. */
   watchState(observer: Partial<Observer<LeaseState>>): Subscription {
     const subscription = this.own.subscribe(observer);
-    this.core.listen();
+    this.hold.listen();
     return subscription;
   }
 
   run<T>(fn: () => T): T {
-    return runHolding(this.core, fn);
+    return runHolding(this.hold, fn);
   }
 
   guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]> {
     // Released while held: over, though its hold may live on for a re-entrant sibling. (Released
     // after a loss, it stays `lost`: the guard says why.)
-    return guardedWrite([this.core], ops, `guard of ${this.core.path}`, this.state === 'released');
+    return guardedWrite([this.hold], ops, `guard of ${this.hold.path}`, this.state === 'released');
   }
 
   [Symbol.asyncDispose](): Promise<void> {

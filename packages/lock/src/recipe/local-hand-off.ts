@@ -40,11 +40,11 @@
  *
  * A node only waited on locally must still not hold the queue up for ever when someone else
  * deletes it: a held node with a local successor is watched by its lease once the hold outlives
- * `LeaseCore`'s arming delay, so that its deletion ends the hold and, with it, the successor's
+ * `Hold`'s arming delay, so that its deletion ends the hold and, with it, the successor's
  * wait; a node still waiting is removed by its own queue once its wait ends, as any waiter's.
  */
 import type { ZkClient } from '@zkrx/core';
-import { type LockChild, parseChild } from './node-names';
+import { type LockChild, parseChild } from './lock-children';
 import { sessionOf } from './session';
 
 /** How the local wait on a predecessor ended. */

@@ -12,8 +12,8 @@ import {
   ZkError,
   ZkErrorCode,
 } from '@zkrx/core';
-import type { SuspendedPolicy } from './lease-core';
-import { isRecipeNodeName } from './node-names';
+import type { SuspendedPolicy } from './hold';
+import { isRecipeNodeName } from './lock-children';
 
 export interface LockOptions {
   /** Give up after this long with LockTimeoutError (nothing is left in ZooKeeper). Default: wait. */

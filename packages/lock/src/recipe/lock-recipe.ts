@@ -12,10 +12,10 @@ import {
   type ObservableInput,
   type Subscription,
 } from 'rxjs';
+import { Hold, heldInContext, runHolding } from './hold';
 import { type Lease, retainLease, watchLeaseState } from './lease';
-import { heldInContext, LeaseCore, runHolding } from './lease-core';
 import { type LockOptions, type ResolvedLockOptions, resolveLockOptions } from './lock-options';
-import { joinQueue, type QueueHold } from './queue';
+import { type HeldNode, joinQueue } from './queue';
 import type { Decide } from './queue-rules';
 import { timedAcquire } from './telemetry';
 
@@ -24,7 +24,7 @@ export interface JoinContext {
   readonly client: ZkClient;
   readonly path: string;
   /** This client's live hold by the recipe named `recipe` on this path in the current context. */
-  held(recipe: string): LeaseCore | undefined;
+  held(recipe: string): Hold | undefined;
 }
 
 /**
@@ -34,7 +34,7 @@ export interface JoinContext {
  * acquisition's one signal in them; resolves the node held, or null when `wait` is false and it
  * does not hold at once. On every other exit it rejects, the removal of its nodes under way.
  */
-export type Join = (options: ResolvedLockOptions, wait: boolean) => Promise<QueueHold | null>;
+export type Join = (options: ResolvedLockOptions, wait: boolean) => Promise<HeldNode | null>;
 
 /** A queue a recipe stands in: its node marker and its rule. */
 export interface QueueSpec {
@@ -75,7 +75,7 @@ export function queueJoin(queue: QueueSpec): Join {
       onQueued: resolved.onQueued,
       // A revocable lease watches its node from creation (it hears requests made while it
       // waits): the watch it needs anyway also lets a hand-off be trusted without a listing.
-      // A lease merely listened to watches it only once held long enough (`LeaseCore.listen`).
+      // A lease merely listened to watches it only once held long enough (`Hold.listen`).
       watchOwnNode: watchAlways || resolved.revocable,
     });
 }
@@ -117,17 +117,17 @@ function eitherSignal(
  * @return The lease, once.
  */
 export function observeLease(
-  start: (signal: AbortSignal) => LeaseCore | Promise<LeaseCore | undefined>,
+  start: (signal: AbortSignal) => Hold | Promise<Hold | undefined>,
 ): Observable<Lease> {
   return new Observable<Lease>((subscriber) => {
     const controller = new AbortController();
     let lease: Lease | undefined;
     let watching: Subscription | undefined;
     let started = false;
-    const deliver = (core: LeaseCore | undefined) => {
+    const deliver = (hold: Hold | undefined) => {
       started = true;
-      if (!core) return;
-      const own = retainLease(core);
+      if (!hold) return;
+      const own = retainLease(hold);
       if (subscriber.closed) {
         void own.release();
         return;
@@ -135,15 +135,15 @@ export function observeLease(
       lease = own;
       watching = watchLeaseState(own, {
         next: (state) => {
-          if (state === 'lost') subscriber.error(core.lostError);
+          if (state === 'lost') subscriber.error(hold.lostError);
         },
         complete: () => subscriber.complete(),
       });
-      if (!subscriber.closed) runHolding(core, () => subscriber.next(own));
+      if (!subscriber.closed) runHolding(hold, () => subscriber.next(own));
     };
     try {
       const starting = start(controller.signal);
-      if (starting instanceof LeaseCore) deliver(starting);
+      if (starting instanceof Hold) deliver(starting);
       else {
         starting.then(deliver, (error: unknown) => {
           started = true;
@@ -194,11 +194,11 @@ export class LockRecipe {
     const resolved = resolveLockOptions(client, path, options, this.spec.name);
     const existing = this.reentered(resolved);
     if (existing) return retainLease(existing);
-    const core = await this.hold(resolved, true);
-    if (!core) {
+    const hold = await this.hold(resolved, true);
+    if (!hold) {
       throw new ZkError(ZkErrorCode.SystemError, `${this.spec.name} ${path}: not acquired`);
     }
-    return retainLease(core);
+    return retainLease(hold);
   }
 
   /** The lease if the lock is free now, else null; never waits. */
@@ -214,8 +214,8 @@ export class LockRecipe {
     };
     const existing = this.reentered(resolved);
     if (existing) return retainLease(existing);
-    const core = await this.hold(resolved, false);
-    return core ? retainLease(core) : null;
+    const hold = await this.hold(resolved, false);
+    return hold ? retainLease(hold) : null;
   }
 
   /**
@@ -278,7 +278,7 @@ export class LockRecipe {
    * watch, set when anyone listens; a guard), and the call queues anew. Until the lease hears of
    * a deletion, re-entering makes no holder the outer lease was not already.
    */
-  private reentered(resolved: ResolvedLockOptions): LeaseCore | undefined {
+  private reentered(resolved: ResolvedLockOptions): Hold | undefined {
     return resolved.reentrant
       ? heldInContext(resolved.client, this.spec.name, resolved.path)
       : undefined;
@@ -286,13 +286,13 @@ export class LockRecipe {
 
   /**
    * One acquisition, timed and traced (`zkrx.lock.acquire`, see telemetry.ts): the caller's
-   * signal and the observable's made one, then the hold made and kept by its LeaseCore.
+   * signal and the observable's made one, then the hold made and kept by its Hold.
    */
   private hold(
     resolved: ResolvedLockOptions,
     wait: boolean,
     signal?: AbortSignal,
-  ): Promise<LeaseCore | undefined> {
+  ): Promise<Hold | undefined> {
     const merged = { ...resolved, signal: eitherSignal(resolved.signal, signal) };
     return timedAcquire(
       { kind: this.spec.name, path: resolved.path, name: resolved.name },
@@ -301,10 +301,7 @@ export class LockRecipe {
     );
   }
 
-  private async makeHold(
-    resolved: ResolvedLockOptions,
-    wait: boolean,
-  ): Promise<LeaseCore | undefined> {
+  private async makeHold(resolved: ResolvedLockOptions, wait: boolean): Promise<Hold | undefined> {
     const { client, path } = resolved;
     const join =
       this.spec.beforeJoin?.({
@@ -314,7 +311,7 @@ export class LockRecipe {
       }) ?? this.spec.join;
     const held = await join(resolved, wait);
     if (!held) return undefined;
-    return new LeaseCore(
+    return new Hold(
       {
         client,
         path,

@@ -17,7 +17,7 @@ import {
 import { deleteQuietly, removeOrphan, removeOwnNode } from './clean-up';
 import type { Deadline } from './deadline';
 import { type LocalNode, localNodes } from './local-hand-off';
-import { type LockChild, protectedName, sortChildren } from './node-names';
+import { type LockChild, protectedName, sortChildren } from './lock-children';
 import { OwnNodeWatch } from './queue-wait';
 import { type Session, sessionOf } from './session';
 

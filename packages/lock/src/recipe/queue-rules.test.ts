@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sortChildren } from './node-names';
+import { sortChildren } from './lock-children';
 import { afterHandOff, exclusiveRule } from './queue-rules';
 
 const node = (seq: number) =>

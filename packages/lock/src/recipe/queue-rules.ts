@@ -2,7 +2,7 @@
  * The rules a queue decides by: the recipe's rule type, the exclusive rule (mutex, write lock,
  * elections, the semaphore's gate), and the listing the trusted hand-off decides on.
  */
-import type { LockChild } from './node-names';
+import type { LockChild } from './lock-children';
 
 /** What a recipe concludes from the sorted children and its own position among them. */
 export type QueueDecision =

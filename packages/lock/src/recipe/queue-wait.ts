@@ -8,7 +8,7 @@ import type { Created, ZkClient } from '@zkrx/core';
 import { onAbort } from '@zkrx/core';
 import type { Deadline } from './deadline';
 import type { LocalNode } from './local-hand-off';
-import { type LockChild, sortChildren } from './node-names';
+import { type LockChild, sortChildren } from './lock-children';
 import type { Session } from './session';
 
 const ignore = () => {};
@@ -191,7 +191,7 @@ export class OwnNodeWatch {
   }
 
   /**
-   * Hands the watch over to whoever keeps the hold (`QueueHold.nodeWatch`): they subscribe to
+   * Hands the watch over to whoever keeps the hold (`HeldNode.nodeWatch`): they subscribe to
    * the same watch before unsubscribing this one, so the client keeps its one ZooKeeper watch.
    */
   handOver(): { unsubscribe(): void } | undefined {

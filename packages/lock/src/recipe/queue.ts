@@ -40,7 +40,7 @@ import {
   recipeOfKind,
   SEMAPHORE_CHILDREN,
   sortChildren,
-} from './node-names';
+} from './lock-children';
 import { type FirstListing, QueueNode, RESTART } from './queue-node';
 import { afterHandOff, type Decide, type QueueDecision, withoutAwaited } from './queue-rules';
 import {
@@ -86,7 +86,7 @@ export interface JoinOptions {
   /**
    * Watch our node from its creation (default false), for a caller that will want to hear of its
    * deletion from the start (a revocable lease): the hold hands the watch over
-   * (`QueueHold.nodeWatch`). While we wait, its deletion then ends the wait at once (we queue
+   * (`HeldNode.nodeWatch`). While we wait, its deletion then ends the wait at once (we queue
    * again), and a hand-off may be trusted without a listing (see `OwnNodeWatch.mayTrust`).
    * Costs two server packets per node: the watch's read, and its notification when the node
    * goes. Unwatched, a waiter whose node was deleted finds out at its next listing (when the node
@@ -104,7 +104,7 @@ export interface JoinOptions {
 }
 
 /** Our node, once the recipe's rule says we hold. */
-export interface QueueHold {
+export interface HeldNode {
   /** Full path of our node. */
   readonly node: string;
   readonly name: string;
@@ -138,7 +138,7 @@ function waitsOn(decision: QueueDecision, node: LockChild | undefined): boolean 
  * removal of our node is under way: sent before anything this client sends next, retried in the
  * background while our session lives (`client.close()` waits for it).
  */
-export async function joinQueue(options: JoinOptions): Promise<QueueHold | null> {
+export async function joinQueue(options: JoinOptions): Promise<HeldNode | null> {
   const deadline = new Deadline(options.client, options.path, options.timeoutMs, options.signal);
   // Marks of the lock paths this acquisition made (see `removeUnusedContainer`): kept across
   // attempts, since a later attempt may give up before any node of ours went in.
@@ -208,7 +208,7 @@ class QueueAttempt {
     );
   }
 
-  async run(): Promise<QueueHold | null | typeof RESTART> {
+  async run(): Promise<HeldNode | null | typeof RESTART> {
     let first: FirstListing | typeof RESTART;
     try {
       first = await this.node.create();
@@ -331,7 +331,7 @@ class QueueAttempt {
    * Our hold, handing our node's watch over to whoever keeps it. `first`: decided with our node
    * first (nothing before it): a sequential node then hands over to a local waiter when it goes.
    */
-  private hold(node: Created, first: boolean): QueueHold {
+  private hold(node: Created, first: boolean): HeldNode {
     const local = this.node.local;
     if (local) local.first = first && this.sequential;
     return {

@@ -7,15 +7,19 @@
 import { createClient, ZkClient, type ZkClientOptions, ZkError, ZkErrorCode } from '@zkrx/core';
 import type { Assignment, PartitionMembership, PartitionOptions } from '@zkrx/fleet';
 import type { Election } from '@zkrx/leader';
-import { acquireWhileConnected, type Lease, type SuspendedPolicy } from '@zkrx/lock';
+import type { Lease, SuspendedPolicy } from '@zkrx/lock';
+import { acquireWhileConnected } from '@zkrx/lock/adapter';
 import { LeaseRuns, type LockRecipe, mutexRecipe } from '@zkrx/lock/recipe';
 import type { Observable } from 'rxjs';
 import type { ZkModuleOptions } from './module-definition';
 import { loadOptionalPeers, notInstalled, type OptionalPeers } from './optional-peers';
 import { claimTick } from './tick-marker';
 
-/** The lock of a path @Locked takes. */
-export type LockChoice = 'mutex' | 'read' | 'write';
+/**
+ * The lock of a path @Locked takes: its mutex, or its read or write lock (@zkrx/rwlock's
+ * `LockKind`, declared here: @zkrx/rwlock is an optional peer).
+ */
+export type LockKind = 'mutex' | 'read' | 'write';
 
 /** What @Locked asks for: wait or not, how long, and the suspended policy. */
 export interface LockRequest {
@@ -65,23 +69,23 @@ export class ZkConnection {
   ) {}
 
   /**
-   * Takes the lock `choice` of `path` for @Locked: the mutex from @zkrx/lock, read and write
+   * Takes the lock `kind` of `path` for @Locked: the mutex from @zkrx/lock, read and write
    * from @zkrx/rwlock; rejects at once while not connected (`acquireWhileConnected`).
    */
   acquireLock(
-    choice: LockChoice,
+    kind: LockKind,
     path: string,
     request: LockRequest,
     signal: AbortSignal,
   ): Promise<HeldLock | null> {
     let recipe: LockRecipe;
-    if (choice === 'mutex') recipe = mutexRecipe;
+    if (kind === 'mutex') recipe = mutexRecipe;
     else {
       const rwlock = this.peers.rwlock;
       if (!rwlock) {
-        return Promise.reject(notInstalled('@zkrx/rwlock', `@Locked with lock: '${choice}'`));
+        return Promise.reject(notInstalled('@zkrx/rwlock', `@Locked with lock: '${kind}'`));
       }
-      recipe = rwlock.lockKinds[choice];
+      recipe = rwlock.lockKinds[kind];
     }
     const { client } = this;
     const options = { timeoutMs: request.timeoutMs, onSuspended: request.onSuspended };

@@ -3,7 +3,7 @@
  * partition this application owns, with the item and its ownership (signal, fencing token).
  */
 import { validatePartition } from '@zkrx/fleet';
-import { validateLockPath } from '@zkrx/lock';
+import { validateLockPath } from '@zkrx/lock/recipe';
 import {
   checkChoice,
   checkOptionsObject,

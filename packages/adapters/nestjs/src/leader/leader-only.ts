@@ -3,7 +3,7 @@
  * the election at a path; in the others the call returns without running.
  */
 import { ZkError, ZkErrorCode } from '@zkrx/core';
-import { validateLockPath } from '@zkrx/lock';
+import { validateLockPath } from '@zkrx/lock/recipe';
 import {
   checkChoice,
   checkOptionsObject,

@@ -5,7 +5,7 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ZkError, ZkErrorCode } from '@zkrx/core';
 import type { Election } from '@zkrx/leader';
-import { validateLockPath } from '@zkrx/lock';
+import { validateLockPath } from '@zkrx/lock/recipe';
 import {
   concat,
   defer,

@@ -7,8 +7,9 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Controller, Injectable, Post } from '@nestjs/common';
-import { type LockChoice, leaseOf, zkLock } from '@zkrx/express';
+import { leaseOf, zkLock } from '@zkrx/express';
 import { acquire } from '@zkrx/lock';
+import type { LockKind } from '@zkrx/rwlock';
 import { connectedClient, lockPath } from '@zkrx/test-support';
 import { startProxy, type TcpProxy, testZooKeeper } from '@zkrx/testing';
 import express from 'express';
@@ -36,7 +37,7 @@ function holdingService(path: string) {
   return Holder;
 }
 
-async function expressApp(path: string, lock: LockChoice | undefined) {
+async function expressApp(path: string, lock: LockKind | undefined) {
   const client = await connectedClient();
   const app = express();
   app.post(

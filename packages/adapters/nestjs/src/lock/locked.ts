@@ -3,13 +3,8 @@
  * re-entrantly, and stops (signal aborted, call rejected) the moment the lock is lost.
  */
 import { onAbort, ZkError, ZkErrorCode, ZkrxError } from '@zkrx/core';
-import {
-  LockBusyError,
-  LockLostError,
-  type SuspendedPolicy,
-  validateLockPath,
-  validateTimeout,
-} from '@zkrx/lock';
+import { LockBusyError, LockLostError, type SuspendedPolicy } from '@zkrx/lock';
+import { validateLockPath, validateTimeout } from '@zkrx/lock/recipe';
 import { from, isObservable, Observable, type Subscription } from 'rxjs';
 import {
   checkChoice,
@@ -20,7 +15,7 @@ import {
   PerInstance,
 } from '../connection/method-decoration';
 import { ZK_CONNECTION } from '../connection/tokens';
-import type { HeldLock, LockChoice, ZkConnection } from '../connection/zk-connection';
+import type { HeldLock, LockKind, ZkConnection } from '../connection/zk-connection';
 import { type CurrentLock, currentLock, runWithLock } from './lock-context';
 import { markAnswer } from './retry-later';
 
@@ -43,7 +38,7 @@ export interface LockedOptions {
    * read-write lock (with @zkrx/rwlock installed). Only readers share; any two of the three
    * otherwise exclude each other.
    */
-  lock?: LockChoice;
+  lock?: LockKind;
   /** While the connection is suspended: `release` (default) treats the lock as lost at once. */
   onSuspended?: SuspendedPolicy;
   /**
@@ -78,7 +73,7 @@ export type LockedOptionsOf = (instance: any) => Omit<LockedOptions, 'returns'>;
 interface CheckedLockedOptions {
   readonly mode: 'wait' | 'skip';
   readonly timeoutMs: number | undefined;
-  readonly lock: LockChoice;
+  readonly lock: LockKind;
   readonly onSuspended: SuspendedPolicy | undefined;
   readonly retryAfterSeconds: number;
   readonly returns: 'promise' | 'observable' | undefined;

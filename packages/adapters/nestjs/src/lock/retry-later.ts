@@ -12,7 +12,7 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { type RetryLater, retryLaterOf } from '@zkrx/lock';
+import { type RetryLater, retryLaterOf } from '@zkrx/lock/adapter';
 import { catchError, type Observable, throwError } from 'rxjs';
 
 /** What @Locked put on an error it rejected with: its answer and `Retry-After`. */

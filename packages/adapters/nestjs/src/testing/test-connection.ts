@@ -15,7 +15,7 @@ import type { Election } from '@zkrx/leader';
 import type { Candidacy } from '@zkrx/leader/candidacy';
 import type { Observable } from 'rxjs';
 import { notInstalled } from '../connection/optional-peers';
-import type { HeldLock, LockChoice, LockRequest, Membership } from '../connection/zk-connection';
+import type { HeldLock, LockKind, LockRequest, Membership } from '../connection/zk-connection';
 import { ZkConnection } from '../connection/zk-connection';
 import { TestTerms, testElection } from './test-election';
 import { TestMembership } from './test-fleet';
@@ -91,12 +91,12 @@ export class TestConnection extends ZkConnection {
   }
 
   override acquireLock(
-    choice: LockChoice,
+    kind: LockKind,
     path: string,
     request: LockRequest,
     signal: AbortSignal,
   ): Promise<HeldLock | null> {
-    return this.state.locks.acquire(choice, path, request, signal);
+    return this.state.locks.acquire(kind, path, request, signal);
   }
 
   override joinElection(path: string): Election {

@@ -10,7 +10,7 @@ import {
   type LockLostReason,
   LockTimeoutError,
 } from '@zkrx/lock';
-import type { HeldLock, LockChoice, LockRequest } from '../connection/zk-connection';
+import type { HeldLock, LockKind, LockRequest } from '../connection/zk-connection';
 
 /** One hold of a lock path in memory. */
 export class TestLease implements HeldLock {
@@ -19,7 +19,7 @@ export class TestLease implements HeldLock {
 
   constructor(
     readonly path: string,
-    readonly choice: LockChoice,
+    readonly kind: LockKind,
     readonly fencingToken: number,
     private readonly locks: TestLocks,
   ) {}
@@ -59,7 +59,7 @@ export class TestLocks {
   connected = true;
 
   acquire(
-    choice: LockChoice,
+    kind: LockKind,
     path: string,
     request: LockRequest,
     signal: AbortSignal,
@@ -92,9 +92,9 @@ export class TestLocks {
         reject(signal.reason);
       };
       const attempt = () => {
-        if (!this.free(undefined, path, choice)) return false;
+        if (!this.free(undefined, path, kind)) return false;
         stop();
-        const lease = new TestLease(path, choice, ++this.tokens, this);
+        const lease = new TestLease(path, kind, ++this.tokens, this);
         this.holdersOf(path).add(lease);
         resolve(lease);
         return true;
@@ -119,10 +119,10 @@ export class TestLocks {
   }
 
   /**
-   * With a lease: lets it go and wakes the waiters. Without: whether `choice` can be taken on
+   * With a lease: lets it go and wakes the waiters. Without: whether `kind` can be taken on
    * `path` now (only readers share).
    */
-  free(lease: TestLease | undefined, path = lease?.path ?? '', choice: LockChoice = 'mutex') {
+  free(lease: TestLease | undefined, path = lease?.path ?? '', kind: LockKind = 'mutex') {
     const holders = this.holdersOf(path);
     if (lease) {
       holders.delete(lease);
@@ -131,8 +131,8 @@ export class TestLocks {
     }
     if (holders.size === 0) return true;
     return (
-      choice === 'read' &&
-      [...holders].every((holder) => holder !== 'elsewhere' && holder.choice === 'read')
+      kind === 'read' &&
+      [...holders].every((holder) => holder !== 'elsewhere' && holder.kind === 'read')
     );
   }
 

@@ -5,7 +5,7 @@ import {
   protectedName,
   sequenceOf,
   sortChildren,
-} from './node-names';
+} from './lock-children';
 
 const uuid = '0f8fad5b-d9cb-469f-a165-70867728950e';
 

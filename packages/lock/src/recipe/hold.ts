@@ -9,14 +9,14 @@ import { BehaviorSubject, type Subscription } from 'rxjs';
 import { removeOwnNode } from './clean-up';
 import { LeaseReleasedError, LockLostError, type LockLostReason, LockRevokedError } from './errors';
 import { type LocalNode, localNodes } from './local-hand-off';
-import { REVOKE_MESSAGE } from './node-names';
-import type { QueueHold } from './queue';
+import { REVOKE_MESSAGE } from './lock-children';
+import type { HeldNode } from './queue';
 import { type Session, sessionOf } from './session';
 import { type HoldRecord, holdStarted, type LockLabels } from './telemetry';
 
 /**
  * How long a hold goes unwatched before its node's watch is armed for those who listen for its
- * end (see `LeaseCore.listen`): a hold shorter than this costs the server no watch.
+ * end (see `Hold.listen`): a hold shorter than this costs the server no watch.
  */
 export const WATCH_NODE_AFTER_MS = 100;
 
@@ -26,7 +26,7 @@ export type SuspendedPolicy = 'release' | 'continue';
 /** The life of a lease: `held`, maybe `suspended` (policy `continue`), then `lost` or `released`. */
 export type LeaseState = 'held' | 'suspended' | 'lost' | 'released';
 
-export interface LeaseCoreOptions {
+export interface HoldOptions {
   readonly client: ZkClient;
   readonly path: string;
   /** What the reentrancy context keys this hold by (the recipe and its side, e.g. `write`). */
@@ -93,7 +93,7 @@ export class LazySignal {
 
 // ---- re-entrancy by async context ----
 
-type HoldMap = ReadonlyMap<string, LeaseCore>;
+type HoldMap = ReadonlyMap<string, Hold>;
 const storage = new AsyncLocalStorage<HoldMap>();
 const clientIds = new WeakMap<ZkClient, number>();
 let nextClientId = 1;
@@ -108,19 +108,15 @@ function holdKey(client: ZkClient, recipe: string, path: string): string {
 }
 
 /** The live hold of this client on `path` (by `recipe`) in the current async context, if any. */
-export function heldInContext(
-  client: ZkClient,
-  recipe: string,
-  path: string,
-): LeaseCore | undefined {
-  const core = storage.getStore()?.get(holdKey(client, recipe, path));
-  return core?.isHeld ? core : undefined;
+export function heldInContext(client: ZkClient, recipe: string, path: string): Hold | undefined {
+  const hold = storage.getStore()?.get(holdKey(client, recipe, path));
+  return hold?.isHeld ? hold : undefined;
 }
 
-/** Runs `fn` in the current context plus `core`'s hold. */
-export function runHolding<T>(core: LeaseCore, fn: () => T): T {
+/** Runs `fn` in the current context plus `hold`. */
+export function runHolding<T>(hold: Hold, fn: () => T): T {
   const next = new Map(storage.getStore());
-  next.set(core.key, core);
+  next.set(hold.key, hold);
   return storage.run(next, fn);
 }
 
@@ -130,7 +126,7 @@ export function runHolding<T>(core: LeaseCore, fn: () => T): T {
  * One lock node held: tracks the session for loss and owns the node's removal. Re-entrant
  * leases share it and count down; the node goes when the last one is released.
  */
-export class LeaseCore {
+export class Hold {
   readonly key: string;
   readonly client: ZkClient;
   readonly path: string;
@@ -160,22 +156,22 @@ export class LeaseCore {
   readonly labels: LockLabels;
   private readonly holdRecord: HoldRecord;
 
-  constructor(options: LeaseCoreOptions, hold: QueueHold) {
+  constructor(options: HoldOptions, held: HeldNode) {
     this.client = options.client;
     this.path = options.path;
     this.labels = { kind: options.recipe, path: options.path, name: options.name };
     // Started before the session is watched: a session already gone ends the hold at once.
     this.holdRecord = holdStarted(this.labels);
     this.key = holdKey(options.client, options.recipe, options.path);
-    this.node = hold.node;
-    this.fencingToken = hold.stat.czxid;
-    this.sessionId = hold.sessionId;
+    this.node = held.node;
+    this.fencingToken = held.stat.czxid;
+    this.sessionId = held.sessionId;
     this.revocable = options.revocable === true;
     this.state$ = new BehaviorSubject<LeaseState>('held');
     // The policy is the session view's: `release` ends it at the first suspension, `continue`
     // before the servers could expire the session (see `SuspensionPolicy`).
     this.session = sessionOf(this.client, {
-      id: hold.sessionId,
+      id: held.sessionId,
       onSuspended: options.onSuspended,
     }) as Session;
     const session = this.session;
@@ -195,15 +191,15 @@ export class LeaseCore {
     // The session was already gone when the hold was made: the subscription ended it at once.
     if (!this.isHeld) {
       this.sessionSubscription.unsubscribe();
-      hold.nodeWatch?.unsubscribe();
+      held.nodeWatch?.unsubscribe();
       this.local = undefined;
       return;
     }
     // Watched from the start when the queue watched our node (taken over here: subscribed
     // before the queue's subscription goes, the client keeps its one ZooKeeper watch), or when
     // revocation requests are to be heard; otherwise once someone listens (see `listen`).
-    if (hold.nodeWatch || this.revocable) this.watchNode();
-    hold.nodeWatch?.unsubscribe();
+    if (held.nodeWatch || this.revocable) this.watchNode();
+    held.nodeWatch?.unsubscribe();
     // A waiter of this client behind our node waits for our removal, not for a ZooKeeper watch:
     // our node's watch, armed once the hold is old enough, ends the hold, and so that wait, if
     // someone else deletes the node (see `local-hand-off.ts`).
