@@ -10,16 +10,15 @@ import {
   createNoopMeter,
   type Histogram,
   type Meter,
-  type MeterProvider,
   metrics,
   type Span,
   SpanStatusCode,
   type Tracer,
-  type TracerProvider,
   trace,
   type UpDownCounter,
 } from '@opentelemetry/api';
 import { isZkError, ZkErrorCode } from '@zkrx/core';
+import { perProvider } from '@zkrx/core/telemetry';
 import { version } from '../../package.json';
 import { LockTimeoutError } from './errors';
 
@@ -53,26 +52,21 @@ interface LockInstruments {
 
 /**
  * Instruments made by `make` on the meter `name` of the meter provider registered now, made
- * again only when another one is registered: looked up on each use (no allocation), so an SDK
- * registered after the first use is picked up and the no-op API's instruments are not kept.
- * `enabled` is false while the provider is the API's no-op.
+ * again only when another one is registered (`perProvider`, @zkrx/core's: looked up on each use,
+ * no allocation). `enabled` is false while the provider is the API's no-op.
  */
 export function meteredBy<T>(
   name: string,
   meterVersion: string,
   make: (meter: Meter, enabled: boolean) => T,
 ): () => T {
-  let provider: MeterProvider | undefined;
-  let made: T | undefined;
-  return () => {
-    const registered = metrics.getMeterProvider();
-    if (registered !== provider || made === undefined) {
-      provider = registered;
-      const meter = registered.getMeter(name, meterVersion);
-      made = make(meter, meter !== createNoopMeter());
-    }
-    return made;
-  };
+  return perProvider(
+    () => metrics.getMeterProvider(),
+    (provider) => {
+      const meter = provider.getMeter(name, meterVersion);
+      return make(meter, meter !== createNoopMeter());
+    },
+  );
 }
 
 const lockInstruments = meteredBy(
@@ -105,18 +99,11 @@ const lockInstruments = meteredBy(
   }),
 );
 
-let tracerProvider: TracerProvider | undefined;
-let tracer: Tracer | undefined;
-
 /** The tracer; made again when the global provider changes (`trace.disable()` and a new SDK). */
-export function lockTracer(): Tracer {
-  const registered = trace.getTracerProvider();
-  if (registered !== tracerProvider || tracer === undefined) {
-    tracerProvider = registered;
-    tracer = registered.getTracer('@zkrx/lock', version);
-  }
-  return tracer;
-}
+export const lockTracer: () => Tracer = perProvider(
+  () => trace.getTracerProvider(),
+  (provider) => provider.getTracer('@zkrx/lock', version),
+);
 
 const unnamed = new Map<string, Attributes>();
 
