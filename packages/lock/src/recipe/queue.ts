@@ -172,18 +172,24 @@ export async function joinQueue(options: JoinOptions): Promise<HeldNode | null> 
 /** One node's life in the queue: created, waiting, then holding or removed. */
 class QueueAttempt {
   private readonly client: ZkClient;
-  private readonly node: QueueNode;
   private readonly sequential: boolean;
+  /** Our node: made by `run`, the first thing it does. */
+  private node!: QueueNode;
 
   constructor(
     private readonly options: JoinOptions,
     private readonly deadline: Deadline,
-    pathsMade: string[],
+    private readonly pathsMade: string[],
   ) {
     this.client = options.client;
     this.sequential = options.sequential ?? true;
+  }
+
+  /** Our node in the queue, as `QueueNode` makes it (it knows nothing of the rule but this). */
+  private makeNode(): QueueNode {
+    const { options } = this;
     const { marker, decide } = options;
-    this.node = new QueueNode(
+    return new QueueNode(
       {
         client: options.client,
         path: options.path,
@@ -203,13 +209,14 @@ class QueueAttempt {
             }
           : undefined,
       },
-      deadline,
-      pathsMade,
+      this.deadline,
+      this.pathsMade,
     );
   }
 
   async run(): Promise<HeldNode | null | typeof RESTART> {
     let first: FirstListing | typeof RESTART;
+    this.node = this.makeNode();
     try {
       first = await this.node.create();
     } catch (error) {
