@@ -1,6 +1,0 @@
-import { defineZkrxPackageBuild } from '../../tsup.shared.ts';
-
-export default defineZkrxPackageBuild({
-  // `@zkrx/leader/candidacy` is src/candidacy-entry.ts, built as dist/candidacy.*.
-  entry: { index: 'src/index.ts', candidacy: 'src/candidacy-entry.ts' },
-});
