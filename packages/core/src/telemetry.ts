@@ -13,6 +13,7 @@ import {
 import { version } from '../package.json';
 import { codeOfReturnCode, Rc } from './errors';
 import type { SessionState } from './session-state';
+import { perProvider } from './telemetry-cache';
 import type { Reply } from './transport';
 
 /** Seconds; OTel's advice for database client operation durations. */
@@ -40,22 +41,14 @@ export interface CoreTelemetry {
   moveAttributes(outcome: string): Attributes;
 }
 
-let provider: MeterProvider | undefined;
-let current: CoreTelemetry | undefined;
-
 /**
- * The instruments of the meter provider registered now. Checked on every use (a lookup of the
- * global, no allocation): an SDK registered after the first request is picked up, and the no-op
- * API's instruments are never kept once one is.
+ * The instruments of the meter provider registered now (see `perProvider`: an SDK registered
+ * after the first request is picked up).
  */
-export function coreTelemetry(): CoreTelemetry {
-  const registered = metrics.getMeterProvider();
-  if (registered !== provider || current === undefined) {
-    provider = registered;
-    current = makeTelemetry(registered);
-  }
-  return current;
-}
+export const coreTelemetry: () => CoreTelemetry = perProvider(
+  () => metrics.getMeterProvider(),
+  makeTelemetry,
+);
 
 function makeTelemetry(registered: MeterProvider): CoreTelemetry {
   const meter = registered.getMeter('@zkrx/core', version);

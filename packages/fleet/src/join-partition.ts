@@ -6,8 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { isZkError, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { validateTimeout } from '@zkrx/lock';
-import { LeaseRuns } from '@zkrx/lock/recipe';
+import { LeaseRuns, validateTimeout } from '@zkrx/lock/recipe';
 import { isObservable, type Observable, ReplaySubject, type Subscription } from 'rxjs';
 import {
   checkClient,

@@ -4,7 +4,8 @@
  * problem.
  */
 import { joinPath, toDataBuffer, validatePath, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { type SuspendedPolicy, validateLockPath, validateTimeout } from '@zkrx/lock';
+import type { SuspendedPolicy } from '@zkrx/lock';
+import { validateLockPath, validateTimeout } from '@zkrx/lock/recipe';
 import { isObservable, type Observable } from 'rxjs';
 
 /** A ZkClient from any copy of @zkrx/core (its brand, `ZkClient.isInstance`). */

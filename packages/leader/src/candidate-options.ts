@@ -4,8 +4,8 @@
  */
 import { hostname } from 'node:os';
 import { ZkError, ZkErrorCode } from '@zkrx/core';
-import { type SuspendedPolicy, validateTimeout } from '@zkrx/lock';
-import { resolveLockOptions } from '@zkrx/lock/recipe';
+import type { SuspendedPolicy } from '@zkrx/lock';
+import { resolveLockOptions, validateTimeout } from '@zkrx/lock/recipe';
 
 export interface CandidateOptions {
   /** This participant's id, stored as its node's data (default `hostname:pid`). */

@@ -2,13 +2,18 @@
  * The two layouts an election stands in, as lock recipes: the latch (Curator LeaderLatch), which
  * a candidate holds until it leaves, and the selector (Curator LeaderSelector), held per term.
  */
-import { defineLockRecipe, exclusiveRule, type LockRecipe, Marker } from '@zkrx/lock/recipe';
+import { exclusiveRule, LockRecipe, Marker, queueJoin } from '@zkrx/lock/recipe';
 
 /** An election's layout: its queue's recipe, and its kind in telemetry (`zkrx.lock.kind`). */
 export interface ElectionLayout {
   /** `leader-latch` or `leader-selector`: the recipe's name, and the telemetry kind. */
   readonly kind: string;
-  readonly recipe: LockRecipe;
+  /**
+   * Where the candidate's terms come from: a lease observable (the recipe's `lease`) that emits
+   * the lease once the candidate leads, errors LockLostError when the term is lost (the
+   * candidate then stands again) and calls `onQueued` once its node is in the queue.
+   */
+  readonly recipe: Pick<LockRecipe, 'lease'>;
 }
 
 /** One candidate leads at a time: the first node of the queue, as in a mutex. */
@@ -17,7 +22,10 @@ function layout(kind: string, marker: string): ElectionLayout {
   // (the next in line leads without a listing), and a term ends at once when its node goes.
   return {
     kind,
-    recipe: defineLockRecipe({ name: kind, marker, decide: exclusiveRule, watchOwnNode: true }),
+    recipe: new LockRecipe({
+      name: kind,
+      join: queueJoin({ marker, decide: exclusiveRule, watchOwnNode: true }),
+    }),
   };
 }
 

@@ -67,7 +67,9 @@ export interface Election {
   /**
    * Leaves the election gracefully: stops leading at once (`isLeader` false, `signal` aborts),
    * waits for the tracked runs to settle, then removes the candidate's node — the next
-   * candidate leads within a round trip of that. Idempotent.
+   * candidate leads within a round trip of that. Resolves once the node is gone (the server
+   * removed it: any session's read from then on sees it gone) or its session is, as a lease's
+   * `release()`. Idempotent.
    */
   leave(): Promise<void>;
   /** Leaves the election (`await using election = joinElection(...)`). */

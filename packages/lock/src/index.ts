@@ -1,18 +1,10 @@
 /**
  * @zkrx/lock — herd-free, fenced ZooKeeper locks as RxJS observables: mutex, semaphore and
- * multi-lock, sharing paths with Curator and kazoo. (The kit the other recipes are built with
- * is the experimental subpath `@zkrx/lock/recipe`.)
+ * multi-lock, sharing paths with Curator and kazoo. (What recipes are made of — the engine
+ * @zkrx/rwlock and @zkrx/leader are built on — is the experimental subpath `@zkrx/lock/recipe`;
+ * what the adapters share, `@zkrx/lock/adapter`.)
  */
 
-export type { LockLostReason } from './errors';
-export {
-  LeaseReleasedError,
-  LockBusyError,
-  LockConflictError,
-  LockLostError,
-  LockRevokedError,
-  LockTimeoutError,
-} from './errors';
 export type { InspectedLock, InspectedParticipant } from './inspect';
 export { inspect, inspectTree } from './inspect';
 export type {
@@ -21,10 +13,6 @@ export type {
   NodeLayout,
   ParticipantMode,
 } from './inspect-rules';
-export type { Lease } from './kit/lease';
-export type { LeaseState, SuspendedPolicy } from './kit/lease-core';
-export type { LockOptions } from './kit/lock-recipe';
-export { validateLockPath, validateTimeout } from './kit/lock-recipe';
 export type { MultiLease } from './multi-lock';
 export { acquireAll, multiLock } from './multi-lock';
 export type { MergeMapLockedOptions } from './mutex';
@@ -38,8 +26,25 @@ export {
   withLock,
 } from './mutex';
 export { nodeName } from './node-name';
-export type { RetryLater, RetryLaterReason } from './retry-later';
-export { acquireWhileConnected, isZooKeeperUnavailable, retryLaterOf } from './retry-later';
+export type { LockLostReason } from './recipe/errors';
+export {
+  LeaseReleasedError,
+  LockBusyError,
+  LockConflictError,
+  LockLostError,
+  LockRevokedError,
+  LockTimeoutError,
+} from './recipe/errors';
+export type { LeaseState, SuspendedPolicy } from './recipe/hold';
+export type { Lease } from './recipe/lease';
+export type { LockOptions } from './recipe/lock-options';
+export { isZooKeeperUnavailable } from './retry-later';
 export { requestRevoke } from './revoke';
 export type { SemaphoreOptions } from './semaphore';
-export { acquireSemaphore, semaphore, semaphoreMutex } from './semaphore';
+export {
+  acquireSemaphore,
+  semaphore,
+  semaphoreMutex,
+  tryAcquireSemaphore,
+  withSemaphore,
+} from './semaphore';

@@ -10,7 +10,7 @@ import {
   queueKind,
   splitQueue,
 } from './inspect-rules';
-import { sortChildren } from './kit/node-names';
+import { sortChildren } from './recipe/lock-children';
 
 const c = (_n: number) => '_c_0f8fad5b-d9cb-469f-a165-70867728950e-';
 const seq = (n: number) => String(n).padStart(10, '0');

@@ -2,7 +2,7 @@
  * The pure rules of `inspect`: what kind of lock a path's children make, which layout each node
  * follows, and who holds and who waits — by each recipe's own rule, from names and creation order.
  */
-import { type LockChild, Marker, parseChild, SEMAPHORE_CHILDREN } from './kit/node-names';
+import { type LockChild, Marker, parseChild, SEMAPHORE_CHILDREN } from './recipe/lock-children';
 
 /** What a lock path is, from the nodes under it. */
 export type InspectedKind = 'mutex' | 'read-write' | 'semaphore' | 'election';

@@ -8,7 +8,7 @@ import { connectedClient, connectedClients, lockPath } from '@zkrx/test-support'
 import { uniqueRoot } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { acquire, acquireSemaphore, inspect, inspectTree, requestRevoke } from './index';
-import { protectedName } from './kit/node-names';
+import { protectedName } from './recipe/lock-children';
 
 /** Queues `client` on `path` (never acquiring) and resolves its node once it waits. */
 async function queued(client: ZkClient, path: string) {

@@ -36,8 +36,8 @@ import {
   REVOKE_MESSAGE,
   SEMAPHORE_CHILDREN,
   sortChildren,
-} from './kit/node-names';
-import { unlessGone } from './kit/unless-gone';
+} from './recipe/lock-children';
+import { unlessGone } from './recipe/unless-gone';
 
 /** One node queued on a lock: a holder or a waiter. */
 export interface InspectedParticipant {

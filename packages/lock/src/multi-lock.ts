@@ -10,12 +10,12 @@ import {
   ZkErrorCode,
 } from '@zkrx/core';
 import { merge, Observable, type Subscription, take } from 'rxjs';
-import type { LockLostError, LockRevokedError } from './errors';
-import { LockTimeoutError } from './errors';
-import { guardLeases, type Lease, lossHeard } from './kit/lease';
-import { type LockOptions, validateLockPath } from './kit/lock-recipe';
 import { acquire } from './mutex';
-import { timedAcquire } from './telemetry';
+import type { LockLostError, LockRevokedError } from './recipe/errors';
+import { LockTimeoutError } from './recipe/errors';
+import { guardLeases, type Lease, lossHeard } from './recipe/lease';
+import { type LockOptions, validateLockPath } from './recipe/lock-options';
+import { timedAcquire } from './recipe/telemetry';
 
 /** The leases of a multi-lock, held together. */
 export interface MultiLease {
@@ -39,7 +39,7 @@ export interface MultiLease {
    * {@link Lease.guard}.
    */
   guard(ops: readonly TransactionOp[]): Promise<TransactionResult[]>;
-  /** Releases every lease. */
+  /** Releases every lease, the last taken first; resolves once every node is gone (see {@link Lease.release}). */
   release(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -64,10 +64,9 @@ function makeMultiLease(paths: string[], leases: Lease[]): MultiLease {
   const lost$ = merge(...leases.map((lease) => lease.lost$)).pipe(take(1));
   const revoked$ = merge(...leases.map((lease) => lease.revoked$)).pipe(take(1));
   let signal: AbortSignal | undefined;
-  const release = async () => {
-    // Release in reverse order of acquisition.
-    for (const lease of [...leases].reverse()) await lease.release();
-  };
+  // Every delete sent at once, in reverse order of acquisition (one session: applied in that
+  // order); resolves once every node is gone.
+  const release = () => releaseAll(leases);
   return {
     paths,
     leases,
@@ -147,8 +146,9 @@ async function acquireSorted(
   }
 }
 
+/** Releases every lease, the last taken first: all sent now, resolved once all are gone. */
 async function releaseAll(leases: readonly Lease[]): Promise<void> {
-  for (const lease of [...leases].reverse()) await lease.release().catch(() => {});
+  await Promise.all([...leases].reverse().map((lease) => lease.release()));
 }
 
 /**

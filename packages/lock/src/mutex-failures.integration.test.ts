@@ -5,7 +5,6 @@ import {
   lockPath,
   proxiedClient,
   sleep,
-  untilEmpty,
 } from '@zkrx/test-support';
 import { expireSession, fourLetterWord, mntr, testZooKeeper } from '@zkrx/testing';
 import { firstValueFrom, Observable } from 'rxjs';
@@ -125,7 +124,7 @@ describe('mutex under failures', () => {
     expect(lease.isHeld).toBe(true);
     expect(await tryAcquire(b, path)).toBeNull();
     await lease.release();
-    await untilEmpty(b, path);
+    expect(await childrenOf(b, path)).toEqual([]);
   });
 
   it("with onSuspended: 'continue' gives up before the server could expire the session, and its node goes once back", async () => {
@@ -146,7 +145,7 @@ describe('mutex under failures', () => {
     const next = await acquire(b, path, { timeoutMs: 30_000 });
     expect(lease.isHeld).toBe(false);
     await next.release();
-    await untilEmpty(b, path);
+    expect(await childrenOf(b, path)).toEqual([]);
   });
 
   it('adopts its own node after a connection loss during the create: one child, no double hold, no orphan', async () => {
@@ -167,7 +166,7 @@ describe('mutex under failures', () => {
     expect(await childrenOf(b, path)).toEqual([lease.node.split('/').at(-1)]);
     expect(await tryAcquire(b, path)).toBeNull();
     await lease.release();
-    await untilEmpty(b, path);
+    expect(await childrenOf(b, path)).toEqual([]);
   });
 
   it('creates again when the create never reached the server', async () => {
@@ -184,7 +183,7 @@ describe('mutex under failures', () => {
     const lease = await pending;
     expect(await childrenOf(b, path)).toEqual([lease.node.split('/').at(-1)]);
     await lease.release();
-    await untilEmpty(b, path);
+    expect(await childrenOf(b, path)).toEqual([]);
   });
 
   it('leaves no orphan when it gives up while partitioned after its create was applied', async () => {
@@ -204,7 +203,7 @@ describe('mutex under failures', () => {
     proxy.refuse(false);
     await vi.waitUntil(async () => (await childrenOf(b, path)).length === 1, { timeout: 6_000 });
     await blocker.release();
-    await untilEmpty(b, path);
+    expect(await childrenOf(b, path)).toEqual([]);
   });
 
   it('gives up at once when aborted while disconnected', async () => {
@@ -351,6 +350,6 @@ describe('mutex under failures', () => {
     // slower the machine.
     expect(requests).toEqual(Array.from({ length: 50 }, () => 2));
     await current.release();
-    await untilEmpty(holder, path);
+    expect(await childrenOf(holder, path)).toEqual([]);
   });
 });

@@ -5,7 +5,6 @@ import {
   IntervalLog,
   lockPath,
   sleep,
-  untilEmpty,
 } from '@zkrx/test-support';
 import { describe, expect, it, vi } from 'vitest';
 import { acquire, type Lease, mutex, tryAcquire } from './index';
@@ -31,8 +30,8 @@ describe('mutex', () => {
     const tokens = log.holds.map((hold) => hold.token);
     for (let i = 1; i < tokens.length; i++)
       expect(tokens[i]).toBeGreaterThan(tokens[i - 1] as number);
-    // The others' last releases finish in the background: this session's listing may come first.
-    await untilEmpty(clients[0]!, path);
+    // Every release was awaited: each node was gone before its holder went on.
+    expect(await childrenOf(clients[0]!, path)).toEqual([]);
   });
 
   it('emits the lease once held and releases on unsubscribe', async () => {
@@ -50,7 +49,7 @@ describe('mutex', () => {
     const second = await tryAcquire(b!, path);
     expect(second).not.toBeNull();
     await second?.release();
-    await untilEmpty(a!, path);
+    expect(await childrenOf(a!, path)).toEqual([]);
   });
 
   it('uses Curator names', async () => {

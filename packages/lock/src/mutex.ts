@@ -11,10 +11,10 @@ import {
   type ObservableInput,
   type OperatorFunction,
 } from 'rxjs';
-import type { Lease } from './kit/lease';
-import { heldInContext } from './kit/lease-core';
-import type { LockOptions } from './kit/lock-recipe';
-import { mutexRecipe } from './kit/mutex-recipe';
+import { heldInContext } from './recipe/hold';
+import type { Lease } from './recipe/lease';
+import type { LockOptions } from './recipe/lock-options';
+import { mutexRecipe } from './recipe/mutex-recipe';
 
 /**
  * An exclusive lock as an observable: emits the {@link Lease} once held, releases it on
@@ -105,8 +105,8 @@ export function heldLease(
   client: ZkClient,
   path: string,
 ): { readonly signal: AbortSignal; readonly fencingToken: number } | undefined {
-  const core = heldInContext(client, 'mutex', path);
-  return core ? { signal: core.signal, fencingToken: core.fencingToken } : undefined;
+  const hold = heldInContext(client, 'mutex', path);
+  return hold ? { signal: hold.signal, fencingToken: hold.fencingToken } : undefined;
 }
 
 export interface MergeMapLockedOptions extends LockOptions {

@@ -3,7 +3,7 @@
  * tenant, a SKU), so that no id can make a nested lock, an invalid path or another's lock.
  */
 import { ZkError, ZkErrorCode } from '@zkrx/core';
-import { isRecipeNodeName } from './kit/node-names';
+import { isRecipeNodeName } from './recipe/lock-children';
 
 /** A UTF-16 surrogate without its pair: not well-formed text (encodeURIComponent throws on it). */
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;

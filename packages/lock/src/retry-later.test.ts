@@ -3,6 +3,7 @@
  */
 import { ZkError, ZkErrorCode } from '@zkrx/core';
 import { describe, expect, it } from 'vitest';
+import { retryLaterOf } from './adapter';
 import {
   isZooKeeperUnavailable,
   LockBusyError,
@@ -10,9 +11,8 @@ import {
   LockLostError,
   LockTimeoutError,
   nodeName,
-  retryLaterOf,
-  validateLockPath,
 } from './index';
+import { validateLockPath } from './recipe';
 
 describe('retryLaterOf', () => {
   it('answers 409 for a busy lock and a timeout, 503 for a lost lock and an outage', () => {

@@ -4,8 +4,8 @@
  * at once while ZooKeeper is out of reach instead of waiting out its timeout.
  */
 import { isZkError, onAbort, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { LockBusyError, LockLostError, LockTimeoutError } from './errors';
-import { sessionOf } from './kit/session';
+import { LockBusyError, LockLostError, LockTimeoutError } from './recipe/errors';
+import { sessionOf } from './recipe/session';
 
 /**
  * Why a request cannot run now: the lock is held (`lock-busy`: not waited for; `lock-timeout`:

@@ -4,7 +4,7 @@
  * (`revocable: true`, Curator's `makeRevocable`) are told and decide when to release.
  */
 import { isZkError, nameOf, validatePath, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { parseChild, REVOKE_MESSAGE } from './kit/node-names';
+import { parseChild, REVOKE_MESSAGE } from './recipe/lock-children';
 
 /**
  * Asks the holder of the lock node `node` to release it: a zkrx lease taken with

@@ -9,8 +9,16 @@ import {
   untilWatching,
 } from '@zkrx/test-support';
 import { testZooKeeper } from '@zkrx/testing';
+import { defer, NEVER, Subject, takeUntil } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { acquireSemaphore, LockTimeoutError, semaphoreMutex } from './index';
+import {
+  acquireSemaphore,
+  LockLostError,
+  LockTimeoutError,
+  semaphoreMutex,
+  tryAcquireSemaphore,
+  withSemaphore,
+} from './index';
 
 describe('semaphore', () => {
   it('lets `leases` of 12 sessions hold together, never more, and all of them in turn', async () => {
@@ -50,8 +58,9 @@ describe('semaphore', () => {
     );
     expect(log.violations).toEqual([]);
     expect(log.holds).toHaveLength(124);
-    // Releases finish in the background, each a round trip after release() returned.
-    await untilEmpty(clients[0]!, `${path}/leases`);
+    // Every release was awaited: each lease was gone before its holder went on. The takers'
+    // gate nodes go in the background (each removed as its lease is taken).
+    expect(await childrenOf(clients[0]!, `${path}/leases`)).toEqual([]);
     await untilEmpty(clients[0]!, `${path}/locks`);
   });
 
@@ -97,11 +106,59 @@ describe('semaphore', () => {
     second.unsubscribe();
   });
 
+  it('tryAcquireSemaphore takes a free slot at once, and answers null without waiting when every slot is taken', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath('sem');
+    const first = await tryAcquireSemaphore(a!, path, { leases: 2 });
+    const second = await tryAcquireSemaphore(b!, path, { leases: 2 });
+    expect(first?.isHeld).toBe(true);
+    expect(second?.isHeld).toBe(true);
+    expect(await tryAcquireSemaphore(b!, path, { leases: 2 })).toBeNull();
+    // The try that found every slot taken left nothing behind: two leases, no taker at the gate.
+    expect(await childrenOf(a!, `${path}/leases`)).toHaveLength(2);
+    await vi.waitUntil(async () => (await childrenOf(a!, `${path}/locks`)).length === 0);
+    await first!.release();
+    const third = await tryAcquireSemaphore(b!, path, { leases: 2 });
+    expect(third?.isHeld).toBe(true);
+    await second!.release();
+    await third!.release();
+  });
+
+  it('withSemaphore runs the source only while holding a slot, and stops it when the slot is lost', async () => {
+    const [a, b] = await connectedClients(2);
+    const path = lockPath('sem');
+    const taken = await acquireSemaphore(a!, path, { leases: 1 });
+    let started = false;
+    const stop = new Subject<void>();
+    const errors: unknown[] = [];
+    defer(() => {
+      started = true;
+      return NEVER;
+    })
+      .pipe(withSemaphore(b!, path, { leases: 1 }), takeUntil(stop))
+      .subscribe({ error: (error: unknown) => errors.push(error) });
+    // b waits at the gate's lease count while a holds the one slot.
+    await vi.waitUntil(async () => (await childrenOf(a!, `${path}/leases`)).length === 2);
+    expect(started).toBe(false);
+    await taken.release();
+    await vi.waitUntil(() => started);
+    // The slot's node deleted by someone else: the source is stopped with LockLostError.
+    const [node] = await childrenOf(a!, `${path}/leases`);
+    await a!.promises.delete(`${path}/leases/${node}`);
+    await vi.waitUntil(() => errors.length === 1);
+    expect(errors[0]).toBeInstanceOf(LockLostError);
+    stop.next();
+    expect(await childrenOf(a!, `${path}/leases`)).toEqual([]);
+  });
+
   it('rejects leases < 1 before creating anything', async () => {
     const client = await connectedClient();
     const path = lockPath('sem');
     for (const leases of [0, -1, 1.5, Number.NaN]) {
       await expect(acquireSemaphore(client, path, { leases })).rejects.toMatchObject({
+        code: 'BadArguments',
+      });
+      await expect(tryAcquireSemaphore(client, path, { leases })).rejects.toMatchObject({
         code: 'BadArguments',
       });
     }
@@ -135,6 +192,6 @@ describe('semaphore', () => {
     await vi.waitUntil(async () => (await childrenOf(observer!, locks)).length === 0);
     await vi.waitUntil(async () => (await childrenOf(observer!, leases)).length === 1);
     await held.release();
-    await untilEmpty(observer!, leases);
+    expect(await childrenOf(observer!, leases)).toEqual([]);
   });
 });

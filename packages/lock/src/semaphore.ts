@@ -1,24 +1,19 @@
 /**
  * The counting semaphore (Curator InterProcessSemaphoreV2 layout: a mutex at `<path>/locks`
- * serialises takers, leases live under `<path>/leases`) and the semaphore mutex.
+ * serialises takers, leases live under `<path>/leases`) as a recipe whose join stands in both
+ * queues, and the semaphore mutex.
  */
 import { isZkError, joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import type { Observable } from 'rxjs';
-import { LockConflictError } from './errors';
-import { removeOwnNode } from './kit/clean-up';
-import { Deadline } from './kit/deadline';
-import { type Lease, retainLease } from './kit/lease';
-import { LeaseCore } from './kit/lease-core';
-import {
-  type LockOptions,
-  observeLease,
-  type ResolvedLockOptions,
-  resolveLockOptions,
-} from './kit/lock-recipe';
-import { Marker, parseChild, recipeOfKind } from './kit/node-names';
-import { joinQueue, type QueueHold } from './kit/queue';
-import { type Decide, exclusiveRule } from './kit/queue-rules';
-import { timedAcquire } from './telemetry';
+import { defer, type MonoTypeOperatorFunction, type Observable } from 'rxjs';
+import { removeOwnNode } from './recipe/clean-up';
+import { Deadline } from './recipe/deadline';
+import { LockConflictError } from './recipe/errors';
+import type { Lease } from './recipe/lease';
+import { Marker, parseChild, recipeOfKind } from './recipe/lock-children';
+import type { LockOptions, ResolvedLockOptions } from './recipe/lock-options';
+import { type Join, LockRecipe } from './recipe/lock-recipe';
+import { type HeldNode, joinQueue } from './recipe/queue';
+import { type Decide, exclusiveRule } from './recipe/queue-rules';
 
 const ignore = () => {};
 
@@ -42,11 +37,11 @@ function leaseRule(leases: number): Decide {
     children.length <= leases ? { holds: true } : { holds: false, waitFor: 'children' };
 }
 
-function resolveSemaphore(
-  client: unknown,
-  path: unknown,
-  options: SemaphoreOptions | undefined,
-): ResolvedLockOptions & { leases: number } {
+/**
+ * The semaphore of `leases` slots as a recipe (not re-entrant: each acquisition takes a slot of
+ * its own). Throws ZkError `BadArguments` for a bad `leases`, before anything is sent.
+ */
+function semaphoreOf(options: SemaphoreOptions | undefined): LockRecipe {
   const leases = options?.leases;
   if (typeof leases !== 'number' || !Number.isInteger(leases) || leases < 1) {
     throw new ZkError(
@@ -54,56 +49,48 @@ function resolveSemaphore(
       `semaphore: leases must be an integer >= 1, got ${String(leases)}`,
     );
   }
-  return {
-    ...resolveLockOptions(client, path, { ...options, reentrant: false }, 'semaphore'),
-    leases,
+  return new LockRecipe({ name: 'semaphore', join: semaphoreJoin(leases) });
+}
+
+/**
+ * The semaphore's join: one turn at the `locks` gate (a mutex), then a node in the `leases`
+ * queue, counted by `leaseRule`; the gate's node goes once the lease holds (or is given up).
+ * Under one deadline: its signal goes to both queues and every call, and a timeout names the
+ * semaphore's path. Without `wait` (a try-once), neither queue waits: a taker passing the gate
+ * at that moment, or every slot taken, answers null, as Curator's `acquire` with no time does.
+ */
+function semaphoreJoin(leases: number): Join {
+  return async (resolved, wait) => {
+    const deadline = new Deadline(
+      resolved.client,
+      resolved.path,
+      resolved.timeoutMs,
+      resolved.signal,
+    );
+    try {
+      return await takeLease(resolved, leases, wait, deadline);
+    } finally {
+      deadline.stop();
+    }
   };
 }
 
-/** One acquisition, timed and traced (`zkrx.lock.acquire`, kind `semaphore`). */
-function holdLease(
-  resolved: ResolvedLockOptions & { leases: number },
-  signal?: AbortSignal,
-): Promise<LeaseCore> {
-  const signals = [resolved.signal, signal].filter(
-    (value): value is AbortSignal => value !== undefined,
-  );
-  const merged = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-  return timedAcquire({ kind: 'semaphore', path: resolved.path, name: resolved.name }, merged, () =>
-    takeLease(resolved, merged),
-  );
-}
-
 async function takeLease(
-  resolved: ResolvedLockOptions & { leases: number },
-  merged: AbortSignal | undefined,
-): Promise<LeaseCore> {
-  const { client, path } = resolved;
-  // One deadline for the whole acquisition (the gate, then the lease): its signal goes to both
-  // queues and every call, and a timeout names the semaphore's path.
-  const deadline = new Deadline(client, path, resolved.timeoutMs, merged);
-  try {
-    return await takeLeaseBy(resolved, deadline);
-  } finally {
-    deadline.stop();
-  }
-}
-
-async function takeLeaseBy(
-  resolved: ResolvedLockOptions & { leases: number },
+  resolved: ResolvedLockOptions,
+  leases: number,
+  wait: boolean,
   deadline: Deadline,
-): Promise<LeaseCore> {
+): Promise<HeldNode | null> {
   const { client, path } = resolved;
-  const signal = deadline.signal;
   for (;;) {
     deadline.check();
     let lease: LeaseJoin | undefined;
     const joinLease = () => {
-      lease ??= new LeaseJoin(resolved, signal);
+      lease ??= new LeaseJoin(resolved, leases, wait, deadline);
       return lease;
     };
     // Takers queue on the `locks` mutex, so leases are counted one taker at a time.
-    let gate: QueueHold | null;
+    let gate: HeldNode | null;
     try {
       gate = await joinQueue({
         client,
@@ -111,8 +98,8 @@ async function takeLeaseBy(
         marker: Marker.lock,
         data: resolved.data,
         decide: exclusiveRule,
-        signal,
-        wait: true,
+        signal: deadline.signal,
+        wait,
         // Our turn at the gate is most likely next: the lease's create and count go out with the
         // gate's listing, one round trip earlier. Safe without the gate (see `leaseRule`): the
         // gate only keeps takers from starving each other and from watching the leases in a herd,
@@ -125,25 +112,14 @@ async function takeLeaseBy(
     }
     if (!gate) {
       lease?.giveUp();
+      if (!wait) return null;
       continue;
     }
     try {
       const held = await joinLease().held();
-      if (!held) continue;
-      return new LeaseCore(
-        {
-          client,
-          path,
-          recipe: 'semaphore',
-          onSuspended: resolved.onSuspended,
-          revocable: resolved.revocable,
-          name: resolved.name,
-        },
-        held,
-      );
+      if (held || !wait) return held;
     } catch (error) {
-      if (isZkError(error, ZkErrorCode.SessionExpired)) continue;
-      throw error;
+      if (!isZkError(error, ZkErrorCode.SessionExpired)) throw error;
     } finally {
       // Let the next taker count: remove our `locks` node without waiting for it.
       gate.nodeWatch?.unsubscribe();
@@ -157,15 +133,18 @@ async function takeLeaseBy(
  * semaphore's path: started once our turn at the gate has come, or is most likely next.
  */
 class LeaseJoin {
-  private readonly hold: Promise<QueueHold | null>;
+  private readonly hold: Promise<HeldNode | null>;
   /** Aborted to give the join up: with a LockConflictError on a conflict (see `held`). */
   private readonly stop = new AbortController();
 
   constructor(
-    private readonly resolved: ResolvedLockOptions & { leases: number },
-    signal: AbortSignal | undefined,
+    private readonly resolved: ResolvedLockOptions,
+    leases: number,
+    wait: boolean,
+    deadline: Deadline,
   ) {
     const { client, path } = resolved;
+    const signal = deadline.signal;
     // Another kind of lock queued at our path (a mutex, a read-write lock, an election) cannot
     // share it: listed now that our `locks` child exists, so whichever of us lists last sees the
     // other (a queue lock fails on seeing `locks`/`leases` among its children). Sent with the
@@ -181,15 +160,15 @@ class LeaseJoin {
       path: joinPath(path, 'leases'),
       marker: Marker.lease,
       data: resolved.data,
-      decide: leaseRule(resolved.leases),
+      decide: leaseRule(leases),
       // One signal made of two only when the acquisition has one (AbortSignal.any is costly).
       signal: signal ? AbortSignal.any([signal, this.stop.signal]) : this.stop.signal,
-      wait: true,
+      wait,
       // Our `locks` node died with the session too: start over from the gate.
       onSessionLoss: 'fail',
       onQueued: resolved.onQueued,
       // A revocable lease watches its node from creation (it hears requests made while it
-      // waits); one merely listened to, once held long enough (`LeaseCore.listen`).
+      // waits); one merely listened to, once held long enough (`Hold.listen`).
       watchOwnNode: resolved.revocable,
     });
     // Awaited once our turn at the gate comes, or given up: never left unhandled meanwhile.
@@ -197,7 +176,7 @@ class LeaseJoin {
   }
 
   /** The lease's hold, once ours; rejects (nothing left behind) on a conflict or an error. */
-  async held(): Promise<QueueHold | null> {
+  async held(): Promise<HeldNode | null> {
     const lease = await this.hold;
     if (lease && this.stop.signal.aborted) {
       this.remove(lease);
@@ -214,7 +193,7 @@ class LeaseJoin {
     }, ignore);
   }
 
-  private remove(lease: QueueHold): void {
+  private remove(lease: HeldNode): void {
     lease.nodeWatch?.unsubscribe();
     void removeOwnNode(this.resolved.client, lease.node, lease.sessionId);
   }
@@ -235,7 +214,7 @@ export function semaphore(
   path: string,
   options: SemaphoreOptions,
 ): Observable<Lease> {
-  return observeLease((signal) => holdLease(resolveSemaphore(client, path, options), signal));
+  return defer(() => semaphoreOf(options).lease(client, path, { ...options, reentrant: false }));
 }
 
 /** Takes one of `leases` slots: resolves the lease once ours. */
@@ -244,8 +223,40 @@ export async function acquireSemaphore(
   path: string,
   options: SemaphoreOptions,
 ): Promise<Lease> {
-  const core = await holdLease(resolveSemaphore(client, path, options));
-  return retainLease(core);
+  return semaphoreOf(options).acquire(client, path, { ...options, reentrant: false });
+}
+
+/**
+ * Takes one of `leases` slots if one is free now: the lease, or null. Never waits — not even for
+ * another taker passing the gate at that moment (then null, as Curator's `acquire` with no time).
+ */
+export async function tryAcquireSemaphore(
+  client: ZkClient,
+  path: string,
+  options: Omit<SemaphoreOptions, 'timeoutMs'>,
+): Promise<Lease | null> {
+  return semaphoreOf(options).tryAcquire(client, path, { ...options, reentrant: false });
+}
+
+/**
+ * Runs the source only while holding one of `leases` slots: subscribes to it once the lease is
+ * ours, releases it when the source completes, errors or is unsubscribed, and unsubscribes it
+ * (erroring with LockLostError) the moment the lease is lost.
+ *
+ * ## Example
+ * ```ts
+ * defer(() => exportReport(day)).pipe(withSemaphore(client, '/semaphores/exports', { leases: 4 })).subscribe();
+ * ```
+ */
+export function withSemaphore<T>(
+  client: ZkClient,
+  path: string,
+  options: SemaphoreOptions,
+): MonoTypeOperatorFunction<T> {
+  return (source) =>
+    defer(() =>
+      semaphoreOf(options).holding(client, path, { ...options, reentrant: false }, () => source),
+    );
 }
 
 /**

@@ -153,7 +153,7 @@ describe('what an uncontended acquire+release costs the server, in every form', 
       // The create with the listing pipelined behind it (one round trip) and the delete. No
       // shortcut skips the listing: what a client knew of a path does not survive the path
       // being reaped and made again (container-reaped tests). A hold released within its first
-      // 100 ms is not watched, whoever listens for its end (`LeaseCore.listen`).
+      // 100 ms is not watched, whoever listens for its end (`Hold.listen`).
       expect(new Set(perRound)).toEqual(new Set([3]));
     },
   );

@@ -7,15 +7,14 @@ import { type ZkClient, ZkrxError } from '@zkrx/core';
 import { type Lease, LockLostError, type LockOptions } from '@zkrx/lock';
 import {
   type Decide,
-  defineLockRecipe,
+  type Hold,
+  type Join,
   joinQueue,
-  type LeaseCore,
-  type LockRecipe,
+  LockRecipe,
   Marker,
   mutexRecipe,
   parseChild,
-  type QueueHold,
-  type ResolvedLockOptions,
+  queueJoin,
   removeOwnNode,
 } from '@zkrx/lock/recipe';
 import type { MonoTypeOperatorFunction, Observable } from 'rxjs';
@@ -80,7 +79,7 @@ export const writeRule: Decide = (children, ourIndex) =>
  * is gone (lease lost: session expired, node deleted, even the path reaped and made again), the
  * listing lacks it (its name holds a UUID of ours) and the read node is removed: no hold.
  */
-function downgrade(writer: LeaseCore): (options: ResolvedLockOptions) => Promise<QueueHold> {
+function downgrade(writer: Hold): Join {
   const writerName = writer.node.slice(writer.node.lastIndexOf('/') + 1);
   const { key } = parseChild(writerName);
   return async (options) => {
@@ -107,20 +106,18 @@ function downgrade(writer: LeaseCore): (options: ResolvedLockOptions) => Promise
   };
 }
 
-const writeRecipe = defineLockRecipe({
+const writeRecipe = new LockRecipe({
   name: 'write',
-  marker: Marker.write,
-  decide: writeRule,
+  join: queueJoin({ marker: Marker.write, decide: writeRule }),
   beforeJoin(context) {
     if (context.held('read') && !context.held('write')) throw new LockUpgradeError(context.path);
     return undefined;
   },
 });
 
-const readRecipe = defineLockRecipe({
+const readRecipe = new LockRecipe({
   name: 'read',
-  marker: Marker.read,
-  decide: readRule,
+  join: queueJoin({ marker: Marker.read, decide: readRule }),
   beforeJoin(context) {
     const writer = context.held('write');
     return writer ? downgrade(writer) : undefined;

@@ -7,5 +7,5 @@ export type { LeaderOnlyHandler, LeaderOnlyOptions } from './leader-only';
 export { leaderOnly } from './leader-only';
 export type { ZkHealthBody, ZkHealthOptions } from './zk-health';
 export { zkHealth } from './zk-health';
-export type { LockChoice, ZkLockOptions } from './zk-lock';
+export type { ZkLockOptions } from './zk-lock';
 export { leaseOf, zkLock } from './zk-lock';

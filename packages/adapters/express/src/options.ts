@@ -3,7 +3,7 @@
  * throws ZkError `BadArguments` naming the middleware and the option.
  */
 import { isZkError, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import { validateLockPath } from '@zkrx/lock';
+import { validateLockPath } from '@zkrx/lock/recipe';
 
 function bad(where: string, message: string): ZkError {
   return new ZkError(ZkErrorCode.BadArguments, `${where}: ${message}`);

@@ -3,15 +3,9 @@
  * request, released once when the response finishes or the connection closes.
  */
 import { type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
-import {
-  acquireWhileConnected,
-  type Lease,
-  LockBusyError,
-  type LockLostError,
-  type RetryLater,
-  retryLaterOf,
-  validateLockPath,
-} from '@zkrx/lock';
+import { type Lease, LockBusyError, type LockLostError } from '@zkrx/lock';
+import { acquireWhileConnected, type RetryLater, retryLaterOf } from '@zkrx/lock/adapter';
+import { validateLockPath } from '@zkrx/lock/recipe';
 import { type LockKind, lockKinds } from '@zkrx/rwlock';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Subscription } from 'rxjs';
@@ -40,7 +34,7 @@ export interface ZkLockOptions {
   path: string | ((request: Request) => string);
   /** With `mode: 'wait'`: give up after this long and answer `statusCode`. Default: wait as long as it takes. */
   timeoutMs?: number;
-  /** Queue behind the current holder (default true); false answers `statusCode` at once when busy. */
+  /** `wait` (default): queue behind the current holder; `skip`: answer `statusCode` at once when busy. */
   mode?: 'wait' | 'skip';
   /** The status answered when the lock is busy (`mode: 'skip'`) or not acquired in `timeoutMs`. Default 409. */
   statusCode?: number;
@@ -51,7 +45,7 @@ export interface ZkLockOptions {
    * @zkrx/nestjs's `@Locked` takes by default), or the `read` / `write` lock of the path's
    * read-write lock. Only readers share; any two of the three otherwise exclude each other.
    */
-  lock?: LockChoice;
+  lock?: LockKind;
   /**
    * Called once if the lock is lost mid-request (session expired, or connection lost: ownership
    * is then uncertain). `lease.signal` has aborted already; the error carries `status` 503.
@@ -60,9 +54,6 @@ export interface ZkLockOptions {
 }
 
 const where = 'zkLock';
-
-/** The lock a request takes on its path (`@zkrx/rwlock`'s `LockKind`). */
-export type LockChoice = LockKind;
 
 /** What the `res.locals` key holds: the request's lease. */
 const LEASE = 'lease';

@@ -4,11 +4,11 @@
  * @zkrx/fleet is an optional peer.
  */
 
-export type { FleetItems, FleetJoinOptions, ForEachOwnedOptions } from './fleet-service';
-export { FleetService, OwnedItemsError } from './fleet-service';
+export type { FleetItems, FleetJoinOptions, ForEachOwnedOptions } from './fleet/fleet-service';
+export { FleetService, OwnedItemsError } from './fleet/fleet-service';
 export type {
   ForEachOwnedItemOptions,
   ForEachOwnedItemOptionsOf,
   ForEachOwnedItemPathOf,
-} from './for-each-owned-item';
-export { ForEachOwnedItem } from './for-each-owned-item';
+} from './fleet/for-each-owned-item';
+export { ForEachOwnedItem } from './fleet/for-each-owned-item';

@@ -3,20 +3,24 @@
  * ZooKeeper lock, @LeaderOnly scheduled jobs and LeaderService. Health: `@zkrx/nestjs/terminus`.
  */
 
-export { leaderSignal } from './leader-context';
-export type { LeaderOnlyOptions, LeaderOnlyOptionsOf, LeaderOnlyPathOf } from './leader-only';
-export { LeaderOnly } from './leader-only';
-export { LeaderService } from './leader-service';
-export type { CurrentLock } from './lock-context';
-export { currentLock, lockSignal } from './lock-context';
-export type { LockableMethod, LockedOptions, LockedOptionsOf, LockedPath } from './locked';
-export { Locked } from './locked';
 export type {
   ZkModuleAsyncOptions,
   ZkModuleClientOption,
   ZkModuleOptions,
   ZkModuleRootOptions,
   ZkModuleSettings,
-} from './module-definition';
-export { InjectZkClient, ZK_CLIENT } from './tokens';
-export { ZkModule } from './zk-module';
+} from './connection/module-definition';
+export { InjectZkClient, ZK_CLIENT } from './connection/tokens';
+export { leaderSignal } from './leader/leader-context';
+export type {
+  LeaderOnlyOptions,
+  LeaderOnlyOptionsOf,
+  LeaderOnlyPathOf,
+} from './leader/leader-only';
+export { LeaderOnly } from './leader/leader-only';
+export { LeaderService } from './leader/leader-service';
+export type { CurrentLock } from './lock/lock-context';
+export { currentLock, lockSignal } from './lock/lock-context';
+export type { LockableMethod, LockedOptions, LockedOptionsOf, LockedPath } from './lock/locked';
+export { Locked } from './lock/locked';
+export { ZkModule } from './module/zk-module';

@@ -3,4 +3,4 @@
  * @nestjs/terminus is an optional peer).
  */
 
-export { ZkHealthIndicator } from './zk-health-indicator';
+export { ZkHealthIndicator } from './terminus/zk-health-indicator';

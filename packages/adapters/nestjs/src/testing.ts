@@ -4,5 +4,5 @@
  * the test decides). For tests against a real server: `@zkrx/testing`.
  */
 
-export type { GuardedWrite, ZkTestingOptions } from './test-connection';
-export { ZkTesting, ZkTestingModule } from './zk-testing-module';
+export type { GuardedWrite, ZkTestingOptions } from './testing/test-options';
+export { ZkTesting, ZkTestingModule } from './testing/zk-testing-module';
