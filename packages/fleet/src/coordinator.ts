@@ -103,9 +103,17 @@ export class Coordinator {
   /** Queues on the coordinator's mutex (again after a loss), until stopped. */
   private queue(): void {
     if (this.stopped) return;
+    // Queue again once connected: through any number of ConnectTimeouts (ZooKeeper may come up
+    // long after the members: a whole stack starting at once), until stopped or closed.
     const again = () => {
       this.lease = undefined;
-      this.client.connected().then(() => this.queue(), ignore);
+      if (this.stopped || this.client.isClosed) return;
+      this.client.connected().then(
+        () => this.queue(),
+        (error: unknown) => {
+          if (isZkError(error, ZkErrorCode.ConnectTimeout)) again();
+        },
+      );
     };
     // The role is advice: it is kept through a suspended connection (nothing to make safe).
     this.lease = mutex(this.client, coordinatorPath(this.path), {
