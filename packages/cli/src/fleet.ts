@@ -112,6 +112,21 @@ export function renderPartitions(fleet: InspectedFleet, options: FleetRenderOpti
   }
   if (fleet.coordinator !== undefined) {
     lines.push(`  ${paint.dim('coordinator:')} ${fleet.coordinator}`);
+  } else if (fleet.members.length > 0) {
+    lines.push(
+      `  ${paint.dim('coordinator:')} ${paint.red('none')} (no member holds ${fleet.path}/coordinator: nothing new is taken)`,
+    );
+  }
+  for (const member of fleet.members) {
+    for (const problem of member.problems) {
+      const what =
+        problem.task === 'join'
+          ? `joined again after ${plural(problem.count, 'failure')} in a row`
+          : `${problem.task}${problem.count > 1 ? ` ×${problem.count}` : ''}`;
+      lines.push(
+        `  ${paint.dim('problem:')} ${member.id}: ${paint.yellow(what)}, last ${formatDuration(now - problem.at)} ago: ${problem.message}`,
+      );
+    }
   }
   for (const entry of fleet.poisoned) {
     lines.push(

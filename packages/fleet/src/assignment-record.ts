@@ -5,16 +5,7 @@
  * member or the coordinator takes from it.
  */
 import { createHash } from 'node:crypto';
-
-/** An item whose lock failed for good, as reported by the member that tried it. */
-export interface PoisonedItem {
-  /** The member that found it. */
-  readonly member: string;
-  /** The error's code (`NoAuth`, `LockConflict`, ...). */
-  readonly code: string;
-  /** The error's message (at most 200 characters). */
-  readonly message: string;
-}
+import type { PoisonedItem } from './poison';
 
 /** An assignment, decoded. */
 export interface AssignmentRecord {

@@ -8,9 +8,11 @@ import { isZkError, joinPath, type Stat, type ZkClient, ZkError, ZkErrorCode } f
 import { LockLostError, mutex } from '@zkrx/lock';
 import type { Subscription } from 'rxjs';
 import { assign } from './assign';
-import { encodeAssignment, type PoisonedItem } from './assignment-record';
+import { encodeAssignment } from './assignment-record';
+import { PartitionProblemError, type PartitionTask } from './errors';
 import type { Member } from './members';
 import { coordinatorPath, membersPath, poisonPath } from './options';
+import { decodePoisonReport, type PoisonedItem } from './poison';
 
 /** What the coordinator computes from, as its member sees it now. */
 export interface CoordinatorInputs {
@@ -29,38 +31,17 @@ const MAX_ASSIGNMENT_BYTES = 1_000_000;
 
 const ignore = () => {};
 
-/** The data of a poison report: who found it, and the error. */
-export function poisonReport(member: string, error: unknown): Buffer {
-  const code =
-    error !== null && typeof error === 'object' && 'code' in error
-      ? String((error as { code: unknown }).code)
-      : 'Error';
-  const message = (error instanceof Error ? error.message : String(error)).slice(0, 200);
-  return Buffer.from(JSON.stringify({ member, code, message }), 'utf8');
-}
-
-/** A poison report read back; undefined when it is not one. */
-export function readPoisonReport(data: Buffer): PoisonedItem | undefined {
-  try {
-    const value = JSON.parse(data.toString('utf8')) as Partial<PoisonedItem>;
-    if (
-      typeof value.member === 'string' &&
-      typeof value.code === 'string' &&
-      typeof value.message === 'string'
-    ) {
-      return { member: value.member, code: value.code, message: value.message };
-    }
-  } catch {
-    // not a report
-  }
-  return undefined;
-}
+/** How long the poison reports' watch waits before it is set again after failing (ms, doubled). */
+const FIRST_WATCH_RETRY_MS = 500;
+const LAST_WATCH_RETRY_MS = 30_000;
 
 export class Coordinator {
   private holding = false;
   private stopped = false;
   private lease: Subscription | undefined;
   private poisonWatch: Subscription | undefined;
+  private poisonRetry: ReturnType<typeof setTimeout> | undefined;
+  private poisonRetryMs = FIRST_WATCH_RETRY_MS;
   private readonly poison = new Map<string, PoisonedItem>();
   private writing = false;
   private dirty = false;
@@ -75,6 +56,10 @@ export class Coordinator {
     private readonly id: string,
     private readonly inputs: CoordinatorInputs,
     private readonly failed: (error: unknown) => void,
+    /** A problem the coordinator goes on through (it tries again). */
+    private readonly problem: (error: PartitionProblemError) => void,
+    /** The problems of `task` are over. */
+    private readonly resolved: (task: PartitionTask) => void,
   ) {}
 
   /** True while this member holds the coordinator's mutex. */
@@ -96,6 +81,12 @@ export class Coordinator {
     this.holding = false;
     this.lease?.unsubscribe();
     this.lease = undefined;
+    this.unwatchPoison();
+  }
+
+  private unwatchPoison(): void {
+    clearTimeout(this.poisonRetry);
+    this.poisonRetry = undefined;
     this.poisonWatch?.unsubscribe();
     this.poisonWatch = undefined;
   }
@@ -131,8 +122,7 @@ export class Coordinator {
       },
       error: (error: unknown) => {
         this.holding = false;
-        this.poisonWatch?.unsubscribe();
-        this.poisonWatch = undefined;
+        this.unwatchPoison();
         if (this.stopped || this.client.isClosed) return;
         if (
           LockLostError.isInstance(error) ||
@@ -153,13 +143,20 @@ export class Coordinator {
     });
   }
 
-  /** The poison reports, while coordinating: a children watch, and a read of each new one. */
+  /**
+   * The poison reports, while coordinating: a children watch, and a read of each new one. A
+   * watch that fails (NoAuth on `<path>/poison`, say) is a problem, and set again after 0.5 s,
+   * 1 s, ... up to 30 s, for as long as this member coordinates.
+   */
   private watchPoison(): void {
-    if (this.poisonWatch) return;
+    if (this.poisonWatch || this.poisonRetry) return;
     const where = poisonPath(this.path);
     this.poison.clear();
-    this.poisonWatch = this.client.watchChildren(where).subscribe({
+    let failed = false;
+    const watch = this.client.watchChildren(where).subscribe({
       next: (names) => {
+        this.poisonRetryMs = FIRST_WATCH_RETRY_MS;
+        this.resolved('watch-poison');
         const listed = new Set(names);
         let changed = false;
         for (const item of this.poison.keys()) {
@@ -170,7 +167,7 @@ export class Coordinator {
         for (const item of names) {
           if (this.poison.has(item)) continue;
           this.client.promises.get(joinPath(where, item)).then((node) => {
-            const report = readPoisonReport(node.data);
+            const report = decodePoisonReport(node.data);
             if (!report || this.poison.has(item) || !this.holding) return;
             this.poison.set(item, report);
             this.changed();
@@ -178,8 +175,22 @@ export class Coordinator {
         }
         if (changed) this.changed();
       },
-      error: ignore,
+      error: (error: unknown) => {
+        failed = true;
+        this.poisonWatch = undefined;
+        if (!this.holding || this.stopped || isZkError(error, ZkErrorCode.ClientClosed)) return;
+        this.problem(
+          new PartitionProblemError(this.path, 'watch-poison', undefined, { cause: error }),
+        );
+        this.poisonRetry = setTimeout(() => {
+          this.poisonRetry = undefined;
+          if (this.holding && !this.stopped) this.watchPoison();
+        }, this.poisonRetryMs);
+        this.poisonRetry.unref?.();
+        this.poisonRetryMs = Math.min(LAST_WATCH_RETRY_MS, this.poisonRetryMs * 2);
+      },
     });
+    if (!failed) this.poisonWatch = watch;
   }
 
   private schedule(): void {

@@ -96,3 +96,45 @@ export class ReleaseTimeoutError extends ZkrxError<'ReleaseTimeout'> {
     );
   }
 }
+
+/**
+ * What a member of a partition could not do and goes on through (each is retried, or set
+ * again): `report-poison` (a poison report could not be written), `watch-poison` (the
+ * coordinator's watch on the poison reports failed), `write-assignment` (the coordinator could
+ * not write the assignment, or not all of it). Told to the partition's `onError` and
+ * `joinPartition`'s `errors$`, and shown by `inspectFleet` in the member's `problems`.
+ */
+export type PartitionTask = 'report-poison' | 'watch-poison' | 'write-assignment';
+
+/**
+ * A problem a member of a partition goes on through (see {@link PartitionTask}): the partition
+ * keeps working on everything else and tries again. `cause` is the error met.
+ */
+export class PartitionProblemError extends ZkrxError<'PartitionProblem'> {
+  protected static override readonly marker = '@zkrx/fleet.PartitionProblemError';
+  declare static readonly isInstance: (value: unknown) => value is PartitionProblemError;
+  override readonly name = 'PartitionProblemError';
+
+  constructor(
+    /** The partition path. */
+    readonly path: string,
+    /** What could not be done. */
+    readonly task: PartitionTask,
+    /** The item it was about, if one. */
+    readonly item: string | undefined,
+    options: ZkrxErrorOptions & { readonly detail?: string },
+  ) {
+    const cause = options.cause as { message?: unknown } | undefined;
+    const about = item === undefined ? '' : ` (item ${JSON.stringify(item)})`;
+    const what = {
+      'report-poison': 'a poison report could not be written',
+      'watch-poison': 'the poison reports could not be watched',
+      'write-assignment': 'the assignment could not be written',
+    }[task];
+    super(
+      'PartitionProblem',
+      `Partition ${path}: ${what}${about}: ${options.detail ?? String(cause?.message ?? cause)}; tried again`,
+      options,
+    );
+  }
+}

@@ -6,17 +6,18 @@
 import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type InspectedParticipant, inspect } from '@zkrx/lock';
 import { unlessGone } from '@zkrx/lock/recipe';
-import { decodeAssignment, type PoisonedItem } from './assignment-record';
-import { readPoisonReport } from './coordinator';
+import { decodeMemberRecord, type MemberProblem } from './member-record';
 import type { MemberDetails } from './members';
 import {
   checkClient,
   checkFleetPath,
   compareNames,
+  coordinatorPath,
   itemsPath,
   membersPath,
   poisonPath,
 } from './options';
+import { decodePoisonReport, type PoisonedItem } from './poison';
 
 /** A member, as read. */
 export interface InspectedMember extends MemberDetails {
@@ -24,6 +25,13 @@ export interface InspectedMember extends MemberDetails {
   readonly ownSession: boolean;
   /** The partition's items whose lock it holds, sorted (empty for a plain membership). */
   readonly items: readonly string[];
+  /**
+   * Partition: what the member states it is going through, one a task — its earlier failures
+   * to stay in (`join`: it joined again after `count` in a row), or problems it goes on through
+   * (`report-poison`, `watch-poison`, `write-assignment`: `count` open). Empty when all is well
+   * (and for a plain membership).
+   */
+  readonly problems: readonly MemberProblem[];
 }
 
 /** A session's node in an item's lock queue: the owner, or one waiting for the item. */
@@ -79,7 +87,11 @@ export interface InspectedFleet {
   readonly items: readonly InspectedItem[];
   /** Partition: the items left unowned because their lock failed for good, sorted. */
   readonly poisoned: readonly InspectedPoison[];
-  /** Partition: the member whose assignment is in force (the coordinator that wrote it). */
+  /**
+   * Partition: the member holding the coordinator's mutex now (its id, as its lock node says),
+   * which writes the assignment. Undefined with members means none does: they take nothing new
+   * until one does.
+   */
   readonly coordinator: string | undefined;
   /**
    * Partition: every member owns ⌊k/m⌋ or ⌈k/m⌉ of the k owned items (and each owned item's
@@ -93,23 +105,34 @@ export interface InspectedFleet {
 /** How many item locks an inspection reads at once. */
 const CONCURRENCY = 16;
 
-async function readMembers(client: ZkClient, path: string): Promise<MemberDetails[]> {
+/** A member as read: its details, and (a partition's) the problems it states. */
+type ReadMember = MemberDetails & { readonly problems: readonly MemberProblem[] };
+
+async function readMembers(
+  client: ZkClient,
+  path: string,
+  isPartition: boolean,
+): Promise<ReadMember[]> {
   const names = (await unlessGone(client.promises.children(path))) ?? [];
   const found = await Promise.all(
-    names.map(async (name): Promise<MemberDetails | undefined> => {
+    names.map(async (name): Promise<ReadMember | undefined> => {
       const node = await unlessGone(client.promises.get(joinPath(path, name)));
       if (!node || node.stat.ephemeralOwner === '0') return undefined;
+      const record = isPartition
+        ? decodeMemberRecord(node.data)
+        : { data: node.data.toString('utf8'), problems: [] };
       return {
         id: name,
-        data: node.data.toString('utf8'),
+        data: record.data,
         sessionId: node.stat.ephemeralOwner,
         joinedAt: node.stat.ctime,
         czxid: node.stat.czxid,
+        problems: record.problems,
       };
     }),
   );
   return found
-    .filter((member): member is MemberDetails => member !== undefined)
+    .filter((member): member is ReadMember => member !== undefined)
     .sort((a, b) => a.czxid - b.czxid);
 }
 
@@ -135,8 +158,8 @@ async function mapLimited<T, R>(
  *
  * A partition is recognised by its `members` or `items` child (persistent nodes); otherwise the
  * path's ephemeral children are a group's members. What it costs: a listing and a read per
- * member, a listing of `items`, one `inspect` per item (16 at a time), and a listing and a read
- * per poison report. What it gives is
+ * member, a listing of `items`, one `inspect` per item (16 at a time), a listing and a read
+ * per poison report, and an `inspect` of the coordinator's mutex. What it gives is
  * what the connected server showed over those reads: a change made meanwhile may show in part.
  *
  * ## Example
@@ -167,13 +190,12 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
   );
   const isPartition = structure.some((owner) => owner === '0');
   const where = isPartition ? membersPath(valid) : valid;
-  const members = await readMembers(client, where);
+  const members = await readMembers(client, where, isPartition);
   const ownSession = client.sessionId;
   const items = isPartition ? await readItems(client, valid, members) : [];
   const poisoned = isPartition ? await readPoison(client, valid) : [];
   const coordinator = isPartition
-    ? decodeAssignment((await unlessGone(client.promises.get(where)))?.data ?? Buffer.alloc(0))
-        ?.coordinator
+    ? (await unlessGone(inspect(client, coordinatorPath(valid))))?.holders[0]?.data
     : undefined;
   const owned = new Map<string, string[]>();
   for (const item of items) {
@@ -204,7 +226,7 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
 async function readItems(
   client: ZkClient,
   path: string,
-  members: readonly MemberDetails[],
+  members: readonly ReadMember[],
 ): Promise<InspectedItem[]> {
   const bySession = new Map(members.map((member) => [member.sessionId, member.id]));
   const hold = (participant: InspectedParticipant): InspectedHold => ({
@@ -238,7 +260,7 @@ async function readPoison(client: ZkClient, path: string): Promise<InspectedPois
   const found = await mapLimited(names, async (item) => {
     const node = joinPath(where, item);
     const read = await unlessGone(client.promises.get(node));
-    const report = read ? readPoisonReport(read.data) : undefined;
+    const report = read ? decodePoisonReport(read.data) : undefined;
     return report ? { item, node, ...report } : undefined;
   });
   return found.filter((entry): entry is InspectedPoison => entry !== undefined);
@@ -249,7 +271,7 @@ async function readPoison(client: ZkClient, path: string): Promise<InspectedPois
  * member; undefined without members.
  */
 function isBalanced(
-  members: readonly MemberDetails[],
+  members: readonly ReadMember[],
   items: readonly InspectedItem[],
   owned: ReadonlyMap<string, readonly string[]>,
 ): boolean | undefined {

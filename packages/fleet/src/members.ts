@@ -91,7 +91,10 @@ export class GroupJoin {
   private registered = false;
   /** Our node's data version as we last knew it: a newer one is another session's probe. */
   private knownVersion = 0;
-  private answering = false;
+  /** A write of our data is in flight (an answer to a probe, or new data). */
+  private writing = false;
+  /** Our data changed while a write was in flight: write it again after. */
+  private writeAgain = false;
   /** Every session this client had while we were a member: their nodes are ours, going. */
   private readonly ownSessions = new Set<string>();
   private readonly subscriptions: Subscription[] = [];
@@ -100,7 +103,7 @@ export class GroupJoin {
     private readonly client: ZkClient,
     private readonly path: string,
     private readonly id: string,
-    private readonly data: Buffer,
+    private data: Buffer,
     private readonly events: {
       readonly joined: (joined: Joined | undefined) => void;
       readonly failed: (error: unknown) => void;
@@ -185,20 +188,43 @@ export class GroupJoin {
    * alive, see `probe`): we answer by writing our data back, which changes the version again.
    */
   private answer(joined: Joined, version: number): void {
+    // (While a write of ours is in flight, its own change comes back here first: absorbed.)
     this.knownVersion = version;
-    if (this.answering) return;
-    this.answering = true;
+    if (!this.writing) this.write(joined);
+  }
+
+  /**
+   * Shows new data on our node (now if joined, else when we join). A probe meanwhile is
+   * answered with it.
+   */
+  update(data: Buffer): void {
+    if (this.stopped || data.equals(this.data)) return;
+    this.data = data;
+    const joined = this.joined;
+    if (!joined) return;
+    if (this.writing) this.writeAgain = true;
+    else this.write(joined);
+  }
+
+  /** Writes our data on our node, conditional on the version we know (one write at a time). */
+  private write(joined: Joined): void {
+    this.writing = true;
     const work = this.client.promises
-      .set(joined.node, this.data, version)
+      .set(joined.node, this.data, this.knownVersion)
       .then(
         (stat) => {
           this.knownVersion = Math.max(this.knownVersion, stat.version);
         },
-        // BadVersion: probed again meanwhile, the watch brings that; NoNode: our node is gone.
+        // BadVersion: probed meanwhile, the watch brings that (and we write then); NoNode: our
+        // node is gone.
         ignore,
       )
       .finally(() => {
-        this.answering = false;
+        this.writing = false;
+        if (this.writeAgain && this.joined === joined && !this.stopped) {
+          this.writeAgain = false;
+          this.write(joined);
+        }
       });
     this.client.track(work);
   }
@@ -675,6 +701,7 @@ export function members(
 export function joinMembers(
   resolve: () => ResolvedMembers,
   onJoined?: (joined: Joined | undefined) => void,
+  onStart?: (join: GroupJoin) => void,
 ): Observable<readonly Member[]> {
   return new Observable<readonly Member[]>((subscriber) => {
     let resolved: ResolvedMembers;
@@ -740,7 +767,10 @@ export function joinMembers(
       },
       complete: () => subscriber.complete(),
     });
-    if (!subscriber.closed) join.start();
+    if (!subscriber.closed) {
+      onStart?.(join);
+      join.start();
+    }
     return () => {
       view.unsubscribe();
       join.leave();

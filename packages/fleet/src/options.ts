@@ -6,6 +6,7 @@
 import { joinPath, toDataBuffer, validatePath, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type SuspendedPolicy, validateLockPath, validateTimeout } from '@zkrx/lock';
 import { isObservable, type Observable } from 'rxjs';
+import type { PartitionProblemError } from './errors';
 
 /** A ZkClient from any copy of @zkrx/core (its brand, `ZkClient.isInstance`). */
 export function checkClient(client: unknown, what: string): ZkClient {
@@ -100,6 +101,15 @@ export function checkFlag(value: unknown, field: string, what: string): boolean 
     throw new ZkError(ZkErrorCode.BadArguments, `${what}: ${field} must be true or false`);
   }
   return value;
+}
+
+/** An optional callback: undefined when not given. */
+export function checkCallback<T>(value: unknown, field: string, what: string): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'function') {
+    throw new ZkError(ZkErrorCode.BadArguments, `${what}: ${field} must be a function`);
+  }
+  return value as T;
 }
 
 export function checkSuspendedPolicy(value: unknown, what: string): SuspendedPolicy {
@@ -202,10 +212,15 @@ export function checkPartitionArguments(path: unknown, items: unknown, options: 
   const onSuspended = checkSuspendedPolicy(given.onSuspended, what);
   const releaseTimeoutMs =
     validateTimeout(given.releaseTimeoutMs, 'releaseTimeoutMs') ?? DEFAULT_RELEASE_TIMEOUT_MS;
+  const onError = checkCallback<(error: PartitionProblemError) => void>(
+    given.onError,
+    'onError',
+    what,
+  );
   const source = isObservable(items)
     ? (items as Observable<readonly string[]>)
     : checkItems(items, fleetPath, what);
-  return { path: fleetPath, id, data, onSuspended, releaseTimeoutMs, items: source };
+  return { path: fleetPath, id, data, onSuspended, releaseTimeoutMs, onError, items: source };
 }
 
 export function resolvePartition(
@@ -265,6 +280,14 @@ export interface PartitionOptions {
    * on only the fencing token keeps that run's writes out). Default 60,000.
    */
   releaseTimeoutMs?: number;
+  /**
+   * Told of each problem the member goes on through — a `PartitionProblemError` saying what
+   * could not be done (a poison report not written, the coordinator's assignment not written,
+   * its watch on the poison reports failed) — each retried by the partition, which keeps working
+   * on everything else. What ends the partition is the observable's error, not this. The member
+   * also shows its open problems on its node (`inspectFleet`: `problems`).
+   */
+  onError?: (error: PartitionProblemError) => void;
 }
 
 /** How long a given-up item waits for its tracked runs by default (ms). */
@@ -277,5 +300,6 @@ export interface ResolvedPartition {
   readonly data: Buffer;
   readonly onSuspended: SuspendedPolicy;
   readonly releaseTimeoutMs: number;
+  readonly onError: ((error: PartitionProblemError) => void) | undefined;
   readonly items: readonly string[] | Observable<readonly string[]>;
 }

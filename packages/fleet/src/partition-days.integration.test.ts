@@ -5,10 +5,26 @@
  * new.
  */
 import { createServer } from 'node:net';
-import { createClient, type ZkClient } from '@zkrx/core';
+import {
+  createClient,
+  OPEN_ACL_UNSAFE,
+  Permission,
+  READ_ACL_UNSAFE,
+  type ZkClient,
+} from '@zkrx/core';
+import { connectedClients } from '@zkrx/test-support';
 import { startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@zkrx/testing';
+import { BehaviorSubject, filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { converged, fleetLog, names, startMember } from '../test/fleet';
+import {
+  inspectFleet,
+  joinPartition,
+  type OwnedItem,
+  type PartitionFailure,
+  PartitionProblemError,
+  ReleaseTimeoutError,
+} from './index';
 
 /** A loopback port nobody listens on now (the kernel's choice, released at once). */
 function unusedPort(): Promise<number> {
@@ -21,6 +37,11 @@ function unusedPort(): Promise<number> {
     });
   });
 }
+
+/** Anyone may read the node and set its ACL, nothing else (no child can be made). */
+const readAndAdmin = [
+  { permissions: Permission.Read | Permission.Admin, scheme: 'world', id: 'anyone' },
+];
 
 const servers: ZooKeeperServer[] = [];
 const clients: ZkClient[] = [];
@@ -59,6 +80,171 @@ describe('partition on the days operators have', () => {
     // Bounded: balanced soon after the server is up (the issue's goal: < 5 s; generous here).
     await vi.waitUntil(() => converged(fleet, items), { timeout: 20_000 });
     expect(fleet.map((member) => member.state.error)).toEqual([undefined, undefined]);
+    expect(log.violations).toEqual([]);
+  });
+
+  it('joinPartition: every failure reaches errors$, backs off across attempts that had assignments, and shows on the member node', async () => {
+    const [client, observer] = (await connectedClients(2)) as [ZkClient, ZkClient];
+    const path = uniqueRoot('fleet');
+    const set = new BehaviorSubject<readonly string[]>(names('item', 6));
+    const membership = joinPartition(client, path, set, {
+      id: 'one',
+      releaseTimeoutMs: 20,
+      retryDelayMs: 50,
+      maxRetryDelayMs: 60_000,
+    });
+    const failures: PartitionFailure[] = [];
+    membership.errors$.subscribe((failure) => failures.push(failure));
+    // Three times: the member owns items, one of them with a run that never ends is removed
+    // from the set, its release times out and the member leaves with ReleaseTimeoutError —
+    // each attempt after its first assignment, which used to reset the backoff (silently).
+    for (let round = 1; round <= 3; round++) {
+      const owning = await firstValueFrom(
+        membership.assignment$.pipe(filter(({ items }) => items.length === set.value.length)),
+      );
+      const [item] = owning.items as [string];
+      (owning.owned.get(item) as OwnedItem).track(new Promise(() => {}));
+      set.next(set.value.filter((other) => other !== item));
+      await vi.waitUntil(() => failures.length === round);
+      const failure = failures[round - 1] as PartitionFailure;
+      expect(ReleaseTimeoutError.isInstance(failure.error)).toBe(true);
+      expect(failure).toMatchObject({ failures: round, error: { item } });
+      // Backed off: 50 ms doubled at each failure in a row, drawn between half and all of it.
+      expect(failure.retryInMs).toBeGreaterThanOrEqual(25 * 2 ** (round - 1));
+    }
+    // Joined again, its node says what it went through.
+    await vi.waitUntil(async () => {
+      const fleet = await inspectFleet(observer, path);
+      return fleet?.members[0]?.problems[0]?.count === 3;
+    });
+    const fleet = await inspectFleet(observer, path);
+    expect(fleet?.members[0]?.problems).toEqual([
+      expect.objectContaining({ task: 'join', code: 'ReleaseTimeout', count: 3 }),
+    ]);
+    await membership.leave();
+  });
+
+  it('a poison report that cannot be written is shown, told, and retried; the item is owned once the ACLs are fixed', async () => {
+    const [a, b, observer] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
+    const path = uniqueRoot('fleet');
+    // The item's lock path refuses lock nodes, and so does the poison reports' parent (both
+    // can be read, and their ACL set again).
+    await observer.promises.mkdirp(`${path}/items`, { mode: 'container' });
+    await observer.promises.create(`${path}/items/bad`, '', { acl: readAndAdmin });
+    await observer.promises.create(`${path}/poison`, '', { acl: readAndAdmin });
+    const items = ['a', 'bad', 'c', 'd'];
+    const log = fleetLog();
+    const told: PartitionProblemError[] = [];
+    const onError = (error: PartitionProblemError) => told.push(error);
+    const fleet = [
+      startMember(log, a, path, items, { id: 'one', onError }),
+      startMember(log, b, path, items, { id: 'two', onError }),
+    ];
+    // Shown: the member that found it lists it as poison, reported or not...
+    await vi.waitUntil(() => fleet.some((member) => member.latest()?.poisoned.has('bad')));
+    const finder = fleet.find((member) => member.latest()?.poisoned.has('bad'));
+    expect(finder?.latest()?.poisoned.get('bad')).toMatchObject({
+      member: finder?.id,
+      code: 'NoAuth',
+    });
+    // ... told to onError (the report's write failed, and is tried again) ...
+    await vi.waitUntil(() => told.length >= 2);
+    expect(told[0]).toMatchObject({ task: 'report-poison', item: 'bad', path });
+    expect(PartitionProblemError.isInstance(told[0])).toBe(true);
+    // ... and shown on its member node.
+    await vi.waitUntil(async () => {
+      const view = await inspectFleet(observer, path);
+      return view?.members.some((member) => member.problems[0]?.task === 'report-poison');
+    });
+    expect(fleet.map((member) => member.state.error)).toEqual([undefined, undefined]);
+    // Both ACLs fixed: the item is owned (tried again), without anyone deleting anything.
+    await observer.promises.setAcl(`${path}/poison`, OPEN_ACL_UNSAFE);
+    await observer.promises.setAcl(`${path}/items/bad`, OPEN_ACL_UNSAFE);
+    await vi.waitUntil(() => converged(fleet, items), { timeout: 20_000 });
+    for (const member of fleet) expect(member.latest()?.poisoned.size).toBe(0);
+    for (const member of fleet) member.stop();
+    await vi.waitUntil(
+      async () => (await observer.promises.children(`${path}/poison`)).length === 0,
+    );
+    await observer.promises.delete(`${path}/poison`);
+    expect(log.violations).toEqual([]);
+  });
+
+  it('emits nothing when nothing of its own changed, poison or not', async () => {
+    const [a, b, observer] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
+    const path = uniqueRoot('fleet');
+    await observer.promises.mkdirp(`${path}/items`, { mode: 'container' });
+    await observer.promises.create(`${path}/items/bad`, '', { acl: READ_ACL_UNSAFE });
+    const set = new BehaviorSubject<readonly string[]>(['bad', 'p', 'q', 'r', 's']);
+    const good = () => set.value.filter((item) => item !== 'bad');
+    const log = fleetLog();
+    const fleet = [
+      startMember(log, a, path, set, { id: 'one' }),
+      startMember(log, b, path, set, { id: 'two' }),
+    ];
+    await vi.waitUntil(
+      () =>
+        converged(fleet, good()) &&
+        fleet.every((member) => member.latest()?.poisoned.has('bad') === true),
+    );
+    // An item added: it goes to one member (the assignment is written again); the other's
+    // items, membership and poison items stay as they were.
+    const [low, high] = [...fleet].sort((x, y) => x.items().length - y.items().length) as [
+      (typeof fleet)[0],
+      (typeof fleet)[0],
+    ];
+    const before = high.assignments.length;
+    const version = async (client: ZkClient) =>
+      (await client.promises.exists(`${path}/members`))?.version;
+    const was = await version(observer);
+    set.next([...set.value, 't']);
+    await vi.waitUntil(() => low.items().includes('t'));
+    // The other member has read the new assignment: its client saw the version, and one round
+    // trip later its watch's read (sent before ours) was answered.
+    await vi.waitUntil(async () => ((await version(high.client)) ?? 0) > (was ?? 0));
+    await high.client.promises.sync(path);
+    await high.client.promises.exists(`${path}/members`);
+    expect(high.assignments.length).toBe(before);
+    for (const member of fleet) member.stop();
+    await observer.promises.delete(`${path}/items/bad`).catch(() => {});
+    expect(log.violations).toEqual([]);
+  });
+
+  it("a coordinator's poison watch that fails is set again: poison reported meanwhile is listed", async () => {
+    const [a, observer] = (await connectedClients(2)) as [ZkClient, ZkClient];
+    const path = uniqueRoot('fleet');
+    await observer.promises.mkdirp(`${path}/items`, { mode: 'container' });
+    await observer.promises.create(`${path}/items/bad`, '', { acl: READ_ACL_UNSAFE });
+    // Reports can be written there, not listed: the coordinator's watch fails NoAuth.
+    await observer.promises.create(`${path}/poison`, '', {
+      acl: [
+        {
+          permissions: Permission.Create | Permission.Delete | Permission.Admin,
+          scheme: 'world',
+          id: 'anyone',
+        },
+      ],
+    });
+    const told: PartitionProblemError[] = [];
+    const log = fleetLog();
+    const only = startMember(log, a, path, ['bad', 'good'], {
+      id: 'one',
+      onError: (error) => told.push(error),
+    });
+    await vi.waitUntil(() => told.some((error) => error.task === 'watch-poison'));
+    await vi.waitUntil(() => only.items().includes('good'));
+    await observer.promises.setAcl(`${path}/poison`, OPEN_ACL_UNSAFE);
+    // Listed by the coordinator once its watch is set again (the assignment says so).
+    await vi.waitUntil(async () => {
+      const data = (await observer.promises.get(`${path}/members`)).data.toString();
+      return data.includes('"bad"');
+    });
+    only.stop();
+    await vi.waitUntil(
+      async () => (await observer.promises.children(`${path}/poison`)).length === 0,
+    );
+    await observer.promises.delete(`${path}/poison`);
+    await observer.promises.delete(`${path}/items/bad`).catch(() => {});
     expect(log.violations).toEqual([]);
   });
 });

@@ -21,22 +21,27 @@ import {
   itemSetDigest,
   itemsGiven,
   ownersOf,
-  type PoisonedItem,
 } from './assignment-record';
-import { Coordinator, poisonReport } from './coordinator';
-import { OwnershipEndedError, type OwnershipEndedReason, ReleaseTimeoutError } from './errors';
-import { type Joined, joinMembers, type Member } from './members';
+import { Coordinator } from './coordinator';
+import {
+  OwnershipEndedError,
+  type OwnershipEndedReason,
+  type PartitionProblemError,
+  ReleaseTimeoutError,
+} from './errors';
+import { encodeMemberRecord, type MemberProblem, problemOf } from './member-record';
+import { type GroupJoin, type Joined, joinMembers, type Member } from './members';
 import {
   checkItems,
   compareNames,
   itemPath,
   membersPath,
   type PartitionOptions,
-  poisonPath,
   type ResolvedPartition,
   resolvePartition,
 } from './options';
 import { type OwnedItem, OwnedItemHandle } from './owned-item';
+import { type PoisonedItem, PoisonReports, samePoison } from './poison';
 
 /** What a member owns, emitted whenever that, the membership or the poison items change. */
 export interface Assignment {
@@ -52,8 +57,10 @@ export interface Assignment {
   readonly members: readonly Member[];
   /**
    * Items no member owns because their lock failed for good (`NoAuth` on the item's path, a
-   * `LockConflictError`...), as the coordinator's last assignment lists them: who found each, and
-   * the error. Tried again once the member that found it leaves.
+   * `LockConflictError`...): those the coordinator's last assignment lists, and those this
+   * member found (listed or not yet, its report written or not): who found each, and the error.
+   * The member that found one tries it again now and then (after 1 s, 2 s, ... up to a minute),
+   * and so does the fleet once that member leaves.
    */
   readonly poisoned: ReadonlyMap<string, PoisonedItem>;
 }
@@ -61,7 +68,6 @@ export interface Assignment {
 /** Errors of a lock that say "no connection now", not "this cannot work". */
 const transientCodes: readonly string[] = [ZkErrorCode.ConnectTimeout, ZkErrorCode.SessionExpired];
 
-const ignore = () => {};
 const noOwners: ReadonlyMap<string, string> = new Map();
 const noPoison: ReadonlyMap<string, PoisonedItem> = new Map();
 
@@ -133,11 +139,14 @@ class PartitionEngine {
   private lastGoodOwners: { record: AssignmentRecord; owners: Map<string, string> } | undefined;
   /** What the assignment gives this member; undefined: keep what it has, take nothing new. */
   private target: ReadonlySet<string> | undefined;
+  /** The poison items of the assignment and of our own reports (a new map only when they change). */
   private poisoned: ReadonlyMap<string, PoisonedItem> = noPoison;
-  /** Items whose lock failed for good here: reported, then listed by the coordinator. */
-  private readonly poisonedHere = new Map<string, 'reported' | 'listed'>();
-  /** Our poison reports (ephemeral nodes), removed when we leave. */
-  private readonly reports = new Map<string, { node: string; sessionId: string }>();
+  /** Items whose lock failed for good here: reported (and tried again now and then). */
+  private readonly poisonedHere: PoisonReports;
+  /** Our member node, kept by the membership (to show our problems on it). */
+  private groupJoin: GroupJoin | undefined;
+  /** What we go through now, by task and item (shown on our member node, told to `onError`). */
+  private readonly problems = new Map<string, MemberProblem>();
   private readonly slots = new Map<string, Slot>();
   private readonly owned = new Map<string, OwnedItemHandle>();
   /** What the last emission said this member owns, sorted (undefined before the first). */
@@ -161,9 +170,19 @@ class PartitionEngine {
       error(error: unknown): void;
       complete(): void;
     },
+    /** The failures of the membership before this attempt (`joinPartition`): shown on our node. */
+    private readonly joinProblem?: MemberProblem,
   ) {
     this.client = resolved.client;
     this.path = resolved.path;
+    this.poisonedHere = new PoisonReports(this.client, this.path, resolved.id, {
+      changed: () => {
+        this.updatePoisoned();
+        this.scheduleReconcile();
+      },
+      problem: (error) => this.problem(error),
+      resolved: (item) => this.resolve(`report-poison\u0000${item}`),
+    });
   }
 
   private get id(): string {
@@ -212,7 +231,13 @@ class PartitionEngine {
   private join(): void {
     const { client, id, data } = this.resolved;
     // Ids only: assigning needs who is in, not what each member's node holds (no read per member).
-    const resolvedMembers = { client, path: membersPath(this.path), id, data, details: false };
+    const resolvedMembers = {
+      client,
+      path: membersPath(this.path),
+      id,
+      data: this.memberData(),
+      details: false,
+    };
     this.coordinator = new Coordinator(
       client,
       this.path,
@@ -224,6 +249,8 @@ class PartitionEngine {
         previousOwners: () => this.previousOwners(),
       },
       (error) => this.fail(error),
+      (error) => this.problem(error),
+      (task) => this.resolve(task),
     );
     this.subscriptions.push(
       joinMembers(
@@ -231,6 +258,9 @@ class PartitionEngine {
         (joined) => {
           this.joined = joined;
           this.reconcile();
+        },
+        (join) => {
+          this.groupJoin = join;
         },
       ).subscribe({
         next: (found) => {
@@ -265,8 +295,8 @@ class PartitionEngine {
     // Items no longer in the set go, whatever else we know.
     const removed = [...this.slots.values()].filter((slot) => !this.itemSet.has(slot.item));
     if (removed.length > 0) this.giveUp(removed, 'removed');
-    for (const item of this.poisonedHere.keys()) {
-      if (!this.itemSet.has(item)) this.withdrawPoison(item);
+    for (const [item] of [...this.poisonedHere.reports()]) {
+      if (!this.itemSet.has(item)) this.poisonedHere.withdraw(item);
     }
     if (this.finished) return;
     this.updateTarget();
@@ -281,16 +311,8 @@ class PartitionEngine {
       ? { version: value.stat.version, data: value.data, record: decodeAssignment(value.data) }
       : undefined;
     const record = this.node?.record;
-    if (record) {
-      for (const [item, state] of this.poisonedHere) {
-        if (record.poison[item]) {
-          if (state === 'reported') this.poisonedHere.set(item, 'listed');
-        } else if (state === 'listed') {
-          // Listed, then no longer: its report was withdrawn (deleted): try it again.
-          this.withdrawPoison(item);
-        }
-      }
-    }
+    // Listed, then no longer: its report was withdrawn (deleted): tried again.
+    if (record) this.poisonedHere.listedAs(record.poison);
     this.updateTarget();
     this.coordinator?.changed();
     this.reconcile();
@@ -311,8 +333,63 @@ class PartitionEngine {
     }
     this.target = new Set(given);
     this.lastGood = { record, items };
-    const poison = Object.entries(record.poison);
-    this.poisoned = poison.length === 0 ? noPoison : new Map(poison);
+    this.updatePoisoned();
+  }
+
+  /**
+   * The poison items of the last good assignment and of our own reports: the same map as before
+   * when nothing in it changed (an emission says what changed, and only then).
+   */
+  private updatePoisoned(): void {
+    const next = new Map<string, PoisonedItem>(Object.entries(this.lastGood?.record.poison ?? {}));
+    for (const [item, report] of this.poisonedHere.reports()) {
+      if (!next.has(item)) next.set(item, report);
+    }
+    const before = this.poisoned;
+    if (next.size === before.size) {
+      let same = true;
+      for (const [item, report] of next) {
+        const was = before.get(item);
+        if (!was || !samePoison(was, report)) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return;
+    }
+    this.poisoned = next.size === 0 ? noPoison : next;
+  }
+
+  /** Our member node's data: our `data`, and our problems (one a task: the latest, and how many). */
+  private memberData(): Buffer {
+    const byTask = new Map<string, MemberProblem>();
+    for (const problem of this.problems.values()) {
+      const seen = byTask.get(problem.task);
+      byTask.set(problem.task, {
+        ...(seen && seen.at > problem.at ? seen : problem),
+        count: (seen?.count ?? 0) + 1,
+      });
+    }
+    const problems = [...(this.joinProblem ? [this.joinProblem] : []), ...byTask.values()];
+    return encodeMemberRecord({ data: this.resolved.data.toString('utf8'), problems });
+  }
+
+  /** Something we go on through: told to `onError`, and shown on our member node. */
+  private problem(error: PartitionProblemError): void {
+    if (this.finished) return;
+    const key = `${error.task}\u0000${error.item ?? ''}`;
+    const count = (this.problems.get(key)?.count ?? 0) + 1;
+    this.problems.set(key, problemOf(error.task, error, count));
+    this.groupJoin?.update(this.memberData());
+    const onError = this.resolved.onError;
+    if (onError) this.inContext(() => onError(error));
+  }
+
+  /** A problem is over (`key`: its task, or its task and item). */
+  private resolve(key: string): void {
+    const full = key.includes('\u0000') ? key : `${key}\u0000`;
+    if (!this.problems.delete(full) || this.finished) return;
+    this.groupJoin?.update(this.memberData());
   }
 
   /** The owners-to-be of the last assignment we could read (for the coordinator). */
@@ -439,7 +516,7 @@ class PartitionEngine {
         owned.end(new OwnershipEndedError(this.path, slot.item, 'removed', { cause: error }));
         this.scheduleFlush();
       }
-      this.reportPoison(slot.item, error);
+      this.poisonedHere.report(slot.item, error);
       return;
     }
     // The lock is gone already (or may be): out of the assignment at once; taken again if the
@@ -450,31 +527,6 @@ class PartitionEngine {
       this.scheduleFlush();
     }
     this.scheduleReconcile();
-  }
-
-  /** Reports `item` as poison: `<path>/poison/<item>`, ephemeral, holding who and why. */
-  private reportPoison(item: string, error: unknown): void {
-    if (this.poisonedHere.has(item)) return;
-    this.poisonedHere.set(item, 'reported');
-    const client = this.client;
-    const node = joinPath(poisonPath(this.path), item);
-    const work = client.promises
-      .create(node, poisonReport(this.id, error), { mode: 'ephemeral', parents: 'container' })
-      .then((created) => {
-        const sessionId = created.stat.ephemeralOwner;
-        if (this.finished || !this.poisonedHere.has(item)) removeReport(client, node, sessionId);
-        else this.reports.set(item, { node, sessionId });
-      }, ignore); // NodeExists: reported already (by another member); else nothing to do.
-    client.track(work);
-  }
-
-  /** Forgets that `item` was poison here (and withdraws our report): it may be tried again. */
-  private withdrawPoison(item: string): void {
-    this.poisonedHere.delete(item);
-    const report = this.reports.get(item);
-    if (!report) return;
-    this.reports.delete(item);
-    removeReport(this.client, report.node, report.sessionId);
   }
 
   /**
@@ -591,22 +643,9 @@ class PartitionEngine {
     this.finished = true;
     this.giveUp([...this.slots.values()], reason, false);
     this.coordinator?.stop();
-    for (const report of this.reports.values()) {
-      removeReport(this.client, report.node, report.sessionId);
-    }
-    this.reports.clear();
+    this.poisonedHere.stop();
     for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
   }
-}
-
-/** Deletes our poison report (while its session is the client's), tracked by the client. */
-function removeReport(client: ZkClient, node: string, sessionId: string): void {
-  if (client.isClosed || client.sessionId !== sessionId) return;
-  const work = (async () => {
-    const stat = await client.promises.exists(node);
-    if (stat && stat.ephemeralOwner === sessionId) await client.promises.delete(node, stat.version);
-  })().catch(ignore);
-  client.track(work);
 }
 
 /**
@@ -658,19 +697,34 @@ export function partition(
   items: readonly string[] | Observable<readonly string[]>,
   options: PartitionOptions,
 ): Observable<Assignment> {
+  return partitionOf(() => resolvePartition(client, path, items, options));
+}
+
+/**
+ * `partition` from options resolved when subscribed (which may throw: the observable's error);
+ * `joinProblem`: the failures before this attempt (`joinPartition`), shown on the member's node.
+ */
+export function partitionOf(
+  resolve: () => ResolvedPartition,
+  joinProblem?: MemberProblem,
+): Observable<Assignment> {
   return new Observable<Assignment>((subscriber) => {
     let resolved: ResolvedPartition;
     try {
-      resolved = resolvePartition(client, path, items, options);
+      resolved = resolve();
     } catch (error) {
       subscriber.error(error);
       return;
     }
-    const engine = new PartitionEngine(resolved, {
-      next: (assignment) => subscriber.next(assignment),
-      error: (error) => subscriber.error(error),
-      complete: () => subscriber.complete(),
-    });
+    const engine = new PartitionEngine(
+      resolved,
+      {
+        next: (assignment) => subscriber.next(assignment),
+        error: (error) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      },
+      joinProblem,
+    );
     engine.start();
     return () => engine.stop();
   });

@@ -21,6 +21,7 @@ import {
 } from '@zkrx/lock';
 import {
   BehaviorSubject,
+  EMPTY,
   isObservable,
   type Observable,
   ReplaySubject,
@@ -395,6 +396,8 @@ class TestOwnedItem implements OwnedItem {
 /** A partition membership in memory: owns what the test (or `owningAll`) says. */
 class TestMembership implements Membership {
   readonly joined: Promise<void>;
+  /** Nothing fails in memory. */
+  readonly errors$ = EMPTY;
   private latest: Assignment | undefined;
   private readonly assignments = new ReplaySubject<Assignment>(1);
   private readonly runs = new Runs();

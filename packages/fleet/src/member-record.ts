@@ -1,0 +1,95 @@
+/**
+ * What a partition member's node holds: the member's `data`, and the problems it is going
+ * through (so that `inspectFleet` and `zkrx partitions` show them). Pure: encode and decode.
+ */
+import type { PartitionTask } from './errors';
+
+/** A problem a member states on its node. */
+export interface MemberProblem {
+  /**
+   * What failed: `join` — the member's earlier attempts to stay in the partition (it joined
+   * again after `count` failures in a row, the last one this) — or a task it goes on through
+   * (`count` of them open, the latest this).
+   */
+  readonly task: 'join' | PartitionTask;
+  /** The error's code (`NoAuth`, `ReleaseTimeout`, ...). */
+  readonly code: string;
+  /** The error's message (at most 200 characters). */
+  readonly message: string;
+  /** When it came, ms since the epoch by the member's clock. */
+  readonly at: number;
+  readonly count: number;
+}
+
+/** A partition member's node, decoded. */
+export interface MemberRecord {
+  /** The member's `data` (empty when none was given). */
+  readonly data: string;
+  /** Its problems now, one a task (empty when all is well). */
+  readonly problems: readonly MemberProblem[];
+}
+
+const VERSION = 1;
+const MESSAGE_CHARACTERS = 200;
+
+/** A problem from an error. */
+export function problemOf(
+  task: MemberProblem['task'],
+  error: unknown,
+  count: number,
+  at = Date.now(),
+): MemberProblem {
+  const cause = (error as { cause?: unknown } | null)?.cause ?? error;
+  const code =
+    cause !== null && typeof cause === 'object' && 'code' in cause
+      ? String((cause as { code: unknown }).code)
+      : 'Error';
+  const message = (error instanceof Error ? error.message : String(error)).slice(
+    0,
+    MESSAGE_CHARACTERS,
+  );
+  return { task, code, message, at, count };
+}
+
+/** The data of a partition member's node. */
+export function encodeMemberRecord(record: MemberRecord): Buffer {
+  const value: Record<string, unknown> = { v: VERSION, data: record.data };
+  if (record.problems.length > 0) value.problems = record.problems;
+  return Buffer.from(JSON.stringify(value), 'utf8');
+}
+
+/**
+ * A partition member's node decoded; a node of another shape (a member of a plain group, or
+ * written by hand) is its data as text, with no problems.
+ */
+export function decodeMemberRecord(data: Buffer): MemberRecord {
+  if (data.length > 0 && data[0] === 0x7b) {
+    try {
+      const value = JSON.parse(data.toString('utf8')) as {
+        v?: unknown;
+        data?: unknown;
+        problems?: unknown;
+      };
+      if (value.v === VERSION && typeof value.data === 'string') {
+        const problems = Array.isArray(value.problems)
+          ? value.problems.filter(isProblem)
+          : ([] as MemberProblem[]);
+        return { data: value.data, problems };
+      }
+    } catch {
+      // not a record
+    }
+  }
+  return { data: data.toString('utf8'), problems: [] };
+}
+
+function isProblem(value: unknown): value is MemberProblem {
+  const problem = value as Partial<MemberProblem> | null;
+  return (
+    typeof problem?.task === 'string' &&
+    typeof problem.code === 'string' &&
+    typeof problem.message === 'string' &&
+    typeof problem.at === 'number' &&
+    typeof problem.count === 'number'
+  );
+}
