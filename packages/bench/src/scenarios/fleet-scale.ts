@@ -241,6 +241,7 @@ export const fleetScale: Scenario = {
     const two = await serverCounts(connect);
     const self = two.packets - one.packets;
     const selfSent = two.sent - one.sent;
+    const selfBytes = two.bytes - one.bytes;
     const extra: Record<string, number | string> = { processes, members: count, items };
     const measure = async <T>(label: string, act: () => Promise<T>) => {
       context.log(`${label}...`);
@@ -253,10 +254,11 @@ export const fleetScale: Scenario = {
       const after = await serverCounts(connect);
       const packets = after.packets - before.packets - 2 * self;
       const sent = after.sent - before.sent - 2 * selfSent;
+      const bytes = after.bytes - before.bytes - 2 * selfBytes;
       context.log(
-        `${label}: ${round(ms, 1)} ms, ${packets} server packets, ${round(cpuMs, 1)} ms client CPU, ${after.watches} watches`,
+        `${label}: ${round(ms, 1)} ms, ${packets} server packets, ${round(bytes / 1e6, 3)} MB of replies, ${round(cpuMs, 1)} ms client CPU, ${after.watches} watches`,
       );
-      return { value, ms, cpuMs, packets, sent, watches: after.watches };
+      return { value, ms, cpuMs, packets, sent, bytes, watches: after.watches };
     };
     let coldMs = 0;
     let coldPackets = 0;
@@ -292,6 +294,7 @@ export const fleetScale: Scenario = {
         cold_client_cpu_ms: round(cold.cpuMs, 1),
         cold_packets: cold.packets,
         cold_packets_per_item: round(cold.packets / items, 2),
+        cold_reply_mb: round(cold.bytes / 1e6, 3),
         watches: cold.watches,
         watch_bound_2n_m2: 2 * items + count * count,
       });
@@ -317,6 +320,7 @@ export const fleetScale: Scenario = {
           [`${step}_interrupted`]: view.interrupted - interrupted,
           [`${step}_packets`]: result.packets,
           [`${step}_packets_per_moved`]: moved > 0 ? round(result.packets / moved, 1) : 0,
+          [`${step}_reply_mb`]: round(result.bytes / 1e6, 3),
           [`${step}_client_cpu_ms`]: round(result.cpuMs, 1),
           [`${step}_cpu_ms_per_member`]: round(result.cpuMs / size, 2),
           [`${step}_watches`]: result.watches,
