@@ -16,8 +16,6 @@ export type FleetEvent =
       /** Items owned now and not before, with their fencing tokens. */
       readonly added: readonly (readonly [string, number])[];
       readonly removed: readonly string[];
-      /** How many members this assignment was computed from. */
-      readonly members: number;
     }
   | { readonly type: 'failed'; readonly id: string; readonly error: string };
 
@@ -138,7 +136,6 @@ export class FleetHost {
             assignment.owned.get(item)?.fencingToken ?? 0,
           ]),
           removed: assignment.removed,
-          members: assignment.members.length,
         });
       },
       error: (error: unknown) => {

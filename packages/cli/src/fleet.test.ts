@@ -41,6 +41,7 @@ function fleet(items: InspectedItem[], ids = ['a', 'b']): InspectedFleet {
       ownSession: false,
       items: items.filter((found) => found.owner?.member === id).map((found) => found.item),
       problems: [],
+      itemSet: undefined,
     })),
     items,
     poisoned: [],
@@ -94,6 +95,28 @@ describe('zkrx partitions', () => {
     expect(lines.slice(-2)).toEqual([
       '  problem: b: joined again after 3 failures in a row, last 3.0s ago: runs',
       '  problem: b: report-poison ×2, last 2.0s ago: no',
+    ]);
+  });
+
+  it('shows the item sets the members state when they differ (a rolling deploy)', () => {
+    const view = fleet([item('a', hold('a', 'sa', 7))], ['a', 'b', 'c']);
+    const lines = renderPartitions(
+      {
+        ...view,
+        coordinator: 'a',
+        members: view.members.map((member) => ({
+          ...member,
+          itemSet:
+            member.id === 'c'
+              ? { digest: 'NEWSET0123456789', size: 31 }
+              : { digest: 'OLDSET0123456789', size: 30 },
+        })),
+      },
+      { command: 'partitions', now: 3_500, paint: noColours },
+    );
+    expect(lines.slice(-2)).toEqual([
+      '  item set: OLDSET01 (30 items): a, b',
+      '  item set: NEWSET01 (31 items): c',
     ]);
   });
 

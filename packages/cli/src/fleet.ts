@@ -117,6 +117,21 @@ export function renderPartitions(fleet: InspectedFleet, options: FleetRenderOpti
       `  ${paint.dim('coordinator:')} ${paint.red('none')} (no member holds ${fleet.path}/coordinator: nothing new is taken)`,
     );
   }
+  // A rolling deploy: members of two versions state two item sets (each is assigned from its own).
+  const sets = new Map<string, { size: number; members: string[] }>();
+  for (const member of fleet.members) {
+    if (!member.itemSet) continue;
+    const entry = sets.get(member.itemSet.digest) ?? { size: member.itemSet.size, members: [] };
+    entry.members.push(member.id);
+    sets.set(member.itemSet.digest, entry);
+  }
+  if (sets.size > 1) {
+    for (const [digest, entry] of sets) {
+      lines.push(
+        `  ${paint.dim('item set:')} ${digest.slice(0, 8)} (${plural(entry.size, 'item')}): ${entry.members.join(', ')}`,
+      );
+    }
+  }
   for (const member of fleet.members) {
     for (const problem of member.problems) {
       const what =

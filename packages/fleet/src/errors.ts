@@ -100,11 +100,19 @@ export class ReleaseTimeoutError extends ZkrxError<'ReleaseTimeout'> {
 /**
  * What a member of a partition could not do and goes on through (each is retried, or set
  * again): `report-poison` (a poison report could not be written), `watch-poison` (the
- * coordinator's watch on the poison reports failed), `write-assignment` (the coordinator could
- * not write the assignment, or not all of it). Told to the partition's `onError` and
- * `joinPartition`'s `errors$`, and shown by `inspectFleet` in the member's `problems`.
+ * coordinator's watch on the poison reports failed, or they are too many to list),
+ * `write-assignment` (the coordinator could not write a member's assignment node), `store-set`
+ * (the member could not store its item set under `<path>/sets`), `read-set` (the coordinator
+ * could not read a member's stored set: that member is given nothing new meanwhile). Told to the
+ * partition's `onError` and `joinPartition`'s `errors$`, and shown by `inspectFleet` in the
+ * member's `problems`.
  */
-export type PartitionTask = 'report-poison' | 'watch-poison' | 'write-assignment';
+export type PartitionTask =
+  | 'report-poison'
+  | 'watch-poison'
+  | 'write-assignment'
+  | 'store-set'
+  | 'read-set';
 
 /**
  * A problem a member of a partition goes on through (see {@link PartitionTask}): the partition
@@ -129,7 +137,9 @@ export class PartitionProblemError extends ZkrxError<'PartitionProblem'> {
     const what = {
       'report-poison': 'a poison report could not be written',
       'watch-poison': 'the poison reports could not be watched',
-      'write-assignment': 'the assignment could not be written',
+      'write-assignment': 'an assignment could not be written',
+      'store-set': 'the item set could not be stored',
+      'read-set': 'the item set of a member could not be read',
     }[task];
     super(
       'PartitionProblem',

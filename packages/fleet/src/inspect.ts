@@ -6,12 +6,12 @@
 import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type InspectedParticipant, inspect } from '@zkrx/lock';
 import { unlessGone } from '@zkrx/lock/recipe';
+import { compareNames } from './item-set';
 import { decodeMemberRecord, type MemberProblem } from './member-record';
 import type { MemberDetails } from './members';
 import {
   checkClient,
   checkFleetPath,
-  compareNames,
   coordinatorPath,
   itemsPath,
   membersPath,
@@ -32,6 +32,12 @@ export interface InspectedMember extends MemberDetails {
    * (and for a plain membership).
    */
   readonly problems: readonly MemberProblem[];
+  /**
+   * Partition: the item set the member states (the coordinator assigns it from that set): its
+   * digest and how many items. Members of two versions (a rolling deploy) state two sets.
+   * Undefined for a plain membership, or a member that states none yet.
+   */
+  readonly itemSet: { readonly digest: string; readonly size: number } | undefined;
 }
 
 /** A session's node in an item's lock queue: the owner, or one waiting for the item. */
@@ -106,7 +112,7 @@ export interface InspectedFleet {
 const CONCURRENCY = 16;
 
 /** A member as read: its details, and (a partition's) the problems it states. */
-type ReadMember = MemberDetails & { readonly problems: readonly MemberProblem[] };
+type ReadMember = MemberDetails & Pick<InspectedMember, 'problems' | 'itemSet'>;
 
 async function readMembers(
   client: ZkClient,
@@ -120,7 +126,7 @@ async function readMembers(
       if (!node || node.stat.ephemeralOwner === '0') return undefined;
       const record = isPartition
         ? decodeMemberRecord(node.data)
-        : { data: node.data.toString('utf8'), problems: [] };
+        : { data: node.data.toString('utf8'), problems: [], set: undefined };
       return {
         id: name,
         data: record.data,
@@ -128,6 +134,7 @@ async function readMembers(
         joinedAt: node.stat.ctime,
         czxid: node.stat.czxid,
         problems: record.problems,
+        itemSet: record.set,
       };
     }),
   );

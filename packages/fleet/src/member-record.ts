@@ -1,6 +1,7 @@
 /**
- * What a partition member's node holds: the member's `data`, and the problems it is going
- * through (so that `inspectFleet` and `zkrx partitions` show them). Pure: encode and decode.
+ * What a partition member's node holds: the member's `data`, the digest and size of the item
+ * set it states (what the coordinator assigns it from), and the problems it is going through
+ * (so that `inspectFleet` and `zkrx partitions` show them). Pure: encode and decode.
  */
 import type { PartitionTask } from './errors';
 
@@ -25,6 +26,14 @@ export interface MemberProblem {
 export interface MemberRecord {
   /** The member's `data` (empty when none was given). */
   readonly data: string;
+  /** The item set it states: its digest (`<path>/sets/<digest>`) and size; undefined: none yet. */
+  readonly set: { readonly digest: string; readonly size: number } | undefined;
+  /**
+   * The czxid of its assignment node (`<path>/assignments/<id>`, made by the member once it
+   * joined): the coordinator writes a member's share once it is there, and reads it again when
+   * it is made again. Undefined: not made yet.
+   */
+  readonly assignment: number | undefined;
   /** Its problems now, one a task (empty when all is well). */
   readonly problems: readonly MemberProblem[];
 }
@@ -54,6 +63,8 @@ export function problemOf(
 /** The data of a partition member's node. */
 export function encodeMemberRecord(record: MemberRecord): Buffer {
   const value: Record<string, unknown> = { v: VERSION, data: record.data };
+  if (record.set) value.set = record.set;
+  if (record.assignment !== undefined) value.assignment = record.assignment;
   if (record.problems.length > 0) value.problems = record.problems;
   return Buffer.from(JSON.stringify(value), 'utf8');
 }
@@ -68,19 +79,26 @@ export function decodeMemberRecord(data: Buffer): MemberRecord {
       const value = JSON.parse(data.toString('utf8')) as {
         v?: unknown;
         data?: unknown;
+        set?: { digest?: unknown; size?: unknown };
+        assignment?: unknown;
         problems?: unknown;
       };
       if (value.v === VERSION && typeof value.data === 'string') {
         const problems = Array.isArray(value.problems)
           ? value.problems.filter(isProblem)
           : ([] as MemberProblem[]);
-        return { data: value.data, problems };
+        const set =
+          typeof value.set?.digest === 'string' && typeof value.set.size === 'number'
+            ? { digest: value.set.digest, size: value.set.size }
+            : undefined;
+        const assignment = typeof value.assignment === 'number' ? value.assignment : undefined;
+        return { data: value.data, set, assignment, problems };
       }
     } catch {
       // not a record
     }
   }
-  return { data: data.toString('utf8'), problems: [] };
+  return { data: data.toString('utf8'), set: undefined, assignment: undefined, problems: [] };
 }
 
 function isProblem(value: unknown): value is MemberProblem {

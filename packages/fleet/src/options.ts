@@ -7,6 +7,9 @@ import { joinPath, toDataBuffer, validatePath, ZkClient, ZkError, ZkErrorCode } 
 import { type SuspendedPolicy, validateLockPath, validateTimeout } from '@zkrx/lock';
 import { isObservable, type Observable } from 'rxjs';
 import type { PartitionProblemError } from './errors';
+import { checkItemSet, checkName, type ItemSet } from './item-set';
+
+export { checkName };
 
 /** A ZkClient from any copy of @zkrx/core (its brand, `ZkClient.isInstance`). */
 export function checkClient(client: unknown, what: string): ZkClient {
@@ -22,55 +25,6 @@ export function checkClient(client: unknown, what: string): ZkClient {
 /** A fleet path: a valid path, not the root, not inside a lock's node (items are locks under it). */
 export function checkFleetPath(path: unknown, what: string): string {
   return validateLockPath(path, what);
-}
-
-/**
- * The longest member id or item name, in UTF-8 bytes (255, as most file systems' names): each is
- * a znode's name, carried in every request about it and, for a member id, in the assignment.
- */
-export const MAX_NAME_BYTES = 255;
-
-/**
- * The most items a partition takes: the assignment carries a few bytes per item in one znode,
- * which must stay well within ZooKeeper's 1 MB (`jute.maxbuffer`).
- */
-export const MAX_ITEMS = 100_000;
-
-/**
- * A name that becomes one znode: a member id or an item. Not empty, at most
- * {@link MAX_NAME_BYTES} bytes of UTF-8, no `/`, not `.` or `..`, no character ZooKeeper refuses
- * in a path.
- */
-export function checkName(value: unknown, field: string, what: string): string {
-  if (typeof value !== 'string') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: ${field} must be a string, got ${value === null ? 'null' : typeof value}`,
-    );
-  }
-  if (value.length === 0 || value.includes('/') || value === '.' || value === '..') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: ${field} ${JSON.stringify(value)} cannot be a znode's name (not empty, no "/", not "." or "..")`,
-    );
-  }
-  const bytes = Buffer.byteLength(value, 'utf8');
-  if (bytes > MAX_NAME_BYTES) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: ${field} is ${bytes} bytes long (${JSON.stringify(`${value.slice(0, 40)}...`)}): at most ${MAX_NAME_BYTES} bytes of UTF-8`,
-    );
-  }
-  try {
-    validatePath(`/${value}`);
-  } catch (error) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: ${field} ${JSON.stringify(value)} cannot be a znode's name: ${(error as Error).message}`,
-      { cause: error },
-    );
-  }
-  return value;
 }
 
 /** The member's node data: text, or nothing (empty). */
@@ -123,60 +77,6 @@ export function checkSuspendedPolicy(value: unknown, what: string): SuspendedPol
   return policy;
 }
 
-/** Names an item's lock path cannot have: a semaphore's children (its layout would be read). */
-const RESERVED_ITEMS: readonly string[] = ['leases', 'locks'];
-
-/**
- * Checks one item set: an array of distinct names, each of which makes a valid lock path under
- * `<path>/items`. Returns them sorted (by UTF-16 code units, the same order on every member).
- */
-export function checkItems(items: unknown, path: string, what: string): string[] {
-  if (!Array.isArray(items)) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: items must be an array of names (or an observable of such arrays), got ${items === null ? 'null' : typeof items}`,
-    );
-  }
-  if (items.length > MAX_ITEMS) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: ${items.length} items: a partition takes at most ${MAX_ITEMS} (split the set over several partitions)`,
-    );
-  }
-  const seen = new Set<string>();
-  for (const [index, item] of items.entries()) {
-    checkName(item, `items[${index}]`, what);
-    if (RESERVED_ITEMS.includes(item)) {
-      throw new ZkError(
-        ZkErrorCode.BadArguments,
-        `${what}: items[${index}] ${JSON.stringify(item)} is reserved (a semaphore's layout uses ${RESERVED_ITEMS.join(' and ')}): rename the item`,
-      );
-    }
-    try {
-      validateLockPath(itemPath(path, item), what);
-    } catch (error) {
-      throw new ZkError(
-        ZkErrorCode.BadArguments,
-        `${what}: items[${index}] ${JSON.stringify(item)}: ${(error as Error).message}`,
-        { cause: error },
-      );
-    }
-    if (seen.has(item)) {
-      throw new ZkError(
-        ZkErrorCode.BadArguments,
-        `${what}: items has ${JSON.stringify(item)} twice: give each item once`,
-      );
-    }
-    seen.add(item);
-  }
-  return [...seen].sort(compareNames);
-}
-
-/** The order items and ids are compared in on every member: UTF-16 code units. */
-export function compareNames(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Where a partition keeps its members. */
 export function membersPath(path: string): string {
   return `${path}/members`;
@@ -185,6 +85,11 @@ export function membersPath(path: string): string {
 /** Where a partition's members queue to coordinate: a mutex, its holder the coordinator. */
 export function coordinatorPath(path: string): string {
   return `${path}/coordinator`;
+}
+
+/** Where the coordinator writes each member's share: `<path>/assignments/<id>`. */
+export function assignmentsPath(path: string): string {
+  return `${path}/assignments`;
 }
 
 /** Where a partition's members report the items whose lock failed for good. */
@@ -219,7 +124,7 @@ export function checkPartitionArguments(path: unknown, items: unknown, options: 
   );
   const source = isObservable(items)
     ? (items as Observable<readonly string[]>)
-    : checkItems(items, fleetPath, what);
+    : checkItemSet(items, fleetPath, what);
   return { path: fleetPath, id, data, onSuspended, releaseTimeoutMs, onError, items: source };
 }
 
@@ -301,5 +206,6 @@ export interface ResolvedPartition {
   readonly onSuspended: SuspendedPolicy;
   readonly releaseTimeoutMs: number;
   readonly onError: ((error: PartitionProblemError) => void) | undefined;
-  readonly items: readonly string[] | Observable<readonly string[]>;
+  /** The set checked (shared by the members of this process given the same array), or its source. */
+  readonly items: ItemSet | Observable<readonly string[]>;
 }

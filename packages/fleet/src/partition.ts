@@ -1,27 +1,14 @@
 /**
  * `partition`: a sticky, cooperative work partitioner. One member, the coordinator
- * (coordinator.ts), writes the assignment; every member takes its share one lock per item. An
- * item is in a member's assignment only while it holds that item's lock, and leaves it before
- * the lock is released.
+ * (coordinator.ts), writes each member's share in its assignment node; every member takes its
+ * share one lock per item. An item is in a member's assignment only while it holds that item's
+ * lock, and leaves it before the lock is released.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import {
-  isConnectedState,
-  isZkError,
-  joinPath,
-  type NodeData,
-  type ZkClient,
-  ZkErrorCode,
-} from '@zkrx/core';
+import { isConnectedState, isZkError, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import { type Lease, LockLostError, mutex } from '@zkrx/lock';
 import { Observable, Subscription } from 'rxjs';
-import {
-  type AssignmentRecord,
-  decodeAssignment,
-  itemSetDigest,
-  itemsGiven,
-  ownersOf,
-} from './assignment-record';
+import { AssignmentView } from './assignment-view';
 import { Coordinator } from './coordinator';
 import {
   OwnershipEndedError,
@@ -29,13 +16,11 @@ import {
   type PartitionProblemError,
   ReleaseTimeoutError,
 } from './errors';
-import { encodeMemberRecord, type MemberProblem, problemOf } from './member-record';
-import { type GroupJoin, type Joined, joinMembers, type Member } from './members';
+import { checkItemSet, compareNames, type ItemSet } from './item-set';
+import { MemberPresence } from './member-presence';
+import type { MemberProblem } from './member-record';
 import {
-  checkItems,
-  compareNames,
   itemPath,
-  membersPath,
   type PartitionOptions,
   type ResolvedPartition,
   resolvePartition,
@@ -43,7 +28,7 @@ import {
 import { type OwnedItem, OwnedItemHandle } from './owned-item';
 import { type PoisonedItem, PoisonReports, samePoison } from './poison';
 
-/** What a member owns, emitted whenever that, the membership or the poison items change. */
+/** What a member owns, emitted whenever that, or its poison items, change. */
 export interface Assignment {
   /** The items this member owns now, sorted. */
   readonly items: readonly string[];
@@ -53,14 +38,12 @@ export interface Assignment {
   readonly added: readonly string[];
   /** Items in the previous emission and no longer owned (their signals have aborted). */
   readonly removed: readonly string[];
-  /** The live members as this member sees them, in id order. */
-  readonly members: readonly Member[];
   /**
-   * Items no member owns because their lock failed for good (`NoAuth` on the item's path, a
-   * `LockConflictError`...): those the coordinator's last assignment lists, and those this
-   * member found (listed or not yet, its report written or not): who found each, and the error.
-   * The member that found one tries it again now and then (after 1 s, 2 s, ... up to a minute),
-   * and so does the fleet once that member leaves.
+   * The items this member found poison — their lock failed for good (`NoAuth` on the item's
+   * path, a `LockConflictError`...) — reported or not yet: who found each (this member), and the
+   * error. No member owns them; this member tries each again now and then (after 1 s, 2 s, ...
+   * up to a minute), and the fleet does once this member leaves. Every member's are listed by
+   * `inspectFleet`.
    */
   readonly poisoned: ReadonlyMap<string, PoisonedItem>;
 }
@@ -68,7 +51,6 @@ export interface Assignment {
 /** Errors of a lock that say "no connection now", not "this cannot work". */
 const transientCodes: readonly string[] = [ZkErrorCode.ConnectTimeout, ZkErrorCode.SessionExpired];
 
-const noOwners: ReadonlyMap<string, string> = new Map();
 const noPoison: ReadonlyMap<string, PoisonedItem> = new Map();
 
 /** Runs callbacks in the async context of the subscription (not of the lock that woke us). */
@@ -116,44 +98,32 @@ function mergeSorted(a: readonly string[], b: readonly string[]): string[] {
  *
  * A lock lost without a release (session expired, suspended, node deleted) is out of our hands:
  * the item leaves the assignment as soon as the lock tells (`onSlotError`), as a lease's signal
- * aborts. The assignment itself (who should try, written by the coordinator) never decides who
- * holds: a stale or wrong one costs a wasted wait.
+ * aborts. The assignment itself (who should try, written by the coordinator in our assignment
+ * node) never decides who holds: a stale or wrong one costs a wasted wait.
  *
- * What each event costs this member: an assignment read, O(n) to find its items in it and O(k)
- * for its own k items; a lock's acquisition or loss, O(1) and one coalesced emission, O(k).
+ * What each event costs this member: a read of its own assignment node, O(k) for its k items
+ * (and O(n/8) to decode a bitmap); a lock's acquisition or loss, O(1) and one coalesced
+ * emission, O(k). Nothing here is O(n) per change but a new item set (shared in the process).
  */
 class PartitionEngine {
   private readonly client: ZkClient;
   private readonly path: string;
   private readonly inContext = contextOfNow();
-  private members: readonly Member[] | undefined;
-  private joined: Joined | undefined;
-  /** The item set, sorted, and its digest; undefined until the first. */
-  private items: readonly string[] | undefined;
-  private itemSet: ReadonlySet<string> = new Set();
-  private digest = '';
-  /** `<path>/members` as last read: its data version, data and the assignment in it. */
-  private node: { version: number; data: Buffer; record: AssignmentRecord | undefined } | undefined;
-  /** The last assignment this member could read (its item set was ours then), and that set. */
-  private lastGood: { record: AssignmentRecord; items: readonly string[] } | undefined;
-  private lastGoodOwners: { record: AssignmentRecord; owners: Map<string, string> } | undefined;
-  /** What the assignment gives this member; undefined: keep what it has, take nothing new. */
-  private target: ReadonlySet<string> | undefined;
-  /** The poison items of the assignment and of our own reports (a new map only when they change). */
-  private poisoned: ReadonlyMap<string, PoisonedItem> = noPoison;
-  /** Items whose lock failed for good here: reported (and tried again now and then). */
+  /** The item set (shared by the members of this process given the same one); undefined until the first. */
+  private set: ItemSet | undefined;
+  /** Our assignment node as read, and what it gives for our set. */
+  private readonly view = new AssignmentView();
+  /** Our nodes: member node, assignment node, stored set, problems. */
+  private presence: MemberPresence | undefined;
+  /** Our own poison reports, and the map emitted (a new one only when they change). */
   private readonly poisonedHere: PoisonReports;
-  /** Our member node, kept by the membership (to show our problems on it). */
-  private groupJoin: GroupJoin | undefined;
-  /** What we go through now, by task and item (shown on our member node, told to `onError`). */
-  private readonly problems = new Map<string, MemberProblem>();
+  private poisoned: ReadonlyMap<string, PoisonedItem> = noPoison;
   private readonly slots = new Map<string, Slot>();
   private readonly owned = new Map<string, OwnedItemHandle>();
   /** What the last emission said this member owns, sorted (undefined before the first). */
   private emitted: string[] | undefined;
   private emittedSet = new Set<string>();
-  /** The membership and poison items the last emission carried. */
-  private emittedMembers: readonly Member[] | undefined;
+  /** The poison items the last emission carried. */
   private emittedPoison: ReadonlyMap<string, PoisonedItem> | undefined;
   private coordinator: Coordinator | undefined;
   private emitScheduled = false;
@@ -181,7 +151,7 @@ class PartitionEngine {
         this.scheduleReconcile();
       },
       problem: (error) => this.problem(error),
-      resolved: (item) => this.resolve(`report-poison\u0000${item}`),
+      resolved: (item) => this.presence?.resolve(`report-poison\u0000${item}`),
     });
   }
 
@@ -201,14 +171,14 @@ class PartitionEngine {
       new Subscription(() => closing.removeEventListener('abort', onClosing)),
     );
     const source = this.resolved.items;
-    if (Array.isArray(source)) this.setItems(source);
+    if (!(source instanceof Observable)) this.setItems(source);
     else {
       this.subscriptions.push(
-        (source as Observable<readonly string[]>).subscribe({
+        source.subscribe({
           next: (next) => {
-            let checked: string[];
+            let checked: ItemSet;
             try {
-              checked = checkItems(next, this.path, 'partition');
+              checked = checkItemSet(next, this.path, 'partition');
             } catch (error) {
               this.fail(error);
               return;
@@ -227,124 +197,64 @@ class PartitionEngine {
     this.shutdown('left');
   }
 
-  /** Joins: the member node, the assignment's watch, the coordinator's queue. */
-  private join(): void {
+  /** Joins: our nodes (member, assignment, stored set), the coordinator's queue. */
+  private join(set: ItemSet): void {
     const { client, id, data } = this.resolved;
-    // Ids only: assigning needs who is in, not what each member's node holds (no read per member).
-    const resolvedMembers = {
-      client,
-      path: membersPath(this.path),
-      id,
-      data: this.memberData(),
-      details: false,
-    };
-    this.coordinator = new Coordinator(
+    this.coordinator = new Coordinator(client, this.path, id, () => this.set, {
+      failed: (error) => this.fail(error),
+      problem: (error) => this.problem(error),
+      resolved: (task) => this.presence?.resolve(task),
+    });
+    this.presence = new MemberPresence(
       client,
       this.path,
       id,
+      data.toString('utf8'),
+      this.joinProblem,
       {
-        members: () => this.members,
-        items: () => (this.items ? { items: this.items, digest: this.digest } : undefined),
-        assignmentNode: () => this.node,
-        previousOwners: () => this.previousOwners(),
-      },
-      (error) => this.fail(error),
-      (error) => this.problem(error),
-      (task) => this.resolve(task),
-    );
-    this.subscriptions.push(
-      joinMembers(
-        () => resolvedMembers,
-        (joined) => {
-          this.joined = joined;
+        changed: () => this.reconcile(),
+        assignment: (value) => {
+          if (this.finished) return;
+          this.view.read(value);
+          // Counted, then no longer: its report was withdrawn (deleted): tried again.
+          this.poisonedHere.listedAs(this.view.poison);
           this.reconcile();
         },
-        (join) => {
-          this.groupJoin = join;
-        },
-      ).subscribe({
-        next: (found) => {
-          this.members = found;
-          this.coordinator?.changed();
-          this.reconcile();
-        },
-        error: (error: unknown) => this.fail(error),
-        complete: () => this.end('closed'),
-      }),
-    );
-    if (this.finished) return;
-    this.subscriptions.push(
-      client.watchData(membersPath(this.path)).subscribe({
-        next: (value) => this.onAssignmentNode(value),
-        error: (error: unknown) => {
+        failed: (error) => {
           if (isZkError(error, ZkErrorCode.ClientClosed) && client.isClosed) this.end('closed');
           else this.fail(error);
         },
-      }),
+        problem: (error) => this.problem(error),
+      },
     );
+    this.presence.start(set);
     if (this.finished) return;
     this.coordinator.start();
   }
 
-  private setItems(items: readonly string[]): void {
+  private setItems(set: ItemSet): void {
     if (this.finished) return;
-    const first = this.items === undefined;
-    this.items = items;
-    this.itemSet = new Set(items);
-    this.digest = itemSetDigest(items);
+    const first = this.set === undefined;
+    this.set = set;
+    this.view.setItems(set);
     // Items no longer in the set go, whatever else we know.
-    const removed = [...this.slots.values()].filter((slot) => !this.itemSet.has(slot.item));
+    const removed = [...this.slots.values()].filter((slot) => !set.has(slot.item));
     if (removed.length > 0) this.giveUp(removed, 'removed');
     for (const [item] of [...this.poisonedHere.reports()]) {
-      if (!this.itemSet.has(item)) this.poisonedHere.withdraw(item);
+      if (!set.has(item)) this.poisonedHere.withdraw(item);
     }
     if (this.finished) return;
-    this.updateTarget();
-    if (first) this.join();
-    else this.coordinator?.changed();
+    if (first) this.join(set);
+    else {
+      this.presence?.setItems(set);
+      this.coordinator?.changed();
+    }
     this.reconcile();
   }
 
-  private onAssignmentNode(value: NodeData | null): void {
-    if (this.finished) return;
-    this.node = value
-      ? { version: value.stat.version, data: value.data, record: decodeAssignment(value.data) }
-      : undefined;
-    const record = this.node?.record;
-    // Listed, then no longer: its report was withdrawn (deleted): tried again.
-    if (record) this.poisonedHere.listedAs(record.poison);
-    this.updateTarget();
-    this.coordinator?.changed();
-    this.reconcile();
-  }
-
-  /** What the last assignment gives this member, if it was computed for our item set. */
-  private updateTarget(): void {
-    const record = this.node?.record;
-    const items = this.items;
-    if (!record || !items) {
-      this.target = undefined;
-      return;
-    }
-    const given = itemsGiven(record, this.id, items, this.digest);
-    if (given === undefined) {
-      this.target = undefined;
-      return;
-    }
-    this.target = new Set(given);
-    this.lastGood = { record, items };
-    this.updatePoisoned();
-  }
-
-  /**
-   * The poison items of the last good assignment and of our own reports: the same map as before
-   * when nothing in it changed (an emission says what changed, and only then).
-   */
+  /** The poison items found here (a new map only when they change: an emission says what changed). */
   private updatePoisoned(): void {
-    const next = new Map<string, PoisonedItem>(Object.entries(this.lastGood?.record.poison ?? {}));
-    for (const [item, report] of this.poisonedHere.reports()) {
-      if (!next.has(item)) next.set(item, report);
-    }
+    const next = new Map<string, PoisonedItem>(this.poisonedHere.reports());
     const before = this.poisoned;
     if (next.size === before.size) {
       let same = true;
@@ -360,46 +270,12 @@ class PartitionEngine {
     this.poisoned = next.size === 0 ? noPoison : next;
   }
 
-  /** Our member node's data: our `data`, and our problems (one a task: the latest, and how many). */
-  private memberData(): Buffer {
-    const byTask = new Map<string, MemberProblem>();
-    for (const problem of this.problems.values()) {
-      const seen = byTask.get(problem.task);
-      byTask.set(problem.task, {
-        ...(seen && seen.at > problem.at ? seen : problem),
-        count: (seen?.count ?? 0) + 1,
-      });
-    }
-    const problems = [...(this.joinProblem ? [this.joinProblem] : []), ...byTask.values()];
-    return encodeMemberRecord({ data: this.resolved.data.toString('utf8'), problems });
-  }
-
   /** Something we go on through: told to `onError`, and shown on our member node. */
   private problem(error: PartitionProblemError): void {
     if (this.finished) return;
-    const key = `${error.task}\u0000${error.item ?? ''}`;
-    const count = (this.problems.get(key)?.count ?? 0) + 1;
-    this.problems.set(key, problemOf(error.task, error, count));
-    this.groupJoin?.update(this.memberData());
+    this.presence?.problem(error);
     const onError = this.resolved.onError;
     if (onError) this.inContext(() => onError(error));
-  }
-
-  /** A problem is over (`key`: its task, or its task and item). */
-  private resolve(key: string): void {
-    const full = key.includes('\u0000') ? key : `${key}\u0000`;
-    if (!this.problems.delete(full) || this.finished) return;
-    this.groupJoin?.update(this.memberData());
-  }
-
-  /** The owners-to-be of the last assignment we could read (for the coordinator). */
-  private previousOwners(): ReadonlyMap<string, string> {
-    const good = this.lastGood;
-    if (!good) return noOwners;
-    if (this.lastGoodOwners?.record !== good.record) {
-      this.lastGoodOwners = { record: good.record, owners: ownersOf(good.record, good.items) };
-    }
-    return this.lastGoodOwners.owners;
   }
 
   /** Acts on the current inputs; re-entrant calls (from the emissions it makes) run again after. */
@@ -430,44 +306,30 @@ class PartitionEngine {
     });
   }
 
-  private isMember(): boolean {
-    // Our node exists while `joined` is set (the join's own watch on it says when it goes), and
-    // a listing that shows our id was read after our create or shows a node our id had before
-    // whose deletion that listing predates: in both cases the others see (or will see) us.
-    return (
-      this.joined !== undefined && this.members?.some((member) => member.id === this.id) === true
-    );
-  }
-
   private step(): void {
-    if (this.items === undefined) return;
-    if (!this.isMember()) {
-      // Not (or no longer) in the membership: own nothing. Without a connected session, that is
-      // because the session ended (its locks go with it); else our member node was deleted.
+    const set = this.set;
+    if (set === undefined) return;
+    if (!this.presence?.isIn) {
+      // Not (or no longer) in: own nothing. Without a connected session, that is because the
+      // session ended (its locks go with it); else our member or assignment node is gone.
       const connected = isConnectedState(this.client.state);
       if (this.slots.size > 0)
         this.giveUp([...this.slots.values()], connected ? 'moved' : 'session-expired');
       return;
     }
-    const target = this.target;
+    const target = this.view.target;
     if (target !== undefined) {
       const leaving = [...this.slots.values()].filter((slot) => !target.has(slot.item));
       if (leaving.length > 0) this.giveUp(leaving, 'moved');
       if (this.finished) return;
       for (const item of target) {
-        if (!this.slots.has(item) && !this.poisonedHere.has(item) && this.itemSet.has(item)) {
+        if (!this.slots.has(item) && !this.poisonedHere.has(item) && set.has(item)) {
           this.take(item);
         }
       }
     }
-    // The first assignment, and a new membership or poison list even when our items stay.
-    if (
-      this.emitted === undefined ||
-      this.emittedMembers !== this.members ||
-      this.emittedPoison !== this.poisoned
-    ) {
-      this.flush();
-    }
+    // The first assignment, and new poison items even when our items stay.
+    if (this.emitted === undefined || this.emittedPoison !== this.poisoned) this.flush();
   }
 
   /** Queues on the item's lock; `onHeld` adds it once held. */
@@ -582,8 +444,8 @@ class PartitionEngine {
 
   /** Emits the assignment if it changed since the last emission (or none was made yet). */
   private flush(): void {
-    if (this.finished || !this.members) return;
-    if (this.emitted === undefined && !this.isMember()) return;
+    if (this.finished) return;
+    if (this.emitted === undefined && !this.presence?.isIn) return;
     const before = this.emittedSet;
     const added: string[] = [];
     for (const item of this.owned.keys()) if (!before.has(item)) added.push(item);
@@ -593,7 +455,6 @@ class PartitionEngine {
       this.emitted !== undefined &&
       added.length === 0 &&
       removed.length === 0 &&
-      this.emittedMembers === this.members &&
       this.emittedPoison === this.poisoned
     ) {
       return;
@@ -608,14 +469,12 @@ class PartitionEngine {
     const now = added.length === 0 ? kept.slice() : mergeSorted(kept, added);
     this.emitted = now;
     this.emittedSet = new Set(now);
-    this.emittedMembers = this.members;
     this.emittedPoison = this.poisoned;
     const assignment: Assignment = {
       items: now,
       owned: new Map(now.map((item) => [item, this.owned.get(item) as OwnedItemHandle])),
       added,
       removed,
-      members: this.members,
       poisoned: this.poisoned,
     };
     this.inContext(() => this.out.next(assignment));
@@ -644,6 +503,7 @@ class PartitionEngine {
     this.giveUp([...this.slots.values()], reason, false);
     this.coordinator?.stop();
     this.poisonedHere.stop();
+    this.presence?.stop();
     for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
   }
 }

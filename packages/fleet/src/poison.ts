@@ -148,13 +148,14 @@ export class PoisonReports {
   }
 
   /**
-   * The coordinator's assignment lists `poison`: an item of ours listed, then no longer, had its
-   * report withdrawn (deleted by someone): it is tried again (returns the items so cleared).
+   * The coordinator counts `poison` as ours (our assignment node lists them): an item of ours
+   * counted, then no longer, had its report withdrawn (deleted by someone): it is tried again
+   * (returns the items so cleared).
    */
-  listedAs(poison: Readonly<Record<string, unknown>>): string[] {
+  listedAs(poison: ReadonlySet<string>): string[] {
     const cleared: string[] = [];
     for (const [item, entry] of this.entries) {
-      if (poison[item] !== undefined) entry.listed = true;
+      if (poison.has(item)) entry.listed = true;
       else if (entry.listed) cleared.push(item);
     }
     for (const item of cleared) this.withdraw(item);

@@ -456,7 +456,6 @@ class TestMembership implements Membership {
       items: [...next.keys()],
       added: [...next.keys()].filter((item) => !before.has(item)),
       removed: [...before.keys()].filter((item) => !next.has(item)),
-      members: [],
       owned: next,
       poisoned: new Map(),
     };

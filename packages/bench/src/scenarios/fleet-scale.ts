@@ -5,8 +5,7 @@
  * all, in this order):
  *
  * - `cold`: every member subscribes at once (a deployment); the time until every item is owned
- *   and until the fleet is balanced (each member ⌊N/C⌋ or ⌈N/C⌉, and each member's assignment
- *   lists all C members), the members' CPU time, the server's packets (received + sent, from
+ *   and until the fleet is balanced (each member ⌊N/C⌋ or ⌈N/C⌉), the members' CPU time, the server's packets (received + sent, from
  *   `mntr`) per item, and the server's watches once balanced (`zk_watch_count`);
  * - `join`: one more member joins; time to balanced, items moved against the fewest possible
  *   (the newcomer's quota), items interrupted, packets per moved item;
@@ -107,8 +106,6 @@ function workerHost(settings: FleetHostSettings, report: (event: FleetEvent) => 
 class FleetView {
   readonly owners = new Map<string, string>();
   readonly counts = new Map<string, number>();
-  /** The membership size of each member's latest assignment. */
-  readonly seen = new Map<string, number>();
   readonly live = new Set<string>();
   /** When each item was first owned (ms, performance.now()). */
   readonly firstOwned = new Map<string, number>();
@@ -151,7 +148,6 @@ class FleetView {
       this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
       if (!this.firstOwned.has(item)) this.firstOwned.set(item, now);
     }
-    this.seen.set(id, event.members);
     this.waiter?.();
   }
 
@@ -179,7 +175,7 @@ class FleetView {
     const high = Math.ceil(this.items / this.live.size);
     for (const id of this.live) {
       const count = this.counts.get(id) ?? 0;
-      if (count < low || count > high || this.seen.get(id) !== this.live.size) return false;
+      if (count < low || count > high) return false;
     }
     return true;
   }
