@@ -184,7 +184,18 @@ export function watchMemberRecords(
     }
     const entries = new Map<string, Entry>();
     let listed = false;
+    // One emission per turn: the reads of a listing's new members come in one reply (a
+    // thousand members joining at once would otherwise make a thousand emissions of all).
+    let scheduled = false;
     const emit = () => {
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        emitNow();
+      });
+    };
+    const emitNow = () => {
       if (!listed || subscriber.closed) return;
       const found = new Map<string, WatchedMember>();
       for (const [id, entry] of entries) {
