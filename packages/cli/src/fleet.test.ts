@@ -45,6 +45,7 @@ function fleet(items: InspectedItem[], ids = ['a', 'b']): InspectedFleet {
     })),
     items,
     poisoned: [],
+    poisonedUnlisted: 0,
     coordinator: undefined,
     balanced: false,
     readAt: 0,

@@ -33,8 +33,8 @@ export function fleetTitle(fleet: InspectedFleet, paint: Paint): string {
     return `${paint.bold(fleet.path)}  membership · ${plural(fleet.members.length, 'member')}`;
   }
   const owned = fleet.items.filter((item) => item.owner !== undefined).length;
-  const poison =
-    fleet.poisoned.length === 0 ? '' : ` · ${paint.red(`${fleet.poisoned.length} poison`)}`;
+  const poisonCount = fleet.poisoned.length + fleet.poisonedUnlisted;
+  const poison = poisonCount === 0 ? '' : ` · ${paint.red(`${poisonCount} poison`)}`;
   const balance =
     fleet.balanced === undefined
       ? ''
@@ -146,6 +146,11 @@ export function renderPartitions(fleet: InspectedFleet, options: FleetRenderOpti
   for (const entry of fleet.poisoned) {
     lines.push(
       `  ${paint.dim('poison:')} ${entry.item}: ${entry.message} (delete ${entry.node} to try it again)`,
+    );
+  }
+  if (fleet.poisonedUnlisted > 0) {
+    lines.push(
+      `  ${paint.dim('poison:')} ${paint.red(`${plural(fleet.poisonedUnlisted, 'report')} not listed`)}: more than one reply of this client's maxFrameBytes holds (${fleet.path}/poison)`,
     );
   }
   return lines;

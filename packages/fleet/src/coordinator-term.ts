@@ -81,6 +81,8 @@ export class CoordinatorTerm {
    */
   private unreadPoison: Set<string> | undefined;
   private membership: Subscription | undefined;
+  private membersRetry: ReturnType<typeof setTimeout> | undefined;
+  private membersRetryMs = FIRST_WATCH_RETRY_MS;
   private writing = false;
   private dirty = false;
   private stopped = false;
@@ -108,13 +110,40 @@ export class CoordinatorTerm {
 
   start(): void {
     this.watchPoison();
-    this.membership = watchMemberRecords(this.client, membersPath(this.path)).subscribe({
-      next: (members) => this.onMembers(members),
+    this.watchMembers();
+  }
+
+  /**
+   * The membership, while the term lasts. A watch that fails (NoAuth on `<path>/members`, a
+   * listing over the client's `maxFrameBytes`) is a problem, not the member's end — every
+   * successor would fail the same, one after the other —: it is set again after 0.5 s, 1 s, ...
+   * up to 30 s, and nothing new is assigned meanwhile (the members keep what they have).
+   */
+  private watchMembers(): void {
+    if (this.stopped) return;
+    let failed = false;
+    const watch = watchMemberRecords(this.client, membersPath(this.path)).subscribe({
+      next: (members) => {
+        this.membersRetryMs = FIRST_WATCH_RETRY_MS;
+        this.events.resolved('watch-members');
+        this.onMembers(members);
+      },
       error: (error: unknown) => {
+        failed = true;
+        this.membership = undefined;
         if (this.stopped || isZkError(error, ZkErrorCode.ClientClosed)) return;
-        this.events.failed(error);
+        this.events.problem(
+          new PartitionProblemError(this.path, 'watch-members', undefined, { cause: error }),
+        );
+        this.membersRetry = setTimeout(() => {
+          this.membersRetry = undefined;
+          this.watchMembers();
+        }, this.membersRetryMs);
+        this.membersRetry.unref?.();
+        this.membersRetryMs = Math.min(LAST_WATCH_RETRY_MS, this.membersRetryMs * 2);
       },
     });
+    if (!failed) this.membership = watch;
   }
 
   /** This member's own set changed (it is known without a read). */
@@ -128,6 +157,7 @@ export class CoordinatorTerm {
     this.stopped = true;
     clearTimeout(this.wait);
     clearTimeout(this.poisonRetry);
+    clearTimeout(this.membersRetry);
     this.membership?.unsubscribe();
     this.poisonWatch?.unsubscribe();
     this.nodes.clear();

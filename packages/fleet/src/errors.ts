@@ -99,7 +99,8 @@ export class ReleaseTimeoutError extends ZkrxError<'ReleaseTimeout'> {
 
 /**
  * What a member of a partition could not do and goes on through (each is retried, or set
- * again): `report-poison` (a poison report could not be written), `watch-poison` (the
+ * again): `report-poison` (a poison report could not be written), `watch-members` (the
+ * coordinator could not watch the membership: nothing new is assigned meanwhile), `watch-poison` (the
  * coordinator's watch on the poison reports failed, or they are too many to list),
  * `write-assignment` (the coordinator could not write a member's assignment node), `store-set`
  * (the member could not store its item set under `<path>/sets`), `read-set` (the coordinator
@@ -109,6 +110,7 @@ export class ReleaseTimeoutError extends ZkrxError<'ReleaseTimeout'> {
  */
 export type PartitionTask =
   | 'report-poison'
+  | 'watch-members'
   | 'watch-poison'
   | 'write-assignment'
   | 'store-set'
@@ -136,6 +138,7 @@ export class PartitionProblemError extends ZkrxError<'PartitionProblem'> {
     const about = item === undefined ? '' : ` (item ${JSON.stringify(item)})`;
     const what = {
       'report-poison': 'a poison report could not be written',
+      'watch-members': 'the members could not be watched',
       'watch-poison': 'the poison reports could not be watched',
       'write-assignment': 'an assignment could not be written',
       'store-set': 'the item set could not be stored',

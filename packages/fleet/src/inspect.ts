@@ -3,7 +3,7 @@
  * each of a partition's items, with fencing tokens — what `zkrx members` and `zkrx partitions`
  * print.
  */
-import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { isZkError, joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type InspectedParticipant, inspect } from '@zkrx/lock';
 import { unlessGone } from '@zkrx/lock/recipe';
 import { compareNames } from './item-set';
@@ -18,6 +18,7 @@ import {
   poisonPath,
 } from './options';
 import { decodePoisonReport, type PoisonedItem } from './poison';
+import { readStoredSet } from './set-store';
 
 /** A member, as read. */
 export interface InspectedMember extends MemberDetails {
@@ -93,6 +94,12 @@ export interface InspectedFleet {
   readonly items: readonly InspectedItem[];
   /** Partition: the items left unowned because their lock failed for good, sorted. */
   readonly poisoned: readonly InspectedPoison[];
+  /**
+   * Partition: poison reports that could not be listed — more than one reply of the client's
+   * `maxFrameBytes` holds (tens of thousands of long names) — how many; 0 when all are listed.
+   * Said, not hidden: the fleet's coordinator meets the same limit (its `watch-poison` problem).
+   */
+  readonly poisonedUnlisted: number;
   /**
    * Partition: the member holding the coordinator's mutex now (its id, as its lock node says),
    * which writes the assignment. Undefined with members means none does: they take nothing new
@@ -200,7 +207,7 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
   const members = await readMembers(client, where, isPartition);
   const ownSession = client.sessionId;
   const items = isPartition ? await readItems(client, valid, members) : [];
-  const poisoned = isPartition ? await readPoison(client, valid) : [];
+  const poison = isPartition ? await readPoison(client, valid) : { found: [], unlisted: 0 };
   const coordinator = isPartition
     ? (await unlessGone(inspect(client, coordinatorPath(valid))))?.holders[0]?.data
     : undefined;
@@ -222,7 +229,8 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
       items: owned.get(member.id) ?? [],
     })),
     items,
-    poisoned,
+    poisoned: poison.found,
+    poisonedUnlisted: poison.unlisted,
     coordinator,
     balanced: isPartition ? isBalanced(members, items, owned) : undefined,
     readAt,
@@ -244,9 +252,7 @@ async function readItems(
     fencingToken: participant.czxid,
     createdAt: participant.createdAt,
   });
-  const names = ((await unlessGone(client.promises.children(itemsPath(path)))) ?? []).sort(
-    compareNames,
-  );
+  const names = (await listOrStated(client, path, members)).sort(compareNames);
   return mapLimited(names, async (item): Promise<InspectedItem> => {
     const lockPath = joinPath(itemsPath(path), item);
     const lock = await unlessGone(inspect(client, lockPath));
@@ -260,17 +266,53 @@ async function readItems(
   });
 }
 
-/** The poison reports of a partition, sorted by item. */
-async function readPoison(client: ZkClient, path: string): Promise<InspectedPoison[]> {
+/**
+ * The items with a lock path: a listing of `<path>/items`; when that is more than one reply can
+ * hold (100,000 names of 255 bytes), the items the members state (their stored sets), each
+ * inspected whether its lock path is there or not.
+ */
+async function listOrStated(
+  client: ZkClient,
+  path: string,
+  members: readonly ReadMember[],
+): Promise<string[]> {
+  try {
+    return (await unlessGone(client.promises.children(itemsPath(path)))) ?? [];
+  } catch (error) {
+    if (!isZkError(error, ZkErrorCode.ReplyTooLarge)) throw error;
+  }
+  const digests = new Set<string>();
+  for (const member of members) if (member.itemSet) digests.add(member.itemSet.digest);
+  const names = new Set<string>();
+  for (const digest of digests) {
+    for (const item of (await readStoredSet(client, path, digest))?.items ?? []) names.add(item);
+  }
+  return [...names];
+}
+
+/** The poison reports of a partition, sorted by item; how many could not be listed. */
+async function readPoison(
+  client: ZkClient,
+  path: string,
+): Promise<{ found: InspectedPoison[]; unlisted: number }> {
   const where = poisonPath(path);
-  const names = ((await unlessGone(client.promises.children(where))) ?? []).sort(compareNames);
+  let names: string[];
+  try {
+    names = ((await unlessGone(client.promises.children(where))) ?? []).sort(compareNames);
+  } catch (error) {
+    if (!isZkError(error, ZkErrorCode.ReplyTooLarge)) throw error;
+    return { found: [], unlisted: (await client.promises.exists(where))?.numChildren ?? 0 };
+  }
   const found = await mapLimited(names, async (item) => {
     const node = joinPath(where, item);
     const read = await unlessGone(client.promises.get(node));
     const report = read ? decodePoisonReport(read.data) : undefined;
     return report ? { item, node, ...report } : undefined;
   });
-  return found.filter((entry): entry is InspectedPoison => entry !== undefined);
+  return {
+    found: found.filter((entry): entry is InspectedPoison => entry !== undefined),
+    unlisted: 0,
+  };
 }
 
 /**

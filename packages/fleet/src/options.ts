@@ -114,6 +114,12 @@ export function checkPartitionArguments(path: unknown, items: unknown, options: 
   const given = checkOptionsObject(options, what);
   const id = checkName(given.id, 'id', what);
   const data = checkData(given.data, joinPath(membersPath(fleetPath), id), what);
+  if (data.length > MAX_MEMBER_DATA_BYTES) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: data is ${data.length} bytes: a partition member's data takes at most ${MAX_MEMBER_DATA_BYTES} (its node also states its item set and problems, within ZooKeeper's 1 MB)`,
+    );
+  }
   const onSuspended = checkSuspendedPolicy(given.onSuspended, what);
   const releaseTimeoutMs =
     validateTimeout(given.releaseTimeoutMs, 'releaseTimeoutMs') ?? DEFAULT_RELEASE_TIMEOUT_MS;
@@ -194,6 +200,9 @@ export interface PartitionOptions {
    */
   onError?: (error: PartitionProblemError) => void;
 }
+
+/** The most bytes of `data` a partition member shows (an address, a host name: not a payload). */
+export const MAX_MEMBER_DATA_BYTES = 65_536;
 
 /** How long a given-up item waits for its tracked runs by default (ms). */
 export const DEFAULT_RELEASE_TIMEOUT_MS = 60_000;

@@ -251,7 +251,7 @@ export class SetReader {
       const watch = this.client.watchData(headPath(this.path, digest)).subscribe({
         next: (value) => {
           const head = value ? decodeHead(value.data) : undefined;
-          if (head?.ready) void this.read(digest, head);
+          if (head?.ready) void this.read(digest);
         },
         error: (error: unknown) => {
           this.watching.delete(digest);
@@ -268,35 +268,53 @@ export class SetReader {
     this.known.clear();
   }
 
-  private async read(digest: string, head: Head): Promise<void> {
+  private async read(digest: string): Promise<void> {
     if (this.reading.has(digest) || this.known.has(digest)) return;
     this.reading.add(digest);
     try {
-      const chunks: Buffer[] = [];
-      for (let index = 0; index < head.chunks; index++) {
-        chunks.push((await this.client.promises.get(chunkPath(this.path, digest, index))).data);
-      }
-      if (!this.watching.has(digest)) return;
-      const set = setFromChunks(chunks, head.count, digest);
-      if (!set) {
-        this.failed(new Error(`the stored item set ${digest} does not match its digest`));
-        return;
-      }
+      const set = await readStoredSet(this.client, this.path, digest);
+      // Gone meanwhile (its writer left): the claim's watch brings the next one.
+      if (!set || !this.watching.has(digest)) return;
       this.known.set(digest, set);
       this.watching.get(digest)?.unsubscribe();
       this.watching.delete(digest);
       this.found();
     } catch (error) {
-      // Gone meanwhile (its writer left): the claim's watch brings the next one. Else read
-      // again in a second.
-      if (isZkError(error, ZkErrorCode.NoNode, ZkErrorCode.ClientClosed)) return;
+      if (isZkError(error, ZkErrorCode.ClientClosed)) return;
+      // Not the set of its digest, or a lost connection: told, and read again in a second.
       this.failed(error);
       const again = setTimeout(() => {
-        if (this.watching.has(digest)) void this.read(digest, head);
+        if (this.watching.has(digest)) void this.read(digest);
       }, 1_000);
       again.unref?.();
     } finally {
       this.reading.delete(digest);
     }
+  }
+}
+
+/**
+ * Reads the set of `digest` stored under `<path>/sets` once (its chunks one at a time: a reply
+ * of several could pass the client's `maxFrameBytes`); undefined when it is not there, or not
+ * ready. Throws when the chunks are not that set.
+ */
+export async function readStoredSet(
+  client: ZkClient,
+  path: string,
+  digest: string,
+): Promise<ItemSet | undefined> {
+  try {
+    const head = decodeHead((await client.promises.get(headPath(path, digest))).data);
+    if (!head?.ready) return undefined;
+    const chunks: Buffer[] = [];
+    for (let index = 0; index < head.chunks; index++) {
+      chunks.push((await client.promises.get(chunkPath(path, digest, index))).data);
+    }
+    const set = setFromChunks(chunks, head.count, digest);
+    if (!set) throw new Error(`the stored item set ${digest} does not match its digest`);
+    return set;
+  } catch (error) {
+    if (isZkError(error, ZkErrorCode.NoNode)) return undefined;
+    throw error;
   }
 }
