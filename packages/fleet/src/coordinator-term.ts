@@ -17,9 +17,10 @@ import { assign } from './assign';
 import { type AssignmentNode, decodeAssignmentNode, encodeAssignmentNode } from './assignment-node';
 import { PartitionProblemError, type PartitionTask } from './errors';
 import { compareNames, type ItemSet } from './item-set';
+import { keepWatching } from './kept-watch';
 import { type WatchedMember, watchMemberRecords } from './membership-watch';
-import { assignmentsPath, membersPath, poisonPath } from './options';
-import { decodePoisonReport, type PoisonedItem } from './poison';
+import { assignmentsPath, membersPath } from './options';
+import { PoisonWatch } from './poison';
 import { SetReader } from './set-store';
 
 /** What a term tells its coordinator. */
@@ -49,9 +50,6 @@ interface NodeState {
 const BURST_QUIET_MS = 150;
 /** ... or this long after it began, whichever is first. */
 const BURST_LONGEST_MS = 3_000;
-/** The poison reports' watch, set again after failing: first wait, doubled up to the last. */
-const FIRST_WATCH_RETRY_MS = 500;
-const LAST_WATCH_RETRY_MS = 30_000;
 
 const ignore = () => {};
 
@@ -70,19 +68,9 @@ export class CoordinatorTerm {
   /** Each item's owner-to-be, as last computed (or read from the nodes): stickiness. */
   private targets = new Map<string, string>();
   private readonly sets: SetReader;
-  private readonly poison = new Map<string, PoisonedItem>();
-  private poisonWatch: Subscription | undefined;
-  private poisonRetry: ReturnType<typeof setTimeout> | undefined;
-  private poisonRetryMs = FIRST_WATCH_RETRY_MS;
-  /**
-   * Reports listed and not read yet; undefined before the first listing. Nothing is written
-   * before the reports are known (or cannot be): a member's node written without its poison
-   * would have it try them all again.
-   */
-  private unreadPoison: Set<string> | undefined;
+  /** The poison reports. Nothing is written before they are known (or cannot be): a member's node written without its poison would have it try them all again. */
+  private readonly poison: PoisonWatch;
   private membership: Subscription | undefined;
-  private membersRetry: ReturnType<typeof setTimeout> | undefined;
-  private membersRetryMs = FIRST_WATCH_RETRY_MS;
   private writing = false;
   private dirty = false;
   private stopped = false;
@@ -99,6 +87,11 @@ export class CoordinatorTerm {
     private readonly ownSet: () => ItemSet | undefined,
     private readonly events: TermEvents,
   ) {
+    this.poison = new PoisonWatch(client, path, {
+      changed: () => this.schedule(),
+      problem: (error) => events.problem(error),
+      resolved: () => events.resolved('watch-poison'),
+    });
     this.sets = new SetReader(
       client,
       path,
@@ -109,41 +102,27 @@ export class CoordinatorTerm {
   }
 
   start(): void {
-    this.watchPoison();
-    this.watchMembers();
+    this.poison.start();
+    this.membership = this.watchMembers();
   }
 
   /**
    * The membership, while the term lasts. A watch that fails (NoAuth on `<path>/members`, a
    * listing over the client's `maxFrameBytes`) is a problem, not the member's end — every
-   * successor would fail the same, one after the other —: it is set again after 0.5 s, 1 s, ...
-   * up to 30 s, and nothing new is assigned meanwhile (the members keep what they have).
+   * successor would fail the same, one after the other —: it is set again (kept-watch.ts), and
+   * nothing new is assigned meanwhile (the members keep what they have).
    */
-  private watchMembers(): void {
-    if (this.stopped) return;
-    let failed = false;
-    const watch = watchMemberRecords(this.client, membersPath(this.path)).subscribe({
+  private watchMembers(): Subscription {
+    return keepWatching(() => watchMemberRecords(this.client, membersPath(this.path)), {
       next: (members) => {
-        this.membersRetryMs = FIRST_WATCH_RETRY_MS;
         this.events.resolved('watch-members');
         this.onMembers(members);
       },
-      error: (error: unknown) => {
-        failed = true;
-        this.membership = undefined;
-        if (this.stopped || isZkError(error, ZkErrorCode.ClientClosed)) return;
+      failed: (error) =>
         this.events.problem(
           new PartitionProblemError(this.path, 'watch-members', undefined, { cause: error }),
-        );
-        this.membersRetry = setTimeout(() => {
-          this.membersRetry = undefined;
-          this.watchMembers();
-        }, this.membersRetryMs);
-        this.membersRetry.unref?.();
-        this.membersRetryMs = Math.min(LAST_WATCH_RETRY_MS, this.membersRetryMs * 2);
-      },
+        ),
     });
-    if (!failed) this.membership = watch;
   }
 
   /** This member's own set changed (it is known without a read). */
@@ -156,10 +135,8 @@ export class CoordinatorTerm {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.wait);
-    clearTimeout(this.poisonRetry);
-    clearTimeout(this.membersRetry);
     this.membership?.unsubscribe();
-    this.poisonWatch?.unsubscribe();
+    this.poison.stop();
     this.nodes.clear();
     this.sets.stop();
   }
@@ -260,14 +237,12 @@ export class CoordinatorTerm {
     }
   }
 
+  /** Writes again soon: after the round in flight, or after this turn (a reply's inputs together). */
   private schedule(): void {
     if (this.stopped) return;
-    if (this.writing) {
-      this.dirty = true;
-      return;
-    }
+    this.dirty = true;
+    if (this.writing) return;
     this.writing = true;
-    // After the turn: the inputs of one reply (a listing, a read) come in together.
     setImmediate(() => void this.writeAll());
   }
 
@@ -306,7 +281,7 @@ export class CoordinatorTerm {
    */
   private async writeOnce(): Promise<void> {
     const members = this.members;
-    if (!members || this.unreadPoison === undefined || this.unreadPoison.size > 0) return;
+    if (!members || !this.poison.known) return;
     const ready: { id: string; set: ItemSet; state: NodeState }[] = [];
     /** Members whose set is not known yet: what they are given stays theirs meanwhile. */
     const waiting = new Set<string>();
@@ -340,7 +315,7 @@ export class CoordinatorTerm {
       if (position >= 0) shares.get(id)?.push(position);
     }
     const poisonOf = new Map<string, number[]>();
-    for (const [item, report] of this.poison) {
+    for (const [item, report] of this.poison.reports) {
       const position = setOf.get(report.member)?.indexOf(item) ?? -1;
       if (position < 0) continue;
       const list = poisonOf.get(report.member) ?? [];
@@ -418,11 +393,11 @@ export class CoordinatorTerm {
   } {
     const distinct = [...new Map(sets.map((set) => [set.digest, set])).values()];
     const lists = new Map<string, number[]>();
-    const poisoned = (item: string) => this.poison.has(item) || reserved.has(item);
+    const poisoned = (item: string) => this.poison.reports.has(item) || reserved.has(item);
     if (distinct.length === 1) {
       const only = distinct[0] as ItemSet;
       const items =
-        this.poison.size === 0 && reserved.size === 0
+        this.poison.reports.size === 0 && reserved.size === 0
           ? only.items.slice()
           : only.items.filter((item) => !poisoned(item));
       return { items, lists };
@@ -454,63 +429,5 @@ export class CoordinatorTerm {
     }
     items.sort(compareNames);
     return { items, lists };
-  }
-
-  /**
-   * The poison reports: a children watch on `<path>/poison`, and a read of each new one. A
-   * watch that fails (NoAuth on `<path>/poison`, a listing over the client's `maxFrameBytes`) is
-   * a problem, and set again after 0.5 s, 1 s, ... up to 30 s, for as long as the term lasts.
-   */
-  private watchPoison(): void {
-    if (this.poisonWatch || this.poisonRetry || this.stopped) return;
-    const where = poisonPath(this.path);
-    let failed = false;
-    const watch = this.client.watchChildren(where).subscribe({
-      next: (names) => {
-        this.poisonRetryMs = FIRST_WATCH_RETRY_MS;
-        this.events.resolved('watch-poison');
-        const listed = new Set(names);
-        let changed = false;
-        for (const item of this.poison.keys()) {
-          if (listed.has(item)) continue;
-          this.poison.delete(item);
-          changed = true;
-        }
-        const unread = new Set<string>();
-        this.unreadPoison = unread;
-        for (const item of names) {
-          if (this.poison.has(item)) continue;
-          unread.add(item);
-          const done = () => {
-            unread.delete(item);
-            if (unread.size === 0) this.schedule();
-          };
-          this.client.promises.get(joinPath(where, item)).then((node) => {
-            const report = decodePoisonReport(node.data);
-            if (report && !this.stopped) this.poison.set(item, report);
-            done();
-          }, done);
-        }
-        if (changed || unread.size === 0) this.schedule();
-      },
-      error: (error: unknown) => {
-        failed = true;
-        this.poisonWatch = undefined;
-        if (this.stopped || isZkError(error, ZkErrorCode.ClientClosed)) return;
-        // Not known: the assignment goes on with the reports read so far.
-        this.unreadPoison = new Set();
-        this.schedule();
-        this.events.problem(
-          new PartitionProblemError(this.path, 'watch-poison', undefined, { cause: error }),
-        );
-        this.poisonRetry = setTimeout(() => {
-          this.poisonRetry = undefined;
-          this.watchPoison();
-        }, this.poisonRetryMs);
-        this.poisonRetry.unref?.();
-        this.poisonRetryMs = Math.min(LAST_WATCH_RETRY_MS, this.poisonRetryMs * 2);
-      },
-    });
-    if (!failed) this.poisonWatch = watch;
   }
 }

@@ -151,3 +151,20 @@ export class PartitionProblemError extends ZkrxError<'PartitionProblem'> {
     );
   }
 }
+
+/**
+ * What a record keeps of an error: its `code` (`Error` when it has none) and its message, cut
+ * to `characters` (a poison report, a member's problem).
+ */
+export function errorSummary(
+  error: unknown,
+  characters = 200,
+  codeOf: unknown = error,
+): { readonly code: string; readonly message: string } {
+  const code =
+    codeOf !== null && typeof codeOf === 'object' && 'code' in codeOf
+      ? String((codeOf as { code: unknown }).code)
+      : 'Error';
+  const message = (error instanceof Error ? error.message : String(error)).slice(0, characters);
+  return { code, message };
+}

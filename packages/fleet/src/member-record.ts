@@ -3,7 +3,7 @@
  * set it states (what the coordinator assigns it from), and the problems it is going through
  * (so that `inspectFleet` and `zkrx partitions` show them). Pure: encode and decode.
  */
-import type { PartitionTask } from './errors';
+import { errorSummary, type PartitionTask } from './errors';
 
 /** A problem a member states on its node. */
 export interface MemberProblem {
@@ -48,15 +48,9 @@ export function problemOf(
   count: number,
   at = Date.now(),
 ): MemberProblem {
+  // The code of what was met (a problem's cause: NoAuth, ReplyTooLarge...), and its message.
   const cause = (error as { cause?: unknown } | null)?.cause ?? error;
-  const code =
-    cause !== null && typeof cause === 'object' && 'code' in cause
-      ? String((cause as { code: unknown }).code)
-      : 'Error';
-  const message = (error instanceof Error ? error.message : String(error)).slice(
-    0,
-    MESSAGE_CHARACTERS,
-  );
+  const { code, message } = errorSummary(error, MESSAGE_CHARACTERS, cause);
   return { task, code, message, at, count };
 }
 

@@ -131,13 +131,10 @@ export function watchMemberDetails(
     const children = client.watchChildren(path).subscribe({
       next: (listed) => {
         names = listed;
-        const now = new Set(listed);
-        for (const [name, entry] of entries) {
-          if (now.has(name)) continue;
+        dropUnlisted(entries, listed, (entry) => {
           // Dropped while being read: its read no longer counts.
           if (entry.value === undefined) unread -= 1;
-          entries.delete(name);
-        }
+        });
         for (const name of listed) {
           if (entries.has(name)) continue;
           const entry: Entry = { value: undefined };
@@ -156,6 +153,20 @@ export function watchMemberDetails(
       entries.clear();
     };
   });
+}
+
+/** Drops the entries of names no longer listed (each told to `dropped` first). */
+function dropUnlisted<E>(
+  entries: Map<string, E>,
+  listed: readonly string[],
+  dropped: (entry: E) => void,
+): void {
+  const now = new Set(listed);
+  for (const [name, entry] of entries) {
+    if (now.has(name)) continue;
+    dropped(entry);
+    entries.delete(name);
+  }
 }
 
 /** A partition member as its coordinator sees it: its node, read and watched. */
@@ -211,12 +222,7 @@ export function watchMemberRecords(
     const children = client.watchChildren(path).subscribe({
       next: (names) => {
         listed = true;
-        const now = new Set(names);
-        for (const [id, entry] of entries) {
-          if (now.has(id)) continue;
-          entry.watch?.unsubscribe();
-          entries.delete(id);
-        }
+        dropUnlisted(entries, names, (entry) => entry.watch?.unsubscribe());
         for (const id of names) {
           if (entries.has(id)) continue;
           const entry: Entry = { value: undefined };

@@ -3,7 +3,7 @@
  * item names and options. Each failure is a ZkError `InvalidPath` or `BadArguments` naming the
  * problem.
  */
-import { joinPath, toDataBuffer, validatePath, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { joinPath, toDataBuffer, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type SuspendedPolicy, validateLockPath, validateTimeout } from '@zkrx/lock';
 import { isObservable, type Observable } from 'rxjs';
 import type { PartitionProblemError } from './errors';

@@ -5,18 +5,19 @@
  * new.
  */
 import { createServer } from 'node:net';
-import {
-  createClient,
-  OPEN_ACL_UNSAFE,
-  Permission,
-  READ_ACL_UNSAFE,
-  type ZkClient,
-} from '@zkrx/core';
+import { createClient, OPEN_ACL_UNSAFE, Permission, type ZkClient } from '@zkrx/core';
 import { connectedClients } from '@zkrx/test-support';
 import { startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@zkrx/testing';
 import { BehaviorSubject, filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { converged, fleetLog, names, startMember } from '../test/fleet';
+import {
+  converged,
+  fleetLog,
+  names,
+  refusedLockPath,
+  startMember,
+  startMembers,
+} from '../test/fleet';
 import { decodeAssignmentNode } from './assignment-node';
 import {
   inspectFleet,
@@ -130,8 +131,7 @@ describe('partition on the days operators have', () => {
     const path = uniqueRoot('fleet');
     // The item's lock path refuses lock nodes, and so does the poison reports' parent (both
     // can be read, and their ACL set again).
-    await observer.promises.mkdirp(`${path}/items`, { mode: 'container' });
-    await observer.promises.create(`${path}/items/bad`, '', { acl: readAndAdmin });
+    await refusedLockPath(observer, path, 'bad', readAndAdmin);
     await observer.promises.create(`${path}/poison`, '', { acl: readAndAdmin });
     const items = ['a', 'bad', 'c', 'd'];
     const log = fleetLog();
@@ -174,15 +174,11 @@ describe('partition on the days operators have', () => {
   it('emits nothing when nothing of its own changed, poison or not', async () => {
     const [a, b, observer] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
     const path = uniqueRoot('fleet');
-    await observer.promises.mkdirp(`${path}/items`, { mode: 'container' });
-    await observer.promises.create(`${path}/items/bad`, '', { acl: READ_ACL_UNSAFE });
+    await refusedLockPath(observer, path, 'bad');
     const set = new BehaviorSubject<readonly string[]>(['bad', 'p', 'q', 'r', 's']);
     const good = () => set.value.filter((item) => item !== 'bad');
     const log = fleetLog();
-    const fleet = [
-      startMember(log, a, path, set, { id: 'one' }),
-      startMember(log, b, path, set, { id: 'two' }),
-    ];
+    const fleet = startMembers(log, [a, b], path, set, ['one', 'two']);
     await vi.waitUntil(
       () =>
         converged(fleet, good()) &&
@@ -212,8 +208,7 @@ describe('partition on the days operators have', () => {
   it("a coordinator's poison watch that fails is set again: poison reported meanwhile is listed", async () => {
     const [a, observer] = (await connectedClients(2)) as [ZkClient, ZkClient];
     const path = uniqueRoot('fleet');
-    await observer.promises.mkdirp(`${path}/items`, { mode: 'container' });
-    await observer.promises.create(`${path}/items/bad`, '', { acl: READ_ACL_UNSAFE });
+    await refusedLockPath(observer, path, 'bad');
     // Reports can be written there, not listed: the coordinator's watch fails NoAuth.
     await observer.promises.create(`${path}/poison`, '', {
       acl: [

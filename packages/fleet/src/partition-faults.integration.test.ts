@@ -4,12 +4,19 @@
  * item set comes late, a poison item, runs tracked after the end or never ending, and what the
  * fleet keeps on the server (no watch per item per member).
  */
-import { READ_ACL_UNSAFE, type ZkClient } from '@zkrx/core';
+import type { ZkClient } from '@zkrx/core';
 import { childrenOf, connectedClients, deferred } from '@zkrx/test-support';
 import { mntr, testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import { Subject } from 'rxjs';
 import { describe, expect, it, vi } from 'vitest';
-import { converged, fleetLog, names, startMember } from '../test/fleet';
+import {
+  converged,
+  fleetLog,
+  names,
+  refusedLockPath,
+  startMember,
+  startMembers,
+} from '../test/fleet';
 import { inspectFleet, type OwnedItem, OwnershipEndedError, ReleaseTimeoutError } from './index';
 
 describe('partition (issue 25)', () => {
@@ -50,15 +57,11 @@ describe('partition (issue 25)', () => {
     const [a, b, observer] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
     const path = uniqueRoot('fleet');
     // Nobody may make a lock node under this item's lock path: every lock on it fails NoAuth.
-    await observer.promises.mkdirp(`${path}/items`, { mode: 'container' });
-    await observer.promises.create(`${path}/items/bad`, '', { acl: READ_ACL_UNSAFE });
+    await refusedLockPath(observer, path, 'bad');
     const items = ['a', 'bad', 'c', 'd'];
     const good = ['a', 'c', 'd'];
     const log = fleetLog();
-    const fleet = [
-      startMember(log, a, path, items, { id: 'one' }),
-      startMember(log, b, path, items, { id: 'two' }),
-    ];
+    const fleet = startMembers(log, [a, b], path, items, ['one', 'two']);
     await vi.waitUntil(
       () =>
         converged(fleet, good) &&

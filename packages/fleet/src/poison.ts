@@ -6,7 +6,10 @@
  */
 import { isZkError, joinPath, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import { tryAcquire } from '@zkrx/lock';
-import { PartitionProblemError } from './errors';
+import type { Subscription } from 'rxjs';
+import { errorSummary, PartitionProblemError } from './errors';
+import { readRecord } from './json-record';
+import { keepWatching } from './kept-watch';
 import { itemPath, poisonPath } from './options';
 
 /** An item whose lock failed for good, as reported by the member that tried it. */
@@ -24,15 +27,7 @@ const MESSAGE_CHARACTERS = 200;
 
 /** What a report says: who found the item, and the error. */
 export function poisonOf(member: string, error: unknown): PoisonedItem {
-  const code =
-    error !== null && typeof error === 'object' && 'code' in error
-      ? String((error as { code: unknown }).code)
-      : 'Error';
-  const message = (error instanceof Error ? error.message : String(error)).slice(
-    0,
-    MESSAGE_CHARACTERS,
-  );
-  return { member, code, message };
+  return { member, ...errorSummary(error, MESSAGE_CHARACTERS) };
 }
 
 /** The data of a poison report. */
@@ -45,19 +40,7 @@ export function encodePoisonReport(report: PoisonedItem): Buffer {
 
 /** A poison report read back; undefined when it is not one. */
 export function decodePoisonReport(data: Buffer): PoisonedItem | undefined {
-  try {
-    const value = JSON.parse(data.toString('utf8')) as Partial<PoisonedItem>;
-    if (
-      typeof value.member === 'string' &&
-      typeof value.code === 'string' &&
-      typeof value.message === 'string'
-    ) {
-      return { member: value.member, code: value.code, message: value.message };
-    }
-  } catch {
-    // not a report
-  }
-  return undefined;
+  return readRecord(data, { member: 'string', code: 'string', message: 'string' });
 }
 
 /** Two reports alike. */
@@ -294,4 +277,83 @@ function removeReport(client: ZkClient, node: string, sessionId: string): void {
     }
   })().catch(ignore);
   client.track(work);
+}
+
+/**
+ * The poison reports as the coordinator reads them: a children watch on `<path>/poison` (kept:
+ * one that fails — NoAuth, a listing over the client's `maxFrameBytes` — is a problem, set again
+ * later) and one read of each new report.
+ */
+export class PoisonWatch {
+  /** The reports read, by item. */
+  readonly reports = new Map<string, PoisonedItem>();
+  /** Reports listed and not read yet; undefined before the first listing. */
+  private unread: Set<string> | undefined;
+  private watch: Subscription | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly client: ZkClient,
+    private readonly path: string,
+    private readonly events: {
+      /** The reports changed (or became known). */
+      changed(): void;
+      problem(error: PartitionProblemError): void;
+      /** The watch works (again). */
+      resolved(): void;
+    },
+  ) {}
+
+  /** Every listed report was read, or the listing cannot be had (then: the reports read so far). */
+  get known(): boolean {
+    return this.unread !== undefined && this.unread.size === 0;
+  }
+
+  start(): void {
+    const where = poisonPath(this.path);
+    this.watch = keepWatching(() => this.client.watchChildren(where), {
+      next: (names) => {
+        this.events.resolved();
+        this.onListing(where, names);
+      },
+      failed: (error) => {
+        this.unread = new Set();
+        this.events.problem(
+          new PartitionProblemError(this.path, 'watch-poison', undefined, { cause: error }),
+        );
+        this.events.changed();
+      },
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watch?.unsubscribe();
+  }
+
+  private onListing(where: string, names: readonly string[]): void {
+    const listed = new Set(names);
+    let changed = false;
+    for (const item of this.reports.keys()) {
+      if (listed.has(item)) continue;
+      this.reports.delete(item);
+      changed = true;
+    }
+    const unread = new Set<string>();
+    this.unread = unread;
+    for (const item of names) {
+      if (this.reports.has(item)) continue;
+      unread.add(item);
+      const done = () => {
+        unread.delete(item);
+        if (unread.size === 0) this.events.changed();
+      };
+      this.client.promises.get(joinPath(where, item)).then((node) => {
+        const report = decodePoisonReport(node.data);
+        if (report && !this.stopped) this.reports.set(item, report);
+        done();
+      }, done);
+    }
+    if (changed || unread.size === 0) this.events.changed();
+  }
 }

@@ -9,6 +9,7 @@
 import { isZkError, type NodeData, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import type { Subscription } from 'rxjs';
 import { type ItemSet, setChunks, setFromChunks } from './item-set';
+import { readRecord } from './json-record';
 
 const VERSION = 1;
 
@@ -36,20 +37,15 @@ function encodeHead(head: Head): Buffer {
 }
 
 function decodeHead(data: Buffer): Head | undefined {
-  try {
-    const value = JSON.parse(data.toString('utf8')) as Partial<Head> & { v?: unknown };
-    if (
-      value.v === VERSION &&
-      typeof value.count === 'number' &&
-      typeof value.chunks === 'number' &&
-      typeof value.ready === 'boolean'
-    ) {
-      return { count: value.count, chunks: value.chunks, ready: value.ready };
-    }
-  } catch {
-    // not a head
-  }
-  return undefined;
+  const head = readRecord(data, {
+    v: 'number',
+    count: 'number',
+    chunks: 'number',
+    ready: 'boolean',
+  });
+  return head?.v === VERSION
+    ? { count: head.count, chunks: head.chunks, ready: head.ready }
+    : undefined;
 }
 
 const ignore = () => {};
