@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # bootstrap.sh [--with-interop] — everything the two quick-start commands need, idempotently:
-# pnpm 10 (not corepack: its signature check fails against this registry), ZooKeeper 3.8 from
-# Debian (brings Java), tmux (the zkrx command's tests drive it in a terminal), and with
-# --with-interop Curator 5.4 and kazoo 2.8 for the interop tests; then the workspace's
-# dependencies (pnpm compiles the zookeeper binding) and a build. One line per step; what the
-# steps print goes to .bootstrap.log (ZKRX_BOOTSTRAP_LOG), shown only when a step fails.
+# the Node lines of scripts/runtimes.json (22, 24, 26: the official binaries, from npm, into
+# ~/.cache/zkrx — node-lines.sh), pnpm 10 (not corepack: its signature check fails against this
+# registry), ZooKeeper 3.8 from Debian (brings Java), tmux (the zkrx command's tests drive it in
+# a terminal), chromium (the console's tests drive it headless), and with --with-interop Curator
+# 5.4 and kazoo 2.8 for the interop tests; then the workspace's dependencies and a build, on the
+# suite's line (Node 26), and the zookeeper binding compiled on the native line (Node 24:
+# build-binding.sh). One line per step; what the steps print goes to .bootstrap.log
+# (ZKRX_BOOTSTRAP_LOG), shown only when a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/node-lines.sh
 
 LOG_FILE=${ZKRX_BOOTSTRAP_LOG:-$PWD/.bootstrap.log}
 : >"$LOG_FILE"
@@ -37,6 +41,16 @@ as_root() {
   fi
 }
 
+# The Node lines download (npm) while Debian's packages install; waited for before pnpm runs.
+node_lines=$(runtime_pin .node.lines)
+printf '\n==== installing Node %s (npm %s)\n' "$node_lines" "$(node_package)" >>"$LOG_FILE"
+lines_started=$SECONDS
+line_jobs=()
+for version in $node_lines; do
+  install_node_line "$version" >>"$LOG_FILE" 2>&1 &
+  line_jobs+=($!)
+done
+
 if ! command -v pnpm >/dev/null 2>&1 || [[ $(pnpm --version 2>/dev/null) != 10.* ]]; then
   step "installing pnpm 10" npm install --global --no-fund --no-audit pnpm@10
 fi
@@ -52,6 +66,7 @@ have_interop() {
 packages=()
 have_zookeeper || packages+=(zookeeper)
 command -v tmux >/dev/null 2>&1 || packages+=(tmux)
+command -v chromium >/dev/null 2>&1 || packages+=(chromium)
 if [[ ${1:-} == --with-interop ]] && ! have_interop; then
   packages+=(libcurator-recipes-java python3-kazoo)
 fi
@@ -62,6 +77,26 @@ if [[ ${#packages[@]} -gt 0 ]]; then
 fi
 command -v java >/dev/null 2>&1 || { log "java is missing (apt-get install -y zookeeper brings it)"; exit 1; }
 
+wait_for_lines() {
+  local failed=0
+  for job in "${line_jobs[@]}"; do wait "$job" || failed=1; done
+  for version in $node_lines; do [[ -x $(node_home "$version")/bin/node ]] || failed=1; done
+  return "$failed"
+}
+printf '\033[1;34m[bootstrap]\033[0m installing Node %s (npm %s, in %s) ...' \
+  "${node_lines// /, }" "$(node_package)" "$ZKRX_CACHE_DIR" >&2
+if ! wait_for_lines; then
+  printf ' failed\n---- the last lines of %s ----\n' "$LOG_FILE" >&2
+  tail -n 100 "$LOG_FILE" >&2
+  exit 1
+fi
+printf ' done (%s s)\n' "$((SECONDS - lines_started))" >&2
+
+# Everything from here on runs on the suite's line (pnpm is a `#!/usr/bin/env node` script).
+use_node "$(runtime_pin .node.suite)"
+
 step "installing dependencies" pnpm install --frozen-lockfile --reporter=append-only
+
+step "building the zookeeper binding on Node $(runtime_pin .node.native)" ./scripts/build-binding.sh
 
 step "building" env TURBO_TELEMETRY_DISABLED=1 pnpm exec turbo run build --output-logs=errors-only

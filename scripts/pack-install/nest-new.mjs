@@ -102,7 +102,7 @@ const majors = {
  */
 export function nestNewProject(major) {
   const nest = majors[major];
-  return async ({ dir, packs, npmArgs = [], log }) => {
+  return async ({ dir, packs, npmArgs = [], log, nodeLines, parallel }) => {
     const started = performance.now();
     const parent = join(dir, '..');
     mkdirSync(parent, { recursive: true });
@@ -158,25 +158,38 @@ export function nestNewProject(major) {
     log(`nest new: npm install (with zkrx) ${(installMs / 1000).toFixed(1)} s`);
 
     const env = { CI: '1', NO_COLOR: '1', ZKRX_TEST_CONNECT: '' };
+    // One build (the project's TypeScript, whichever Node compiles it), then its unit and e2e
+    // tests on every Node line, each with that line first on PATH (npx, the runner, Nest).
     await runCommand({ dir, command: 'npm', args: ['run', 'build'], env, label: 'npm run build' });
-    const unit = await runCommand({
-      dir,
-      command: 'npx',
-      args: nest.unit,
-      env,
-      label: `npm test (${nest.runner})`,
-    });
-    const e2eRun = await runCommand({
-      dir,
-      command: 'npx',
-      args: nest.e2e,
-      env,
-      label: `npm run test:e2e (${nest.runner})`,
-    });
-    log(`nest new: ${nest.runner} ${unit || 'passed'}; e2e ${e2eRun || 'passed'}`);
+    const onLine = async (runtime) => {
+      const lineEnv = { ...runtime.env, ...env };
+      const unit = await runCommand({
+        dir,
+        command: 'npx',
+        args: nest.unit,
+        env: lineEnv,
+        label: `npm test (${nest.runner}) on ${runtime.label}`,
+      });
+      const e2eRun = await runCommand({
+        dir,
+        command: 'npx',
+        args: nest.e2e,
+        env: lineEnv,
+        label: `npm run test:e2e (${nest.runner}) on ${runtime.label}`,
+      });
+      log(
+        `${runtime.label.padEnd(7)} ${nest.runner} ${unit || 'passed'}; e2e ${e2eRun || 'passed'}`,
+      );
+    };
+    const ran = await Promise.allSettled(
+      nodeLines.map((runtime) => parallel(() => onLine(runtime))),
+    );
+    const failures = ran.filter((result) => result.status === 'rejected');
+    if (failures.length > 0)
+      throw new Error(failures.map((result) => result.reason.message).join('\n'));
     return {
       ms: Math.round(performance.now() - started),
-      last: `nest new (Nest ${major}) + the README's files: build, unit tests (ZkTestingModule), e2e (${nest.runner} global setup) passed`,
+      last: `nest new (Nest ${major}) + the README's files: build, unit tests (ZkTestingModule), e2e (${nest.runner} global setup) passed on ${nodeLines.map((runtime) => runtime.label).join(', ')}`,
     };
   };
 }

@@ -22,10 +22,11 @@ const run = promisify(execFile);
  *   install: string[],
  *   registry?: Record<string, string>,
  *   npmArgs?: string[],
+ *   env?: Record<string, string>,
  * }} options
  * @return {Promise<{ dir: string, ms: number }>}
  */
-export async function installProject({ dir, packs, install, registry = {}, npmArgs = [] }) {
+export async function installProject({ dir, packs, install, registry = {}, npmArgs = [], env }) {
   mkdirSync(dir, { recursive: true });
   const tarballOf = (name) => {
     const pack = packs.find((candidate) => candidate.name === name);
@@ -42,21 +43,22 @@ export async function installProject({ dir, packs, install, registry = {}, npmAr
     overrides: Object.fromEntries(packs.map((pack) => [pack.name, tarballOf(pack.name)])),
   };
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  return { dir, ms: await npmInstall(dir, npmArgs) };
+  return { dir, ms: await npmInstall(dir, npmArgs, env) };
 }
 
 /**
- * `npm install` in `dir`, quietly, from npm's cache where it can.
+ * `npm install` in `dir`, quietly, from npm's cache where it can; `env` on top of this process's
+ * (a Node line's PATH: npm, and any build it runs, on that line).
  *
  * @return {Promise<number>} how long it took, in ms
  */
-export async function npmInstall(dir, npmArgs = []) {
+export async function npmInstall(dir, npmArgs = [], env = {}) {
   const started = performance.now();
   try {
     await run(
       'npm',
       ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...npmArgs],
-      { cwd: dir, maxBuffer: 64 * 1024 * 1024 },
+      { cwd: dir, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } },
     );
   } catch (error) {
     throw new Error(`npm install in ${dir} failed:\n${error.stderr || error.message}`);
@@ -71,23 +73,24 @@ export function installedManifest(dir, name) {
 
 /**
  * Puts `smokeFile` (an ES module whose default export is `async (load, env) => string`; `env` is
- * JSON: `{ connect, server, chroot, root }` from main.mjs) in the project as `smoke.mjs`, with
- * two entry files that run it: `entry.mjs`, an ES module whose `load` is `import()`, and
- * `entry.cjs`, a CommonJS module whose `load` is `require()`. Every runtime runs the same two.
+ * `{ connect, server, chroot, root, kind }` from main.mjs, as JSON in ZKRX_SMOKE_ENV: each run
+ * has its own) in the project as `smoke.mjs`, with two entry files that run it: `entry.mjs`, an
+ * ES module whose `load` is `import()`, and `entry.cjs`, a CommonJS module whose `load` is
+ * `require()`. Every runtime runs the same two.
  */
-export function prepareSmoke({ dir, smokeFile, env }) {
+export function prepareSmoke({ dir, smokeFile }) {
   copyFileSync(smokeFile, join(dir, 'smoke.mjs'));
-  const envJson = JSON.stringify(env);
+  const env = 'JSON.parse(process.env.ZKRX_SMOKE_ENV)';
   writeFileSync(
     join(dir, 'entry.mjs'),
     `import smoke from './smoke.mjs';\n` +
-      `console.log(await smoke((specifier) => import(specifier), ${envJson}));\n`,
+      `console.log(await smoke((specifier) => import(specifier), ${env}));\n`,
   );
   writeFileSync(
     join(dir, 'entry.cjs'),
     `'use strict';\n` +
       `import('./smoke.mjs')\n` +
-      `  .then(({ default: smoke }) => smoke(async (specifier) => require(specifier), ${envJson}))\n` +
+      `  .then(({ default: smoke }) => smoke(async (specifier) => require(specifier), ${env}))\n` +
       `  .then((result) => console.log(result), (error) => { console.error(error); process.exitCode = 1; });\n`,
   );
 }
@@ -99,25 +102,62 @@ export const smokeEntries = [
 ];
 
 /**
- * Runs one entry file written by `prepareSmoke` on `runtime` (runtimes.mjs: Node, Bun, Deno), in
- * its own process with the project as its cwd.
+ * Runs one entry file written by `prepareSmoke` on `runtime` (runtimes.mjs: a Node line, Bun,
+ * Deno), in its own process with the project as its cwd, `smokeEnv` in ZKRX_SMOKE_ENV.
  *
  * @return {Promise<string>} what the run printed last
  */
-export async function runEntry({ dir, runtime, entry, timeoutMs = 120_000 }) {
+export async function runEntry({ dir, runtime, entry, smokeEnv, timeoutMs = 120_000 }) {
   return runCommand({
     dir,
     command: runtime.command,
     args: runtime.args(entry),
-    env: runtime.env,
+    env: { ...runtime.env, ZKRX_SMOKE_ENV: JSON.stringify(smokeEnv) },
     timeoutMs,
     label: `${entry} on ${runtime.label} ${runtime.version}`,
   });
 }
 
-/** Runs node with `args` in `dir`; resolves its last line of output, rejects with its output. */
-export async function runNode({ dir, args, env = {}, timeoutMs = 120_000, label = 'node' }) {
-  return runCommand({ dir, command: process.execPath, args, env, timeoutMs, label });
+/**
+ * At most `n` of the functions given run at once; the others wait their turn.
+ *
+ * @return {<T>(fn: () => Promise<T>) => Promise<T>}
+ */
+export function limiter(n) {
+  let running = 0;
+  const waiting = [];
+  const next = () => {
+    if (running >= n || waiting.length === 0) return;
+    running += 1;
+    const { fn, resolve, reject } = waiting.shift();
+    fn()
+      .then(resolve, reject)
+      .finally(() => {
+        running -= 1;
+        next();
+      });
+  };
+  return (fn) =>
+    new Promise((resolve, reject) => {
+      waiting.push({ fn, resolve, reject });
+      next();
+    });
+}
+
+/**
+ * Runs node with `args` in `dir` — `runtime`'s (a Node line of runtimes.mjs), or this process's;
+ * resolves its last line of output, rejects with its output.
+ */
+export async function runNode({
+  dir,
+  args,
+  env = {},
+  runtime,
+  timeoutMs = 120_000,
+  label = 'node',
+}) {
+  const command = runtime?.command ?? process.execPath;
+  return runCommand({ dir, command, args, env: { ...runtime?.env, ...env }, timeoutMs, label });
 }
 
 /** Runs `command` in `dir`; resolves its last line of output, rejects with its output. */

@@ -1,7 +1,9 @@
 /**
- * The runtimes the smokes run on: Node (the one running this script) and, for the scenarios that
- * list them, Bun and Deno — from their npm packages, pinned here, installed with npm into a
- * folder of the pack-install's temporary directory on every run (npm's cache makes it quick).
+ * The runtimes the smokes run on: the Node lines of scripts/runtimes.json (22, 24, 26: every
+ * scenario, the official binaries from their npm packages, in the cache folder of
+ * scripts/node-lines.sh) and, for the scenarios that list them, Bun and Deno — from their npm
+ * packages, pinned in scripts/runtimes.json too, installed with npm into a folder of the
+ * pack-install's temporary directory on every run (npm's cache makes it quick).
  *
  * Why npm packages in the temp directory, not devDependencies of the workspace: nothing on a
  * fresh machine (CI's next one) has Bun or Deno, and the npm registry is the one place both come
@@ -13,11 +15,14 @@
  * for Bun's install script, and are installed exactly as a user installs them.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
+const scripts = new URL('..', import.meta.url).pathname;
+/** scripts/runtimes.json: the pinned versions of every runtime. */
+export const pins = JSON.parse(readFileSync(join(scripts, 'runtimes.json'), 'utf8'));
 
 /**
  * @typedef {{
@@ -31,17 +36,49 @@ const run = promisify(execFile);
  * }} Runtime
  */
 
-/** The pinned runtimes besides Node. Bump a version here and in the README's "Runtimes". */
-export const runtimeVersions = { bun: '1.4.5', deno: '2.9.6' };
+/** The pinned runtimes besides Node (scripts/runtimes.json; the README's "Runtimes" names them). */
+export const runtimeVersions = { bun: pins.bun, deno: pins.deno };
 
-/** Node: the process running the pack-install. */
-export const node = {
-  name: 'node',
-  label: 'Node',
-  version: process.versions.node,
-  command: process.execPath,
-  args: (entry) => [entry],
-};
+/** The name of a Node line's runtime: `node22`. */
+export const nodeName = (version) => `node${version.split('.')[0]}`;
+
+/**
+ * The Node lines, installed (from npm, into the cache, once) by scripts/node-lines.sh: each runs
+ * an entry file with its own binary, and with its `bin` first on PATH, so that what a smoke
+ * starts — `npx`, a `#!/usr/bin/env node` bin, npm and its builds (with that line's headers) —
+ * runs on that line too.
+ *
+ * @param {string[]} versions
+ * @return {Promise<Runtime[]>}
+ */
+export async function installNodeLines(versions) {
+  return Promise.all(
+    versions.map(async (version) => {
+      const { stdout } = await run(
+        'bash',
+        [
+          '-c',
+          'source "$0/node-lines.sh" && install_node_line "$1" >&2 && node_home "$1"',
+          scripts,
+          version,
+        ],
+        { maxBuffer: 64 * 1024 * 1024 },
+      ).catch((error) => {
+        throw new Error(`installing Node ${version} failed:\n${error.stderr || error.message}`);
+      });
+      const home = stdout.trim();
+      return {
+        name: nodeName(version),
+        label: `Node ${version.split('.')[0]}`,
+        package: `node-${process.platform}-${process.arch}`,
+        version,
+        command: join(home, 'bin/node'),
+        args: (entry) => [entry],
+        env: { PATH: `${join(home, 'bin')}:${process.env.PATH}`, npm_config_nodedir: home },
+      };
+    }),
+  );
+}
 
 /**
  * How each runtime runs an entry file; `command` is filled in by `installRuntimes`. The same

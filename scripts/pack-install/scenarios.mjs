@@ -1,16 +1,19 @@
 /**
  * What the pack-and-install test installs: each published package alone in its own fresh npm
  * project (its @zkrx peers come from the tarballs through `overrides`, everything else from the
- * registry), then its smoke from ESM and from CommonJS, on Node and on the runtimes it lists
- * (`runtimes`: Bun and Deno, same entry files, runtimes.mjs). Add a scenario here to test another
- * install (other npm flags, another peer major, another smoke).
+ * registry), then its smoke from ESM and from CommonJS, on every Node line and on the runtimes it
+ * lists (`runtimes`: Bun and Deno, same entry files, runtimes.mjs); `after` runs on every Node
+ * line. Add a scenario here to test another install (other npm flags, another peer major,
+ * another smoke).
  */
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { nativeProject } from './native.mjs';
 import { nestNewProject } from './nest-new.mjs';
 import { runNode } from './npm-project.mjs';
+import { typesProject } from './types.mjs';
 
 const smoke = (name) => new URL(`./smokes/${name}.mjs`, import.meta.url).pathname;
 
@@ -47,7 +50,7 @@ const nestMajors = {
  * on Ctrl-C (SIGINT to the group), exit 0 and remove its data. Not through npx: npm itself dies
  * of the SIGINT, before the command has stopped.
  */
-async function devServerUntilCtrlC({ root, dir }) {
+async function devServerUntilCtrlC({ root, dir, runtime }) {
   const { fourLetterWord } = await import(`${root}/packages/testing/dist/index.js`);
   const probe = createServer();
   await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
@@ -56,6 +59,7 @@ async function devServerUntilCtrlC({ root, dir }) {
   const bin = join(dir, 'node_modules/.bin/zkrx');
   const child = spawn(bin, ['dev-server', '--port', String(port)], {
     cwd: dir,
+    env: { ...process.env, ...runtime.env }, // `#!/usr/bin/env node`: the line's node
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -89,15 +93,17 @@ async function devServerUntilCtrlC({ root, dir }) {
  * instances on the test server doing the three jobs (a lock per order, billing once per tick,
  * tenants spread), the leader closed and restarted.
  */
-async function runNestExampleApp({ root, dir, connect }) {
+async function runNestExampleApp({ root, dir, connect, runtime }) {
   const built = join(root, 'examples/nestjs-app/dist');
   if (!existsSync(join(built, 'main.js'))) throw new Error(`${built} is not built`);
-  cpSync(built, join(dir, 'app'), { recursive: true });
+  const app = `app-${runtime.name}`;
+  cpSync(built, join(dir, app), { recursive: true });
   const last = await runNode({
     dir,
-    args: ['app/main.js'],
+    runtime,
+    args: [`${app}/main.js`],
     env: { ZK_CONNECT: connect, DEMO_TICKS: '1', TENANT_SYNC_EVERY_MS: '100' },
-    label: 'examples/nestjs-app',
+    label: `examples/nestjs-app on ${runtime.label}`,
   });
   return `examples/nestjs-app: ${last}`;
 }
@@ -110,8 +116,8 @@ async function runNestExampleApp({ root, dir, connect }) {
  *   npmArgs?: string[],
  *   smoke: string,
  *   runtimes?: ('bun' | 'deno')[],
- *   after?: (context: { root: string, dir: string, connect: string }) => Promise<string>,
- *   project?: (context: { dir: string, packs: object[], npmArgs: string[], log: (line: string) => void }) => Promise<{ ms: number, last: string }>,
+ *   after?: (context: { root: string, dir: string, connect: string, runtime: object }) => Promise<string>,
+ *   project?: (context: { dir: string, packs: object[], npmArgs: string[], log: (line: string) => void, nodeLines: object[], runtimes: object[], parallel: Function, chrootFor: (name: string) => Promise<{ connect: string }> }) => Promise<{ ms: number, last: string }>,
  * }} Scenario
  * @type {Scenario[]}
  */
@@ -123,6 +129,8 @@ export const scenarios = [
   // Two members share items, one leaves.
   { name: 'fleet', install: ['@zkrx/fleet'], smoke: smoke('fleet'), runtimes: bunAndDeno },
   { name: 'express', install: ['@zkrx/express'], smoke: smoke('express'), runtimes: bunAndDeno },
+  // Its page and files are read from the package; its live stream over Node's http.
+  { name: 'console', install: ['@zkrx/console'], smoke: smoke('console') },
   ...Object.entries(nestMajors).map(([major, registry]) => ({
     name: `nestjs-nest${major}`,
     // The optional peers the smoke and the example use (@Locked alone: nestjs-locked-only);
@@ -149,6 +157,12 @@ export const scenarios = [
   // README's snippet, unit tests without ZooKeeper, e2e tests on the runner's global setup.
   { name: 'nest-new-12', project: nestNewProject(12) },
   { name: 'nest-new-11', project: nestNewProject(11) },
+  // @zkrx/core/native beside the stock zookeeper binding, compiled by npm on each Node line
+  // where it builds; the ZkError naming the default transport elsewhere (Node 26, Bun, Deno).
+  { name: 'native', project: nativeProject, runtimes: bunAndDeno },
+  // Every package's types, from TypeScript 5 (the oldest the README promises) to 7, ESM and
+  // CommonJS, skipLibCheck false, with the README's snippets.
+  { name: 'types', project: typesProject },
   { name: 'testing', install: ['@zkrx/testing'], smoke: smoke('testing'), runtimes: bunAndDeno },
   // The zkrx command alone: `npx zkrx --help`, `npx zkrx locks` on the test server, `run()`;
   // then `zkrx dev-server` in its own process until Ctrl-C.
@@ -160,21 +174,25 @@ export const scenarios = [
     smoke: smoke('lock-through-proxy'),
     runtimes: bunAndDeno,
   },
-  // Every exported class keeps its name in both builds (the bundler can rename them).
+  // Every exported class of every package keeps its name in both builds (the bundler can
+  // rename them), every entry of every package loaded.
   {
     name: 'class-names',
     install: [
-      '@zkrx/express',
-      '@zkrx/fleet',
-      '@zkrx/nestjs',
+      '@zkrx/core',
+      '@zkrx/lock',
       '@zkrx/rwlock',
       '@zkrx/leader',
+      '@zkrx/fleet',
       '@zkrx/testing',
+      '@zkrx/express',
+      '@zkrx/nestjs',
       '@zkrx/cli',
     ],
     registry: {
       '@nestjs/common': '^11.0.0',
       '@nestjs/core': '^11.0.0',
+      '@nestjs/terminus': '^11.0.0',
       'reflect-metadata': '^0.2.0',
       express: '^5.0.0',
     },

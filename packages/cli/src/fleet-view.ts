@@ -3,16 +3,11 @@
  * every change under it (watch-screen.ts), with the joins, leaves and moves seen between two
  * reads.
  */
+
+import { type FleetEvent, fleetEvents } from '@zkrx/console';
 import type { ZkClient } from '@zkrx/core';
 import { type InspectedFleet, inspectFleet } from '@zkrx/fleet';
-import {
-  type FleetCommand,
-  type FleetEvent,
-  fleetEventLine,
-  fleetEvents,
-  renderMembers,
-  renderPartitions,
-} from './fleet';
+import { type FleetCommand, fleetEventLine, renderMembers, renderPartitions } from './fleet';
 import { formatClock } from './format';
 import { type WatchScreenOptions, watchScreen } from './watch-screen';
 

@@ -2,9 +2,11 @@
  * What `zkrx partitions` draws from an inspected fleet, and the changes its live view lists
  * between two reads, on fleets made by hand.
  */
+
+import { fleetEvents } from '@zkrx/console';
 import type { InspectedFleet, InspectedHold, InspectedItem } from '@zkrx/fleet';
 import { describe, expect, it } from 'vitest';
-import { fleetEventLine, fleetEvents, renderPartitions } from './fleet';
+import { fleetEventLine, renderPartitions } from './fleet';
 import { noColours } from './format';
 
 const hold = (member: string | undefined, sessionId: string, token: number): InspectedHold => ({

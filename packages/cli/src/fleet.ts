@@ -1,8 +1,10 @@
 /**
  * `zkrx members <path>` and `zkrx partitions <path>`: a membership group or a partition of
- * @zkrx/fleet, printed once (a table, or JSON), and the changes between two reads for the live
- * view.
+ * @zkrx/fleet, printed once (a table, or JSON), and the lines of the live view's changes (found by
+ * @zkrx/console's `fleetEvents`).
  */
+
+import type { FleetEvent } from '@zkrx/console';
 import type { ZkClient } from '@zkrx/core';
 import { type InspectedFleet, type InspectedHold, inspectFleet } from '@zkrx/fleet';
 import { alignedColumns, formatData, formatDuration, formatSession, type Paint } from './format';
@@ -184,73 +186,6 @@ export async function listFleet(
     `${render(fleet, { command, now: Date.now(), paint: options.paint }).join('\n')}\n`,
   );
   return 0;
-}
-
-/** A change between two reads of a fleet. */
-export type FleetEvent =
-  | { readonly kind: 'joined' | 'left'; readonly at: number; readonly member: string }
-  | {
-      readonly kind: 'taken' | 'moved' | 'freed';
-      readonly at: number;
-      readonly item: string;
-      /** The owner before (member id, or the session of a non-member). */
-      readonly from?: string;
-      readonly to?: string;
-      readonly token?: number;
-    };
-
-function ownerName(hold: InspectedHold | undefined): string | undefined {
-  if (!hold) return undefined;
-  return hold.member ?? formatSession(hold.sessionId);
-}
-
-/** The changes from `before` to `after` (members joined and left, items taken, moved, freed). */
-export function fleetEvents(
-  before: InspectedFleet | null | undefined,
-  after: InspectedFleet | null,
-  at: number,
-): FleetEvent[] {
-  if (before === undefined) return [];
-  const events: FleetEvent[] = [];
-  const membersBefore = new Map((before?.members ?? []).map((member) => [member.id, member.czxid]));
-  const membersAfter = new Map((after?.members ?? []).map((member) => [member.id, member.czxid]));
-  for (const [id, czxid] of membersBefore) {
-    if (membersAfter.get(id) !== czxid) events.push({ kind: 'left', at, member: id });
-  }
-  for (const [id, czxid] of membersAfter) {
-    if (membersBefore.get(id) !== czxid) events.push({ kind: 'joined', at, member: id });
-  }
-  const ownersBefore = new Map((before?.items ?? []).map((item) => [item.item, item.owner]));
-  for (const item of after?.items ?? []) {
-    const was = ownersBefore.get(item.item);
-    ownersBefore.delete(item.item);
-    const now = item.owner;
-    if (was?.node === now?.node) continue;
-    if (now && was && ownerName(now) !== ownerName(was)) {
-      events.push({
-        kind: 'moved',
-        at,
-        item: item.item,
-        from: ownerName(was),
-        to: ownerName(now),
-        token: now.fencingToken,
-      });
-    } else if (now) {
-      events.push({
-        kind: 'taken',
-        at,
-        item: item.item,
-        to: ownerName(now),
-        token: now.fencingToken,
-      });
-    } else if (was) {
-      events.push({ kind: 'freed', at, item: item.item, from: ownerName(was) });
-    }
-  }
-  for (const [item, was] of ownersBefore) {
-    if (was) events.push({ kind: 'freed', at, item, from: ownerName(was) });
-  }
-  return events;
 }
 
 /** One line of the live view's recent changes. */

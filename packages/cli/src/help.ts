@@ -25,6 +25,7 @@ Usage:
                                           a partition's items: owner, token, who waits
   zkrx release <node> --force [--yes]     delete a stuck holder's lock node (asks first)
   zkrx revoke <node>                      ask a holder to release (Curator's revocation)
+  zkrx console [<path>] [--actions]       the web console: locks, elections, fleets, live
   zkrx dev-server [--port <port>]         a ZooKeeper for development (Java needed), until Ctrl-C
   zkrx help <command>                     help for one command
 
@@ -141,6 +142,29 @@ Example:
 ${connection}
 
 ${exitCodes}`,
+  console: `Usage: zkrx console [<path>] [--port <port>] [--host <address>] [--actions]
+
+The web console (@zkrx/console), until Ctrl-C: every lock, read-write lock, semaphore and
+election under a path, with holders and the queue in order; fleets' members and items;
+one session's everything; the hand-overs, losses and moves seen while it is open. Pushed
+by ZooKeeper watches as they happen. Its views are named as these commands are: locks,
+leaders, members, partitions (http://127.0.0.1:7181/locks?path=/locks).
+
+Read-only unless started with --actions: then release --force and revoke are offered,
+each confirmed and audited (a JSON line on stderr: who, what, when), and signing in takes
+a token — ZKRX_CONSOLE_TOKEN, or one made for the run and printed here.
+
+      --port <port>     where to listen (default 7181; 0: any free port)
+      --host <address>  the address to listen on (default 127.0.0.1: this machine only)
+      --actions         offer release --force and revoke, behind the token
+
+Example:
+  npx @zkrx/cli console --connect zk1:2181
+  ZKRX_CONSOLE_TOKEN=... zkrx console /locks --actions
+
+${connection}
+
+Exit codes: 0 stopped by Ctrl-C; 1 ZooKeeper unreachable or the port taken; 2 wrong usage.`,
   'dev-server': `Usage: zkrx dev-server [--port <port>]
 
 Starts ZooKeeper for development on 127.0.0.1:<port> (default 2181, where apps and zkrx
@@ -159,7 +183,7 @@ Example:
 Exit codes: 0 stopped by Ctrl-C; 1 could not start (no Java or ZooKeeper, the port taken).`,
   help: `Usage: zkrx help <command>
 
-Prints the help of one command: ${['locks', 'leaders', 'members', 'partitions', 'release', 'revoke', 'dev-server'].join(', ')}.`,
+Prints the help of one command: ${['locks', 'leaders', 'members', 'partitions', 'release', 'revoke', 'console', 'dev-server'].join(', ')}.`,
 };
 
 /** The help of `command`, or of zkrx itself. */

@@ -3,11 +3,11 @@
  * again on every change under it (watch-screen.ts), with the hand-overs and losses seen between
  * two reads.
  */
+import { type LiveEvent, LiveState } from '@zkrx/console';
 import type { ZkClient } from '@zkrx/core';
 import { type InspectedLock, type InspectedParticipant, inspectTree } from '@zkrx/lock';
 import { formatClock, formatData, formatDuration, formatSession, type Paint } from './format';
 import { nothingFound } from './list';
-import { type LiveEvent, LiveState } from './live-state';
 import { type ListCommand, listed, renderLocks } from './render';
 import { type WatchScreenOptions, watchScreen } from './watch-screen';
 

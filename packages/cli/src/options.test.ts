@@ -48,7 +48,7 @@ describe('the command line', () => {
 
   it('says what is wrong, and where to look', () => {
     expect(usageError(['frob'])).toBe(
-      'zkrx has no command "frob": use locks, leaders, members, partitions, release, revoke, dev-server, help (zkrx --help)',
+      'zkrx has no command "frob": use locks, leaders, members, partitions, release, revoke, console, dev-server, help (zkrx --help)',
     );
     expect(usageError(['locks', '/a', '--frob'])).toMatch(/^Unknown option '--frob'/);
     expect(usageError(['revoke', '/a/b', '--watch'])).toBe(

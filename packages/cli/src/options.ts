@@ -12,6 +12,7 @@ export const COMMANDS = [
   'partitions',
   'release',
   'revoke',
+  'console',
   'dev-server',
   'help',
 ] as const;
@@ -33,8 +34,12 @@ export interface ParsedCommandLine {
   readonly watch: boolean;
   readonly force: boolean;
   readonly yes: boolean;
-  /** `dev-server --port`. */
+  /** `dev-server --port`, `console --port`. */
   readonly port: number | undefined;
+  /** `console --host`: the address to listen on. */
+  readonly host: string | undefined;
+  /** `console --actions`: offer release and revoke, behind a token. */
+  readonly actions: boolean;
   readonly help: boolean;
   readonly version: boolean;
   /** False with `--no-color` (or `NO_COLOR`); else colours on a terminal. */
@@ -49,6 +54,8 @@ const options = {
   force: { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
   port: { type: 'string' },
+  host: { type: 'string' },
+  actions: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
   'no-color': { type: 'boolean' },
@@ -64,6 +71,7 @@ const commandOptions: Record<CommandName, readonly OptionName[]> = {
   partitions: ['json', 'watch'],
   release: ['force', 'yes'],
   revoke: [],
+  console: ['port', 'host', 'actions'],
   'dev-server': ['port'],
   help: [],
 };
@@ -120,8 +128,10 @@ export function parseCommandLine(
   let port: number | undefined;
   if (values.port !== undefined) {
     port = Number(values.port);
-    if (!/^\d+$/.test(values.port) || port < 1 || port > 65_535) {
-      throw usage(`--port takes a TCP port, 1 to 65535: got "${values.port}"`);
+    // 0 (any free port) only for the console, which says where it listens.
+    const lowest = command === 'console' ? 0 : 1;
+    if (!/^\d+$/.test(values.port) || port < lowest || port > 65_535) {
+      throw usage(`--port takes a TCP port, ${lowest} to 65535: got "${values.port}"`);
     }
   }
   const connect = values.connect ?? env.ZK_CONNECT ?? DEFAULT_CONNECT;
@@ -138,6 +148,8 @@ export function parseCommandLine(
     force: values.force === true,
     yes: values.yes === true,
     port,
+    host: values.host,
+    actions: values.actions === true,
     help: values.help === true,
     version: values.version === true,
     colour: values['no-color'] !== true && (env.NO_COLOR ?? '') === '',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lock, participant } from '../test/locks';
+import { lock, participant } from '../../console/test/locks';
 import { noColours } from './format';
 import { listed, placeOf, renderLocks } from './render';
 

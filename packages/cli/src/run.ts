@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { isZkError, validatePath, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import { openClient } from './connect';
+import { CONSOLE_PORT, consoleCommand } from './console-command';
 import { DEV_SERVER_PORT, devServer } from './dev-server';
 import { CliError, CliErrorCode } from './errors';
 import { listFleet } from './fleet';
@@ -95,6 +96,18 @@ async function execute(parsed: ParsedCommandLine, io: CliIo): Promise<number> {
     case 'revoke': {
       const node = required(parsed, 'a lock node', '<lock path>/<node name>');
       return withClient(parsed, (client) => revoke(client, node, io));
+    }
+    case 'console': {
+      const home = parsed.target === undefined ? '/' : required(parsed, 'a path', '/locks');
+      const options = {
+        connect: parsed.connect,
+        home,
+        host: parsed.host ?? '127.0.0.1',
+        port: parsed.port ?? CONSOLE_PORT,
+        actions: parsed.actions,
+        io,
+      };
+      return withClient(parsed, (client) => consoleCommand(client, options));
     }
     case 'dev-server': {
       if (parsed.target !== undefined) {

@@ -10,8 +10,11 @@ import { describe, expect, it } from 'vitest';
 import { onCleanup, openClient, transportName } from '../test/support';
 
 /** A server that accepts every connection and closes it at once (no quorum, no session). */
-async function outOfQuorum(host: string, port: number): Promise<Server> {
-  const server = createServer((socket) => socket.destroy());
+async function outOfQuorum(host: string, port: number, accepted?: () => void): Promise<Server> {
+  const server = createServer((socket) => {
+    accepted?.();
+    socket.destroy();
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host, port }, resolve);
@@ -80,5 +83,49 @@ describe.runIf(transportName === 'typescript')('a host name with several address
     await expect(
       openClient({ connect: `zk.test:2181`, lookup: 'dns' as never }),
     ).rejects.toMatchObject({ code: 'BadArguments', message: expect.stringContaining('lookup') });
+  });
+});
+
+/**
+ * Both families behind one name: zkrx connects to each address itself (an address given to
+ * `net.connect` is never looked up again), so Node's own selection among a name's addresses —
+ * `autoSelectFamily` (happy eyeballs), on by default since Node 20, whose attempt timeout is
+ * 250 ms on Node 22 and 24 and 500 ms on Node 26 — never decides which server a client reaches.
+ * Runs on every Node line (`test:lines`).
+ */
+describe.runIf(transportName === 'typescript')('a host name with IPv6 and IPv4 addresses', () => {
+  for (const live of ['::1', '127.0.0.1'] as const) {
+    it(`reaches the live server on ${live} and tries the other address itself, in either order (Node ${process.versions.node})`, async () => {
+      const { connectString } = await testZooKeeper();
+      const proxy = await startProxy(connectString, { host: live });
+      onCleanup(() => proxy.close());
+      const dead = live === '::1' ? '127.0.0.1' : '::1';
+      let deadAccepted = 0;
+      await outOfQuorum(dead, proxy.port, () => {
+        deadAccepted += 1;
+      });
+      const clients = [];
+      for (const order of [
+        [dead, live],
+        [live, dead],
+      ]) {
+        // The first round has the dead address alone (tried, by zkrx, and refused), the next
+        // ones both families, in this order before the client's shuffle.
+        let asked = 0;
+        const lookup = () => (asked++ === 0 ? [dead] : order);
+        clients.push(await openClient({ connect: `zk.test:${proxy.port}`, lookup }));
+      }
+      await Promise.all(clients.map((client) => client.connected(10_000)));
+      for (const client of clients) expect(client.state).toBe('connected');
+      expect(deadAccepted).toBeGreaterThanOrEqual(clients.length);
+    });
+  }
+
+  it('connects through the system resolver (localhost)', async () => {
+    const { connectString } = await testZooKeeper();
+    const port = Number(connectString.split(',')[0]!.split(':').pop());
+    const client = await openClient({ connect: `localhost:${port}` });
+    await client.connected(10_000);
+    expect(client.state).toBe('connected');
   });
 });

@@ -1,26 +1,20 @@
 /**
  * Runs @zkrx/core in a child Node process, to see what it prints there: the package's source is
- * bundled by esbuild (tsup's own) into a temporary CommonJS file, so no build is needed.
+ * bundled by rolldown (tsdown's own) into a temporary CommonJS file, so no build is needed.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { build } from 'rolldown';
 
 const packageDir = resolve(import.meta.dirname, '..');
-
-interface EsbuildLike {
-  build(options: Record<string, unknown>): Promise<unknown>;
-}
 
 /**
  * A CommonJS bundle of `src/index.ts` and `nativeTransport` in a temporary directory, and how to
  * remove it.
  */
 export async function bundleCore(): Promise<{ file: string; remove(): void }> {
-  const fromPackage = createRequire(join(packageDir, 'package.json'));
-  const esbuild = createRequire(fromPackage.resolve('tsup'))('esbuild') as EsbuildLike;
   const dir = mkdtempSync(join(tmpdir(), 'zkrx-core-child-'));
   const file = join(dir, 'core.cjs');
   const entry = join(dir, 'entry.ts');
@@ -28,15 +22,12 @@ export async function bundleCore(): Promise<{ file: string; remove(): void }> {
     entry,
     `export * from ${JSON.stringify(join(packageDir, 'src/index.ts'))};\nexport { nativeTransport } from ${JSON.stringify(join(packageDir, 'src/native/index.ts'))};\n`,
   );
-  await esbuild.build({
-    entryPoints: [entry],
-    outfile: file,
-    bundle: true,
+  await build({
+    input: entry,
     platform: 'node',
-    format: 'cjs',
-    target: 'node20',
     external: ['zookeeper', 'rxjs'],
     logLevel: 'silent',
+    output: { file, format: 'cjs' },
   });
   return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

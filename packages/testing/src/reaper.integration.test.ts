@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { build } from 'tsup';
+import { build } from 'rolldown';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../test/process-alive';
 import { startZooKeeper } from './server';
@@ -57,19 +57,13 @@ describe.runIf(existsSync('/proc/self/cmdline'))('no server outlives its owner',
         'setInterval(() => {}, 1000); // until killed',
       ].join('\n'),
     );
-    await build({
-      entry: { child: entry },
-      outDir: workDir,
-      format: ['esm'],
-      platform: 'node',
-      target: 'node20',
-      outExtension: () => ({ js: '.mjs' }),
-      config: false,
-      dts: false,
-      sourcemap: false,
-      silent: true,
-    });
     childScript = join(workDir, 'child.mjs');
+    await build({
+      input: entry,
+      platform: 'node',
+      logLevel: 'silent',
+      output: { file: childScript, format: 'esm' },
+    });
   });
   afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 

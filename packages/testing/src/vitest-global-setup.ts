@@ -2,7 +2,6 @@
  * Vitest global setup: one real ZooKeeper for the whole test run, provided to tests as
  * `inject('zookeeper')` (or reused from `ZKRX_TEST_CONNECT`), stopped at the end.
  */
-import type { TestProject } from 'vitest/node';
 import { startZooKeeper } from './server';
 import { TEST_CONNECT_ENV, type TestZooKeeper } from './test-zookeeper';
 
@@ -11,6 +10,14 @@ declare module 'vitest' {
     /** The ZooKeeper of the test run, from `@zkrx/testing/vitest-global-setup`. */
     zookeeper: TestZooKeeper;
   }
+}
+
+/**
+ * What the setup uses of vitest's `TestProject` (from `vitest/node`, which is ES modules only: a
+ * type import of it would break this entry's CommonJS declarations for TypeScript before 5.8).
+ */
+export interface VitestProject {
+  provide(key: 'zookeeper', value: TestZooKeeper): void;
 }
 
 /**
@@ -31,7 +38,7 @@ declare module 'vitest' {
  * @return The teardown, which stops the server it started.
  */
 export default async function setup(
-  project: Pick<TestProject, 'provide'>,
+  project: VitestProject,
 ): Promise<(() => Promise<void>) | undefined> {
   const reused = process.env[TEST_CONNECT_ENV];
   if (reused) {

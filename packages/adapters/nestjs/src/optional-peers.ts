@@ -33,7 +33,7 @@ let loading: Promise<OptionalPeers> | undefined;
 
 /**
  * Loads the optional peers once per process. The specifiers are literal so that bundlers see
- * them; the CommonJS build turns each `import()` into a `require()` (tsup.config.ts), so that a
+ * them; the CommonJS build turns each `import()` into a `require()` (tsdown.config.ts), so that a
  * CommonJS application shares the copy of @zkrx/lock its own code loads (the lock's async-context
  * re-entrancy lives in it).
  */

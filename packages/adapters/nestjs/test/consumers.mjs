@@ -49,7 +49,7 @@ for (const name of ['ZkTestingModule', 'ZkTesting']) {
   assert.equal(typeof esmTesting[name], 'function', `import('@zkrx/nestjs/testing').${name}`);
 }
 // One LeaderService class across the entries (an injection token): /testing provides the
-// main entry's, in both builds (CommonJS needs tsup's splitting for it).
+// main entry's, in both builds (one shared chunk of the entries in each format).
 for (const [main, testing, kind] of [
   [cjs, cjsTesting, 'CommonJS'],
   [esm, esmTesting, 'ESM'],

@@ -373,6 +373,38 @@ const nativeCalls: { readonly [N in OperationName]: NativeCall<N> } = {
   removeWatches: lacking(),
 };
 
+/** What the default transport is, for the errors that send a user back to it. */
+const DEFAULT_TRANSPORT =
+  "the default transport (zkrx's own, in TypeScript: leave `transport` out of createClient's options) runs on every Node line";
+
+/**
+ * Why `nativeTransport()` cannot run here, and what to do: the stock binding (zookeeper 7.3, a
+ * NAN addon: V8's C++ API) builds on Node 22 and 24 and not on Node 26 (V8 14), is compiled for
+ * the one Node that installed it, and does not load on Bun or Deno (Node-API addons only).
+ */
+export function bindingUnavailable(
+  error: Error,
+  versions: Partial<Record<'node' | 'bun' | 'deno', string>> = process.versions,
+): string {
+  const node = versions.node ?? '?';
+  const notInstalled =
+    (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' &&
+    /zookeeper\/package\.json|'zookeeper'/.test(error.message);
+  let why: string;
+  if (versions.bun || versions.deno) {
+    const runtime = versions.bun ? `Bun ${versions.bun}` : `Deno ${versions.deno}`;
+    why = `the zookeeper binding does not run on ${runtime}: it is a NAN addon, and ${runtime} loads Node-API addons only`;
+  } else if (Number(node.split('.')[0]) >= 26) {
+    why = `the zookeeper binding does not run on Node ${node}: zookeeper 7.3, a NAN addon, builds on Node 22 and 24, not on Node 26`;
+  } else if (notInstalled) {
+    why =
+      'the zookeeper binding is not installed (npm install zookeeper: it compiles for this Node)';
+  } else {
+    why = `cannot load the zookeeper binding on Node ${node} (it is compiled for the Node that installed it: npm rebuild zookeeper)`;
+  }
+  return `nativeTransport(): ${why}; ${DEFAULT_TRANSPORT}. ${error.message}`;
+}
+
 /**
  * The native transport: Apache's C client through the `zookeeper` npm binding, which must be
  * installed beside `@zkrx/core` (it compiles the C client at install). No TLS, no read-only
@@ -394,11 +426,9 @@ export function nativeTransport(): Transport {
   try {
     loadNative();
   } catch (error) {
-    throw new ZkError(
-      ZkErrorCode.SystemError,
-      `nativeTransport(): cannot load the zookeeper binding (install it: npm install zookeeper): ${(error as Error).message}`,
-      { cause: error },
-    );
+    throw new ZkError(ZkErrorCode.SystemError, bindingUnavailable(error as Error), {
+      cause: error,
+    });
   }
   return {
     name: 'native',

@@ -1,0 +1,3 @@
+import { defineZkrxPackageBuild } from '../../../tsdown.shared.ts';
+
+export default defineZkrxPackageBuild({ entry: ['src/index.ts', 'src/fleet.ts'] });

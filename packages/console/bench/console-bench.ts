@@ -1,0 +1,323 @@
+/**
+ * The console's bench: a fleet of 10,000 items over 100 members, and 1,000 waiters on one lock,
+ * each opened in a real headless Chromium. Measures the first view (navigation to the whole
+ * table drawn), the update latency (a move's or a hand-over's write acknowledged to the page
+ * drawing it, median of 20), the console process's memory (RSS, /proc), the server's watches
+ * (`wchs`) and the packets the server handled per minute while the page was open and changing
+ * (`mntr`, minus the same changes made with no console open).
+ *
+ * `pnpm --filter @zkrx/console bench [--items 10000] [--members 100] [--waiters 1000]`
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createClient, type ZkClient } from '@zkrx/core';
+import { inspectFleet } from '@zkrx/fleet';
+import { inspect } from '@zkrx/lock';
+import { fourLetterWord, mntr, startZooKeeper } from '@zkrx/testing';
+import { launchBrowser, renderedAt } from '../test/browser';
+
+const { values } = parseArgs({
+  options: {
+    items: { type: 'string', default: '10000' },
+    members: { type: 'string', default: '100' },
+    waiters: { type: 'string', default: '1000' },
+    moves: { type: 'string', default: '20' },
+  },
+});
+const ITEMS = Number(values.items);
+const MEMBERS = Number(values.members);
+const WAITERS = Number(values.waiters);
+const MOVES = Number(values.moves);
+
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const lockName = () => `_c_${randomUUID()}-lock-`;
+
+const server = await startZooKeeper({ tmpfs: true, maxSessionTimeoutMs: 60_000 });
+const hostPort = server.connectString;
+const open = async () => {
+  const client = createClient({ connect: hostPort, sessionTimeoutMs: 30_000 });
+  await client.connected();
+  return client;
+};
+const clients: ZkClient[] = [];
+try {
+  const admin = await open();
+  clients.push(admin);
+  const members: ZkClient[] = [];
+  for (let index = 0; index < MEMBERS; index++) members.push(await open());
+  clients.push(...members);
+
+  // The layout of a @zkrx/fleet partition, written as its members write it: a member node per
+  // session, an item's lock node owned by its member's session.
+  const fleet = '/bench/fleet';
+  await admin.promises.mkdirp(`${fleet}/members`);
+  await admin.promises.mkdirp(`${fleet}/items`);
+  const ids = members.map((_, index) => `member-${String(index).padStart(3, '0')}`);
+  await Promise.all(
+    members.map((client, index) =>
+      client.promises.create(`${fleet}/members/${ids[index]}`, `host-${index}:1`, {
+        mode: 'ephemeral',
+      }),
+    ),
+  );
+  const items = Array.from(
+    { length: ITEMS },
+    (_, index) => `item-${String(index).padStart(5, '0')}`,
+  );
+  const owners = new Map<string, { member: number; node: string }>();
+  const startedLayout = Date.now();
+  for (let at = 0; at < items.length; at += 500) {
+    const batch = items.slice(at, at + 500);
+    await Promise.all(
+      batch.map((item) =>
+        admin.promises.create(`${fleet}/items/${item}`, '', { mode: 'container' }),
+      ),
+    );
+    await Promise.all(
+      batch.map(async (item, offset) => {
+        const member = (at + offset) % MEMBERS;
+        const node = (
+          await (members[member] as ZkClient).promises.create(
+            `${fleet}/items/${item}/${lockName()}`,
+            ids[member] as string,
+            { mode: 'ephemeral', sequential: true },
+          )
+        ).path;
+        owners.set(item, { member, node });
+      }),
+    );
+  }
+  // 1,000 waiters on one lock (and one more for each hand-over of the baseline), from 50 sessions.
+  const lock = '/bench/locks/orders';
+  await admin.promises.mkdirp(lock);
+  const queue: { client: ZkClient; node: string }[] = [];
+  const queued = WAITERS + MOVES;
+  for (let at = 0; at < queued; at += 100) {
+    const made = await Promise.all(
+      Array.from({ length: Math.min(100, queued - at) }, async (_, offset) => {
+        const client = members[(at + offset) % Math.min(50, MEMBERS)] as ZkClient;
+        return {
+          client,
+          node: (
+            await client.promises.create(`${lock}/${lockName()}`, `waiter-${at + offset}`, {
+              mode: 'ephemeral',
+              sequential: true,
+            })
+          ).path,
+        };
+      }),
+    );
+    queue.push(...made);
+  }
+  // In the order the lock admits them: by sequence (replies of 50 sessions come in any order).
+  queue.sort((a, b) => Number(a.node.slice(-10)) - Number(b.node.slice(-10)));
+  console.log(
+    `layout: ${ITEMS} items × ${MEMBERS} members, ${WAITERS} waiters (${Date.now() - startedLayout} ms to write)`,
+  );
+
+  const packets = async () => {
+    const stats = await mntr(hostPort);
+    return Number(stats.zk_packets_received) + Number(stats.zk_packets_sent);
+  };
+  const watches = async () => (await fourLetterWord(hostPort, 'wchs')).trim().replace(/\s+/g, ' ');
+  const rssOf = (pid: number) =>
+    Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+
+  /** A move: the owner's node deleted and the next member's created. Resolves the write's time. */
+  let moved = 0;
+  const move = async () => {
+    const item = items[(moved * 97) % items.length] as string;
+    moved += 1;
+    const owner = owners.get(item) as { member: number; node: string };
+    const next = (owner.member + 1) % MEMBERS;
+    await (members[owner.member] as ZkClient).promises.delete(owner.node);
+    const node = (
+      await (members[next] as ZkClient).promises.create(
+        `${fleet}/items/${item}/${lockName()}`,
+        ids[next] as string,
+        { mode: 'ephemeral', sequential: true },
+      )
+    ).path;
+    owners.set(item, { member: next, node });
+    return { item, member: ids[next] as string, at: Date.now() };
+  };
+  const handOver = async () => {
+    const first = queue.shift() as { client: ZkClient; node: string };
+    await first.client.promises.delete(first.node);
+    return { node: queue[0]?.node as string, at: Date.now() };
+  };
+
+  // What one read of the whole fleet costs, without the console.
+  let readStarted = Date.now();
+  await inspectFleet(admin, fleet);
+  const inspectFleetMs = Date.now() - readStarted;
+  readStarted = Date.now();
+  await inspect(admin, lock);
+  const inspectLockMs = Date.now() - readStarted;
+
+  // Baseline: the same changes with no console open.
+  const baseStart = await packets();
+  const baseT = Date.now();
+  for (let index = 0; index < MOVES; index++) {
+    await move();
+    await handOver();
+    await sleep(500);
+  }
+  const basePerChange = ((await packets()) - baseStart) / (2 * MOVES);
+  const baseMinutes = (Date.now() - baseT) / 60_000;
+
+  const child = spawn(
+    process.execPath,
+    [
+      '--conditions=@zkrx/source',
+      '--import',
+      'tsx',
+      new URL('./console-process.ts', import.meta.url).pathname,
+      hostPort,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const url = await new Promise<string>((resolve) =>
+    child.stdout.once('data', (chunk) => resolve(String(chunk).trim())),
+  );
+  const idleRss = rssOf(child.pid as number);
+  const browser = await launchBrowser();
+  try {
+    const watchesBefore = await watches();
+    const fleetPage = await browser.page();
+    let started = Date.now();
+    await fleetPage.goto(new URL(`partitions?path=${encodeURIComponent(fleet)}`, url).href);
+    // The first screen: every item listed, the first rows with their owners.
+    await fleetPage
+      .waitForFunction(
+        (count) =>
+          document.getElementById('shown')?.textContent === `${count} of ${count} items` &&
+          document
+            .querySelector('.item-row[data-item] .c-owner')
+            ?.textContent?.startsWith('member-') === true,
+        ITEMS,
+        { timeout: 120_000 },
+      )
+      .catch(async (error) => {
+        console.log(((await fleetPage.locator('body').textContent()) ?? '').slice(0, 2000));
+        throw error;
+      });
+    const fleetFirst = Date.now() - started;
+    await fleetPage.waitForFunction(
+      () => document.body.dataset.fleetComplete === 'true',
+      undefined,
+      {
+        timeout: 300_000,
+      },
+    );
+    const fleetComplete = Date.now() - started;
+    const fleetNavigation = await fleetPage.evaluate(() => ({
+      firstMessage: Number(document.body.dataset.firstDrawMs),
+      fetchStart: Math.round(performance.getEntriesByType('navigation')[0]?.startTime ?? 0),
+      responseEnd: Math.round(
+        (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).responseEnd,
+      ),
+    }));
+    // A second page of the same fleet: the console watches it already.
+    const warmPage = await browser.page();
+    started = Date.now();
+    await warmPage.goto(new URL(`partitions?path=${encodeURIComponent(fleet)}`, url).href);
+    await warmPage.waitForFunction(
+      (count) => document.getElementById('shown')?.textContent === `${count} of ${count} items`,
+      ITEMS,
+      { timeout: 120_000 },
+    );
+    const fleetWarm = Date.now() - started;
+    await warmPage.close();
+    const lockPage = await browser.page();
+    started = Date.now();
+    await lockPage.goto(new URL(`locks?path=${encodeURIComponent(lock)}`, url).href);
+    await lockPage.waitForFunction(
+      (count) => document.querySelectorAll('tr.waiter').length === count - 1,
+      queue.length,
+      { timeout: 120_000 },
+    );
+    const lockFirst = Date.now() - started;
+    const openRss = rssOf(child.pid as number);
+    const watchesOpen = await watches();
+
+    // Let the console's catch-up reads end (the watch's walk, the fleet read again after it)
+    // before the window: a settled console's packets are what is measured.
+    for (let last = await packets(); ; ) {
+      await sleep(2_000);
+      const now = await packets();
+      if (now - last < 100) break;
+      last = now;
+    }
+    const openWatchCount = Number((await mntr(hostPort)).zk_watch_count);
+    const moveLatency: number[] = [];
+    const handOverLatency: number[] = [];
+    const openStart = await packets();
+    const openT = Date.now();
+    for (let index = 0; index < MOVES; index++) {
+      const item = items[(moved * 97) % items.length] as string;
+      await fleetPage.fill('input[type=search]', item);
+      await fleetPage.waitForFunction(
+        (name) => document.querySelector(`.item-row[data-item="${name}"]`) !== null,
+        item,
+      );
+      const next = ids[((owners.get(item)?.member ?? 0) + 1) % MEMBERS] as string;
+      const seenMove = await renderedAt(fleetPage, `.item-row[data-item="${item}"] .c-owner`, next);
+      const moveDone = await move();
+      moveLatency.push(Math.max(0, (await seenMove()) - moveDone.at));
+      const nextNode = queue[1]?.node as string;
+      const seenHandOver = await renderedAt(lockPage, `tr.holder[data-node="${nextNode}"]`);
+      const handed = await handOver();
+      handOverLatency.push((await seenHandOver()) - handed.at);
+      await sleep(500);
+    }
+    const openPerChange = ((await packets()) - openStart) / (2 * MOVES);
+    const openMinutes = (Date.now() - openT) / 60_000;
+    const busyRss = rssOf(child.pid as number);
+    const results = {
+      items: ITEMS,
+      members: MEMBERS,
+      waiters: WAITERS,
+      inspectFleetMs,
+      inspectLockMs,
+      fleetFirstViewMs: fleetFirst,
+      fleetPageTimings: fleetNavigation,
+      fleetAllOwnersMs: fleetComplete,
+      fleetSecondPageMs: fleetWarm,
+      lockFirstViewMs: lockFirst,
+      moveLatencyMedianMs: median(moveLatency),
+      moveLatencyMaxMs: Math.max(...moveLatency),
+      handOverLatencyMedianMs: median(handOverLatency),
+      handOverLatencyMaxMs: Math.max(...handOverLatency),
+      consoleRssMiB: {
+        idle: Math.round(idleRss),
+        open: Math.round(openRss),
+        afterUpdates: Math.round(busyRss),
+      },
+      serverWatches: { before: watchesBefore, open: watchesOpen, mntrWatchCount: openWatchCount },
+      // The server's packets per change (a move, a hand-over: half each), without and with the
+      // console open; the console's own, and per minute at this run's rate of changes.
+      packetsPerChange: {
+        withoutConsole: Math.round(basePerChange),
+        withConsole: Math.round(openPerChange),
+        console: Math.round(openPerChange - basePerChange),
+      },
+      changesPerMinute: Math.round((2 * MOVES) / openMinutes),
+      consolePacketsPerMinute: Math.round(
+        ((openPerChange - basePerChange) * 2 * MOVES) / openMinutes,
+      ),
+      baselineMinutes: Number(baseMinutes.toFixed(2)),
+    };
+    console.log(JSON.stringify(results, null, 2));
+  } finally {
+    await browser.close();
+    child.kill('SIGTERM');
+  }
+} finally {
+  await Promise.all(clients.map((client) => client.close()));
+  await server.close();
+}

@@ -1,0 +1,284 @@
+/**
+ * One fleet kept live (a @zkrx/fleet partition or membership group): one persistent recursive
+ * watch on its path; `inspectFleet` read whole at the start, after a reconnection and when a
+ * member joins, leaves or the assignment record changes; an item's lock alone read again
+ * (`inspect`) when a change is under it — so a move costs a read of one item, not of 10,000.
+ */
+import { joinPath, type ZkClient } from '@zkrx/core';
+import {
+  type InspectedFleet,
+  type InspectedHold,
+  type InspectedItem,
+  type InspectedMember,
+  inspectFleet,
+} from '@zkrx/fleet';
+import { type InspectedParticipant, inspect } from '@zkrx/lock';
+import type { Subscription } from 'rxjs';
+import { CoalescedRead } from './coalesced-read';
+import { type FleetEvent, fleetEvents, itemEvents } from './fleet-events';
+import { type FirstLook, firstLook, readMembers } from './fleet-first-look';
+import { holdsOf, withOwners } from './fleet-holds';
+import type { History } from './history';
+
+/** Whole reads in a row thrown away as torn before one is used anyway. */
+const MAX_TORN_READS = 3;
+/** Item locks read at once. */
+const ITEM_READS = 32;
+
+/** What changed in one step, for the pages showing the fleet. */
+export interface FleetChange {
+  /** The whole fleet was read again: every item may have changed. */
+  readonly whole: boolean;
+  /** The items read again (when not `whole`). */
+  readonly items: ReadonlySet<string>;
+}
+
+export class FleetWatch {
+  /** The fleet as last read; undefined before the first read; null: nothing there. */
+  fleet: InspectedFleet | null | undefined;
+  /** Before the first read: a first look at it, if it came first. */
+  first: FirstLook | undefined;
+  problem: string | undefined;
+  private readonly whole: CoalescedRead<InspectedFleet | null>;
+  private readonly members: CoalescedRead<InspectedMember[]>;
+  private watch: Subscription | undefined;
+  private readonly listeners = new Set<(change: FleetChange) => void>();
+  private readonly dirty = new Set<string>();
+  private readonly reading = new Set<string>();
+  private readonly again = new Set<string>();
+  /** Items notified while a whole read was in flight: read again once it is taken. */
+  private readonly afterWhole = new Set<string>();
+  private readonly patched = new Map<string, InspectedItem | null>();
+  private scheduled: NodeJS.Immediate | undefined;
+  private closed = false;
+  private tornReads = 0;
+  private readonly itemsPath: string;
+
+  constructor(
+    private readonly client: ZkClient,
+    readonly path: string,
+    private readonly history: History,
+  ) {
+    this.itemsPath = joinPath(path, 'items');
+    this.members = new CoalescedRead(() => readMembers(client, joinPath(path, 'members')), {
+      take: (members) => this.takeMembers(members),
+      fail: () => {},
+    });
+    this.whole = new CoalescedRead(() => inspectFleet(client, path), {
+      take: (fleet, torn) => {
+        // A torn read (a change notified during it) is read again, unless changes never stop.
+        // The first read is shown at once, torn or not: the read that follows corrects it.
+        if (torn && this.fleet !== undefined && this.tornReads < MAX_TORN_READS) {
+          this.tornReads += 1;
+          return;
+        }
+        this.tornReads = 0;
+        this.takeWhole(fleet);
+      },
+      fail: (error) => {
+        this.problem = `could not read ${path}: ${(error as Error).message}`;
+        this.emit({ whole: false, items: new Set() });
+        this.startWatch();
+      },
+    });
+    // The first whole read goes alone (the watch's walk of the tree would slow it down) and is
+    // shown at once; the watch is put in place after it, and the `resync` that ends its walk
+    // reads the fleet again, so a change made before the watch was in place is not missed.
+    // A first look (the members, the items' names, the first items' owners: a few hundred
+    // milliseconds), then the whole read, which does not compete with it for the session.
+    firstLook(client, path)
+      .then(
+        (look) => {
+          if (this.fleet !== undefined || this.closed || !look) return;
+          this.first = look;
+          this.emit({ whole: true, items: new Set() });
+        },
+        () => {},
+      )
+      .finally(() => this.whole.request());
+  }
+
+  private startWatch(): void {
+    if (this.watch || this.closed) return;
+    this.watch = this.client.watchTree(this.path).subscribe({
+      next: (event) => {
+        if (event.type === 'resync') this.whole.request();
+        else this.onTreeChange(event.path);
+      },
+      error: (error: unknown) => {
+        this.problem = `watching ${this.path} failed: ${(error as Error).message}`;
+        this.emit({ whole: false, items: new Set() });
+      },
+    });
+  }
+
+  /** Calls `listener` after each change; returns a function that stops it. */
+  onChange(listener: (change: FleetChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.whole.close();
+    this.members.close();
+    this.watch?.unsubscribe();
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.listeners.clear();
+  }
+
+  private onTreeChange(path: string): void {
+    const prefix = `${this.itemsPath}/`;
+    const item = path.startsWith(prefix) ? path.slice(prefix.length).split('/')[0] : undefined;
+    const fleet = this.fleet;
+    if (item === undefined || !fleet || fleet.kind !== 'partition') {
+      // A member joined or left: its name is read at once (the items it takes are named by
+      // it), and the whole fleet again for the rest (the assignment record, poison reports).
+      if (fleet?.kind === 'partition' && path.startsWith(`${fleet.membersPath}/`))
+        this.members.request();
+      this.whole.request();
+      return;
+    }
+    if (this.whole.busy) this.afterWhole.add(item);
+    if (this.reading.has(item)) this.again.add(item);
+    else this.dirty.add(item);
+    this.pump();
+  }
+
+  /**
+   * Starts item reads, ITEM_READS at a time. They go on while the whole fleet is read (a move
+   * shows without waiting for a read of 10,000 items); an item notified during a whole read is
+   * read again after it, since the whole read may have read it before the change.
+   */
+  private pump(): void {
+    if (this.closed) return;
+    for (const item of this.dirty) {
+      if (this.reading.size >= ITEM_READS) break;
+      this.dirty.delete(item);
+      this.reading.add(item);
+      void this.readItem(item);
+    }
+  }
+
+  private async readItem(item: string): Promise<void> {
+    const path = joinPath(this.itemsPath, item);
+    let read: InspectedItem | null | undefined;
+    try {
+      const lock = await inspect(this.client, path);
+      const exists = lock !== null || (await this.client.promises.exists(path)) !== null;
+      read = exists ? this.itemOf(item, path, lock?.holders[0], lock?.waiters ?? []) : null;
+    } catch (error) {
+      this.problem = `could not read ${path}: ${(error as Error).message}`;
+    }
+    this.reading.delete(item);
+    if (this.closed) return;
+    if (this.again.delete(item) || read === undefined) this.dirty.add(item);
+    else this.patched.set(item, read);
+    this.scheduled ??= setImmediate(() => {
+      this.scheduled = undefined;
+      this.applyPatches();
+    });
+    this.pump();
+  }
+
+  private itemOf(
+    item: string,
+    path: string,
+    holder: InspectedParticipant | undefined,
+    waiters: readonly InspectedParticipant[],
+  ): InspectedItem {
+    const bySession = new Map((this.fleet?.members ?? []).map((m) => [m.sessionId, m.id]));
+    return { item, path, ...holdsOf(bySession, holder, waiters) };
+  }
+
+  private takeWhole(fleet: InspectedFleet | null): void {
+    const events = fleetEvents(this.fleet, fleet, Date.now());
+    this.fleet = fleet;
+    this.first = undefined;
+    this.problem = undefined;
+    this.patched.clear();
+    for (const item of this.afterWhole) this.dirty.add(item);
+    this.afterWhole.clear();
+    this.record(events);
+    this.emit({ whole: true, items: new Set() });
+    this.startWatch();
+    this.pump();
+  }
+
+  /** Members read again: the owners named by them again, the join or leave recorded. */
+  private takeMembers(members: InspectedMember[]): void {
+    const fleet = this.fleet;
+    if (fleet?.kind !== 'partition') return;
+    const bySession = new Map(members.map((member) => [member.sessionId, member.id]));
+    const named = (hold: InspectedHold): InspectedHold => ({
+      ...hold,
+      member: bySession.get(hold.sessionId),
+    });
+    const items = fleet.items.map((item) => ({
+      ...item,
+      owner: item.owner && named(item.owner),
+      waiting: item.waiting.map(named),
+    }));
+    const next = withOwners({ ...fleet, members }, items);
+    this.record(fleetEvents({ ...fleet, items: [] }, { ...next, items: [] }, Date.now()));
+    this.fleet = next;
+    this.emit({ whole: true, items: new Set() });
+  }
+
+  /** The item reads done since the last step, applied to the fleet at once. */
+  private applyPatches(): void {
+    const fleet = this.fleet;
+    if (!fleet || this.patched.size === 0) return;
+    const patches = new Map(this.patched);
+    this.patched.clear();
+    const before: InspectedItem[] = [];
+    const after: InspectedItem[] = [];
+    const items: InspectedItem[] = [];
+    const seen = new Set<string>();
+    for (const item of fleet.items) {
+      if (!patches.has(item.item)) {
+        items.push(item);
+        continue;
+      }
+      seen.add(item.item);
+      before.push(item);
+      const read = patches.get(item.item);
+      if (read) {
+        items.push(read);
+        after.push(read);
+      }
+    }
+    for (const [item, read] of patches) {
+      if (seen.has(item) || !read) continue;
+      after.push(read);
+      items.push(read);
+    }
+    items.sort((a, b) => (a.item < b.item ? -1 : a.item > b.item ? 1 : 0));
+    this.fleet = withOwners(fleet, items);
+    this.record(itemEvents(before, after, Date.now()));
+    this.emit({ whole: false, items: new Set(patches.keys()) });
+  }
+
+  private record(events: readonly FleetEvent[]): void {
+    this.history.add(
+      events.map((event) =>
+        'member' in event
+          ? { at: event.at, scope: 'fleet', kind: event.kind, path: this.path, item: event.member }
+          : {
+              at: event.at,
+              scope: 'fleet',
+              kind: event.kind,
+              path: this.path,
+              item: event.item,
+              from: event.from,
+              to: event.to,
+              token: event.token,
+            },
+      ),
+    );
+  }
+
+  private emit(change: FleetChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The locks the console's open pages show, each watched once however many pages show it
+ * (`LockWatch`), compared read by read by one `LiveState` — the CLI's live-view memory — so
+ * hand-overs, frees and losses are found as `zkrx locks --watch` finds them, and written to the
+ * history.
+ */
+import type { ZkClient } from '@zkrx/core';
+import type { InspectedLock } from '@zkrx/lock';
+import type { History } from './history';
+import { type LiveEvent, LiveState } from './live-state';
+import { type LockRead, LockWatch } from './lock-watch';
+
+/** Times in a row the comparison waits for another path's read in flight, before going on. */
+const MAX_WAITS = 5;
+
+interface Entry {
+  readonly watch: LockWatch;
+  users: number;
+  /** Its first read was adopted by the LiveState (no events for what it showed then). */
+  adopted: boolean;
+}
+
+export class LockBook {
+  private readonly entries = new Map<string, Entry>();
+  private readonly state = new LiveState();
+  private readonly listeners = new Set<(paths: ReadonlySet<string>) => void>();
+  private changed = new Set<string>();
+  private scheduled: NodeJS.Immediate | undefined;
+  private waits = 0;
+
+  constructor(
+    private readonly client: ZkClient,
+    private readonly history: History,
+  ) {}
+
+  /** How many lock paths are watched. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Watches `path` while the returned function is not called (shared by every caller). */
+  hold(path: string): () => void {
+    let entry = this.entries.get(path);
+    if (!entry) {
+      entry = {
+        watch: new LockWatch(this.client, path, (watch) => this.onRead(watch)),
+        users: 0,
+        adopted: false,
+      };
+      this.entries.set(path, entry);
+    }
+    entry.users += 1;
+    const held = entry;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      held.users -= 1;
+      if (held.users > 0) return;
+      held.watch.close();
+      this.entries.delete(path);
+      this.state.forget(new Set([path]));
+    };
+  }
+
+  /** The last read of `path` (undefined until its first read, or when not watched). */
+  read(path: string): LockRead | undefined {
+    return this.entries.get(path)?.watch.latest;
+  }
+
+  /** Why `path` could not be read lately, if it could not. */
+  problem(path: string): string | undefined {
+    return this.entries.get(path)?.watch.problem;
+  }
+
+  /** When the console saw `node` start holding (undefined: it held when first shown). */
+  heldSince(node: string): number | undefined {
+    return this.state.heldSince(node);
+  }
+
+  /** The last read of every watched lock. */
+  locks(): InspectedLock[] {
+    const locks: InspectedLock[] = [];
+    for (const entry of this.entries.values()) {
+      const lock = entry.watch.latest?.lock;
+      if (lock) locks.push(lock);
+    }
+    return locks;
+  }
+
+  /** Calls `listener` with the paths whose view changed; returns a function that stops it. */
+  onChange(listener: (paths: ReadonlySet<string>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Every watched path read again (after a reconnection, say). */
+  refresh(): void {
+    for (const entry of this.entries.values()) entry.watch.refresh();
+  }
+
+  close(): void {
+    if (this.scheduled) clearImmediate(this.scheduled);
+    for (const entry of this.entries.values()) entry.watch.close();
+    this.entries.clear();
+    this.listeners.clear();
+  }
+
+  private onRead(watch: LockWatch): void {
+    this.changed.add(watch.path);
+    this.scheduled ??= setImmediate(() => {
+      this.scheduled = undefined;
+      this.compare();
+    });
+  }
+
+  /**
+   * Compares every path's last read with the one before. A session's end deletes its nodes
+   * from every path in one transaction, and their notifications all come before the reply to
+   * any read made after the first (ZooKeeper answers a session in order): so while another
+   * path's read is in flight the comparison waits for it (at most MAX_WAITS times in a row),
+   * and `LiveState` sees the session's nodes go from every path in one comparison — what proves
+   * a loss.
+   */
+  private compare(): void {
+    const busy = [...this.entries.values()].some((entry) => entry.watch.busy);
+    if (busy && this.waits < MAX_WAITS) {
+      this.waits += 1;
+      return;
+    }
+    this.waits = 0;
+    const fresh: InspectedLock[] = [];
+    const pzxids = new Map<string, number>();
+    for (const entry of this.entries.values()) {
+      const read = entry.watch.latest;
+      if (read === undefined) continue;
+      if (read.pzxid !== undefined) pzxids.set(read.path, read.pzxid);
+      if (!entry.adopted) {
+        entry.adopted = true;
+        if (read.lock) fresh.push(read.lock);
+      }
+    }
+    if (fresh.length > 0) this.state.adopt(fresh);
+    const events = this.state.update(this.locks(), Date.now(), (path) => pzxids.get(path));
+    this.history.add(events.map((event) => historyOf(event, this.kindOf(event.path))));
+    const changed = this.changed;
+    this.changed = new Set();
+    for (const listener of this.listeners) listener(changed);
+  }
+
+  private kindOf(path: string): string | undefined {
+    return this.entries.get(path)?.watch.latest?.lock?.kind;
+  }
+}
+
+function historyOf(event: LiveEvent, lockKind: string | undefined) {
+  return {
+    at: event.at,
+    scope: 'lock' as const,
+    kind: event.kind,
+    path: event.path,
+    lockKind,
+    from: event.from?.sessionId,
+    fromData: event.from?.data,
+    to: event.to?.sessionId,
+    toData: event.to?.data,
+    heldMs: event.heldMs,
+    exact: event.exact,
+    lost: event.lost,
+  };
+}

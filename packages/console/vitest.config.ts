@@ -1,0 +1,3 @@
+import { defineZkrxVitest } from '../../vitest.shared.ts';
+
+export default defineZkrxVitest(import.meta.dirname);

@@ -1,8 +1,0 @@
-import { defineZkrxPackageBuild } from '../../tsup.shared.ts';
-
-// One shared chunk for both entries (ESM and CommonJS alike): `@zkrx/core/native` uses the very
-// ZkError and client of `@zkrx/core`, not copies.
-export default defineZkrxPackageBuild({
-  entry: ['src/index.ts', 'src/native/index.ts', 'src/transport-spi.ts'],
-  splitting: true,
-});

@@ -1,3 +1,0 @@
-import { defineZkrxPackageBuild } from '../../tsup.shared.ts';
-
-export default defineZkrxPackageBuild({ entry: ['src/index.ts'] });
