@@ -17,7 +17,7 @@ export type {
   InspectedMember,
   InspectedPoison,
 } from './inspect';
-export { inspectFleet } from './inspect';
+export { inspectFleet, readMemberNode } from './inspect';
 export type {
   JoinPartitionOptions,
   PartitionFailure,

@@ -118,7 +118,33 @@ export interface InspectedFleet {
 /** How many item locks an inspection reads at once. */
 const CONCURRENCY = 16;
 
-/** A member as read: its details, and (a partition's) the problems it states. */
+/**
+ * What a member's node says, as `inspectFleet` reads it — for a tool that reads member nodes
+ * itself (the web console): its `data`, the item set it states and its problems. A partition
+ * member's node holds them in a record; a plain group member's node holds its data as text.
+ *
+ * ## Example
+ * ```ts
+ * const node = await client.promises.get('/fleet/shards/members/worker-1');
+ * console.log(readMemberNode(node.data, 'partition').data);
+ * // Output: 10.0.0.7:8080
+ * ```
+ *
+ * @param data The member node's data.
+ * @param kind `partition` (a node under `<path>/members`) or `members` (a plain group's).
+ * @return Its data, item set (partition) and problems (partition).
+ */
+export function readMemberNode(
+  data: Uint8Array,
+  kind: InspectedFleet['kind'],
+): Pick<InspectedMember, 'data' | 'itemSet' | 'problems'> {
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.length);
+  if (kind === 'members') return { data: bytes.toString('utf8'), itemSet: undefined, problems: [] };
+  const record = decodeMemberRecord(bytes);
+  return { data: record.data, itemSet: record.set, problems: record.problems };
+}
+
+/** A member as read: its details, and (a partition's) what it states. */
 type ReadMember = MemberDetails & Pick<InspectedMember, 'problems' | 'itemSet'>;
 
 async function readMembers(
@@ -131,17 +157,12 @@ async function readMembers(
     names.map(async (name): Promise<ReadMember | undefined> => {
       const node = await unlessGone(client.promises.get(joinPath(path, name)));
       if (!node || node.stat.ephemeralOwner === '0') return undefined;
-      const record = isPartition
-        ? decodeMemberRecord(node.data)
-        : { data: node.data.toString('utf8'), problems: [], set: undefined };
       return {
         id: name,
-        data: record.data,
         sessionId: node.stat.ephemeralOwner,
         joinedAt: node.stat.ctime,
         czxid: node.stat.czxid,
-        problems: record.problems,
-        itemSet: record.set,
+        ...readMemberNode(node.data, isPartition ? 'partition' : 'members'),
       };
     }),
   );
