@@ -50,6 +50,12 @@ interface NodeState {
 const BURST_QUIET_MS = 150;
 /** ... or this long after it began, whichever is first. */
 const BURST_LONGEST_MS = 3_000;
+/**
+ * A fleet's first assignment (none written yet: a fleet starting, its members joining one after
+ * another over seconds) waits for the joins to calm as long as this at most: items taken by the
+ * first few would move again to each that comes after.
+ */
+const FIRST_LONGEST_MS = 10_000;
 
 const ignore = () => {};
 
@@ -251,7 +257,7 @@ export class CoordinatorTerm {
     const now = Date.now();
     if (!this.fresh && !this.inBurst) return 0;
     const quiet = this.lastChange + BURST_QUIET_MS - now;
-    const longest = this.burstStart + BURST_LONGEST_MS - now;
+    const longest = this.burstStart + (this.fresh ? FIRST_LONGEST_MS : BURST_LONGEST_MS) - now;
     return Math.max(0, Math.min(quiet, longest));
   }
 

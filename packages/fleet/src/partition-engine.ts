@@ -51,6 +51,17 @@ const transientCodes: readonly string[] = [ZkErrorCode.ConnectTimeout, ZkErrorCo
 
 const noPoison: ReadonlyMap<string, PoisonedItem> = new Map();
 
+/**
+ * The most items a member queues for at once: the others of its share are queued for as these
+ * are held (or fail). What a lock in waiting costs its client (a subscription, a listing, a
+ * watch) stays bounded when a share is large (10,000 items for a member of few), and one turn
+ * of the event loop never starts thousands of acquisitions. The price: while all of them wait on
+ * locks someone else holds (a member giving them up after its runs, for `releaseTimeoutMs` at
+ * most; a session that ended, until it expires), the rest of the share waits too. Liveness only:
+ * an item is still owned only under its lock.
+ */
+const TAKING_AT_ONCE = 128;
+
 /** Runs callbacks in the async context of the subscription (not of the lock that woke us). */
 function contextOfNow(): <T>(fn: () => T) => T {
   const snapshot = (AsyncLocalStorage as unknown as { snapshot?: () => <T>(fn: () => T) => T })
@@ -117,6 +128,15 @@ export class PartitionEngine {
   private readonly poisonedHere: PoisonReports;
   private poisoned: ReadonlyMap<string, PoisonedItem> = noPoison;
   private readonly slots = new Map<string, Slot>();
+  /** The items queued for and not held yet (at most TAKING_AT_ONCE). */
+  private readonly waiting = new Set<string>();
+  /**
+   * The rest of the target still to look at for queueing (undefined: all looked at). Each step
+   * starts it again from the target's first item; a held lock goes on from where it stopped, so
+   * taking a share of s items costs O(s) in all, not O(s) per lock.
+   */
+  private toTake: Iterator<string> | undefined;
+  private fillScheduled = false;
   private readonly owned = new Map<string, OwnedItemHandle>();
   /** What the last emission said this member owns, sorted (undefined before the first). */
   private emitted: string[] | undefined;
@@ -311,6 +331,7 @@ export class PartitionEngine {
       // Not (or no longer) in: own nothing. Without a connected session, that is because the
       // session ended (its locks go with it); else our member or assignment node is gone.
       const connected = isConnectedState(this.client.state);
+      this.toTake = undefined;
       if (this.slots.size > 0)
         this.giveUp([...this.slots.values()], connected ? 'moved' : 'session-expired');
       return;
@@ -320,20 +341,44 @@ export class PartitionEngine {
       const leaving = [...this.slots.values()].filter((slot) => !target.has(slot.item));
       if (leaving.length > 0) this.giveUp(leaving, 'moved');
       if (this.finished) return;
-      for (const item of target) {
-        if (!this.slots.has(item) && !this.poisonedHere.has(item) && set.has(item)) {
-          this.take(item);
-        }
-      }
-    }
+      this.toTake = target.values();
+      this.fill();
+    } else this.toTake = undefined;
     // The first assignment, and new poison items even when our items stay.
     if (this.emitted === undefined || this.emittedPoison !== this.poisoned) this.flush();
+  }
+
+  /** Queues for the next items of the target, up to TAKING_AT_ONCE waiting. */
+  private fill(): void {
+    const set = this.set;
+    const toTake = this.toTake;
+    if (!set || !toTake) return;
+    while (this.waiting.size < TAKING_AT_ONCE && !this.finished) {
+      const next = toTake.next();
+      if (next.done) {
+        this.toTake = undefined;
+        return;
+      }
+      const item = next.value;
+      if (!this.slots.has(item) && !this.poisonedHere.has(item) && set.has(item)) this.take(item);
+    }
+  }
+
+  /** One fill after the current turn (many locks can be granted in one turn). */
+  private scheduleFill(): void {
+    if (this.fillScheduled || this.toTake === undefined) return;
+    this.fillScheduled = true;
+    queueMicrotask(() => {
+      this.fillScheduled = false;
+      if (!this.finished && this.presence?.isIn) this.fill();
+    });
   }
 
   /** Queues on the item's lock; `onHeld` adds it once held. */
   private take(item: string): void {
     const slot: Slot = { item, state: 'waiting', subscription: undefined, owned: undefined };
     this.slots.set(item, slot);
+    this.waiting.add(item);
     // Not re-entrant: every slot makes its own node, whatever async context it was started in.
     slot.subscription = mutex(this.client, itemPath(this.path, item), {
       data: this.id,
@@ -354,11 +399,15 @@ export class PartitionEngine {
     slot.owned = new OwnedItemHandle(slot.item, itemPath(this.path, slot.item), lease);
     this.owned.set(slot.item, slot.owned);
     this.scheduleFlush();
+    // Room to queue for the next ones of our share.
+    this.waiting.delete(slot.item);
+    this.scheduleFill();
   }
 
   private onSlotError(slot: Slot, error: unknown): void {
     if (this.finished || this.slots.get(slot.item) !== slot) return;
     this.slots.delete(slot.item);
+    if (this.waiting.delete(slot.item)) this.scheduleReconcile();
     const owned = slot.owned;
     if (!LockLostError.isInstance(error)) {
       if (isZkError(error, ZkErrorCode.ClientClosed)) return this.end('closed');
@@ -398,6 +447,7 @@ export class PartitionEngine {
     const release: { slot: Slot; owned: OwnedItemHandle }[] = [];
     for (const slot of slots) {
       this.slots.delete(slot.item);
+      this.waiting.delete(slot.item);
       const owned = slot.owned;
       if (!owned) {
         slot.subscription?.unsubscribe();

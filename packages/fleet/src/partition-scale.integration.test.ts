@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ZkClient } from '@zkrx/core';
+import { type Lease, mutex } from '@zkrx/lock';
 import { connectedClients, countedClient } from '@zkrx/test-support';
 import { uniqueRoot } from '@zkrx/testing';
 import { BehaviorSubject } from 'rxjs';
@@ -14,6 +15,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { converged, type FleetMember, fleetLog, names, startMember } from '../test/fleet';
 import { inspectFleet } from './index';
 import { checkItemSet } from './item-set';
+import { itemPath } from './options';
 import { SetKeeper, SetReader } from './set-store';
 
 /** What the live members own now, each item with its owners. */
@@ -187,5 +189,38 @@ describe('partition at scale', () => {
     again.stop();
     expect(found).toBe(1);
     expect(failures).toEqual([]);
+  });
+
+  it('a share over the 128 items a member queues for at once is owned whole, also after held items come free', async () => {
+    const path = uniqueRoot('fleet');
+    const items = Array.from({ length: 300 }, (_, at) => `item-${String(at).padStart(3, '0')}`);
+    const [holder, first, second] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
+    // Another session holds the first 200 items' locks (more than a member queues for at once):
+    // a member's first 128 waits are all on them.
+    const held = items.slice(0, 200);
+    const leases: Lease[] = [];
+    const holding = held.map((item) =>
+      mutex(holder, itemPath(path, item), { data: 'holder' }).subscribe((lease) => {
+        leases.push(lease);
+      }),
+    );
+    await vi.waitUntil(() => leases.length === held.length, { timeout: 60_000 });
+    const log = fleetLog();
+    const alone = startMember(log, first, path, items, { id: 'm0' });
+    // Its node says it was given all 300: the coordinator wrote it.
+    await vi.waitUntil(
+      async () => ((await first.promises.exists(`${path}/assignments/m0`))?.version ?? 0) > 0,
+      { timeout: 30_000 },
+    );
+    await first.promises.sync(path);
+    // Never an item the holder has (the locks alone decide).
+    expect(alone.items().filter((item) => held.includes(item))).toEqual([]);
+    for (const subscription of holding) subscription.unsubscribe();
+    // Once they are free, the whole share: 300 items, 172 more than it queues for at once.
+    await vi.waitUntil(() => converged([alone], items), { timeout: 60_000 });
+    // A second member: 150 each, each share over the bound too.
+    const fleet = [alone, startMember(log, second, path, items, { id: 'm1' })];
+    await vi.waitUntil(() => converged(fleet, items), { timeout: 60_000 });
+    expect(log.violations).toEqual([]);
   });
 });
