@@ -24,16 +24,14 @@
  * such overlaps are only counted (`cross_process_overlaps`): the soak judges that rule on
  * ZooKeeper's log.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { joinPath } from '@zkrx/core';
 import {
-  type FleetCommand,
   type FleetEvent,
-  FleetHost,
   type FleetHostSettings,
+  type Host,
+  localHost,
   memberId,
+  workerHost,
 } from '../fleet-host';
 import { type RunContext, type ScenarioResult, serverCounts } from '../run-context';
 import type { Scenario } from '../scenario';
@@ -44,63 +42,6 @@ export const FLEET_STEPS = ['cold', 'join', 'leave', 'expire', 'crash'] as const
 export type FleetStep = (typeof FLEET_STEPS)[number];
 
 const SESSION_TIMEOUT_MS = 10_000;
-
-/** A process of members: this one, or a forked `tools/fleet-worker.js`. */
-interface Host {
-  run(command: FleetCommand): Promise<unknown>;
-  close(): Promise<void>;
-}
-
-function localHost(settings: FleetHostSettings, report: (event: FleetEvent) => void): Host {
-  const host = new FleetHost(settings, report);
-  return { run: (command) => host.run(command), close: () => host.close() };
-}
-
-/** The built worker: `dist/tools/fleet-worker.js` of this package. */
-function workerScript(): string {
-  for (const candidate of ['./tools/fleet-worker.js', '../../dist/tools/fleet-worker.js']) {
-    const path = fileURLToPath(new URL(candidate, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  throw new Error('--processes > 1 needs the built worker (pnpm --filter @zkrx/bench build)');
-}
-
-function workerHost(settings: FleetHostSettings, report: (event: FleetEvent) => void): Host {
-  const child: ChildProcess = fork(workerScript(), [JSON.stringify(settings)], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let seq = 0;
-  const pending = new Map<number, { resolve(value: unknown): void; reject(e: Error): void }>();
-  child.on(
-    'message',
-    (message: { seq?: number; value?: unknown; error?: string; event?: FleetEvent }) => {
-      if (message.event) return report(message.event);
-      const waiter = pending.get(message.seq as number);
-      pending.delete(message.seq as number);
-      if (message.error !== undefined) waiter?.reject(new Error(message.error));
-      else waiter?.resolve(message.value);
-    },
-  );
-  child.on('exit', () => {
-    for (const waiter of pending.values()) waiter.reject(new Error('a fleet worker exited'));
-    pending.clear();
-  });
-  const run = (command: FleetCommand) =>
-    new Promise<unknown>((resolve, reject) => {
-      const at = ++seq;
-      pending.set(at, { resolve, reject });
-      child.send({ seq: at, command });
-    });
-  return {
-    run,
-    close: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      await run({ type: 'close' }).catch(() => {});
-      await exited;
-    },
-  };
-}
 
 /** Who owns what, from the members' emissions, and the conditions the steps wait for. */
 class FleetView {
