@@ -42,6 +42,8 @@ export const FLEET_STEPS = ['cold', 'join', 'leave', 'expire', 'crash'] as const
 export type FleetStep = (typeof FLEET_STEPS)[number];
 
 const SESSION_TIMEOUT_MS = 10_000;
+/** A cold start logs how far it got this often. */
+const PROGRESS_EVERY_MS = 15_000;
 
 /** Who owns what, from the members' emissions, and the conditions the steps wait for. */
 class FleetView {
@@ -215,6 +217,24 @@ export const fleetScale: Scenario = {
         );
       if (!steps.includes('cold')) throw new Error('fleet-scale: the cold step comes first');
       let allOwnedMs = 0;
+      // How far a long cold start has got (a run stopped before it balances still says).
+      const progress: string[] = [];
+      const coldStarted = performance.now();
+      const coldBefore = await serverCounts(connect);
+      const ticker = setInterval(() => {
+        void serverCounts(connect).then(
+          (now) => {
+            const seconds = Math.round((performance.now() - coldStarted) / 1000);
+            const sharing = [...view.live].filter((id) => (view.counts.get(id) ?? 0) > 0).length;
+            const mb = round((now.bytes - coldBefore.bytes) / 1e6, 1);
+            progress.push(`${seconds}s:${view.owners.size}`);
+            context.log(
+              `cold start, ${seconds} s: ${view.owners.size} of ${items} owned, ${sharing} of ${view.live.size} members own some, ${mb} MB of replies, ${now.packets - coldBefore.packets} packets`,
+            );
+          },
+          () => {},
+        );
+      }, PROGRESS_EVERY_MS);
       const cold = await measure('cold start', async () => {
         const t0 = performance.now();
         await joinAll();
@@ -222,7 +242,8 @@ export const fleetScale: Scenario = {
         allOwnedMs = performance.now() - t0;
         await view.until(() => view.balanced());
         for (const at of view.firstOwned.values()) latencies.push(at - t0);
-      });
+      }).finally(() => clearInterval(ticker));
+      if (progress.length > 0) extra.cold_owned_over_time = progress.join(' ');
       coldMs = cold.ms;
       coldPackets = cold.sent;
       Object.assign(extra, {
