@@ -10,6 +10,7 @@ import { createClient, type ZkClient } from '@zkrx/core';
 import { type Assignment, partition } from '@zkrx/fleet';
 import { expireSession, startProxy, type TcpProxy } from '@zkrx/testing';
 import type { Subscription } from 'rxjs';
+import type { RunContext } from './run-context';
 
 /** What the scenario hears from a host. */
 export type FleetEvent =
@@ -183,6 +184,43 @@ export class FleetHost {
       }),
     );
     this.members.clear();
+  }
+}
+
+/**
+ * What a fleet scenario waits for, checked again at every event (`check()`): resolves true once
+ * `condition` holds, false after `limitMs` (never, without one); a failed run rejects it.
+ */
+export class FleetGate {
+  private waiter: (() => void) | undefined;
+
+  constructor(private readonly context: RunContext) {}
+
+  /** An event came: the condition waited for is checked again. */
+  check(): void {
+    this.waiter?.();
+  }
+
+  until(condition: () => boolean, limitMs?: number): Promise<boolean> {
+    return this.context.guard(
+      new Promise<boolean>((resolve) => {
+        const timer =
+          limitMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                this.waiter = undefined;
+                resolve(false);
+              }, limitMs);
+        const check = () => {
+          if (!condition()) return;
+          clearTimeout(timer);
+          this.waiter = undefined;
+          resolve(true);
+        };
+        this.waiter = check;
+        check();
+      }),
+    );
   }
 }
 

@@ -17,6 +17,7 @@ import { joinPath } from '@zkrx/core';
 import { inspectFleet } from '@zkrx/fleet';
 import {
   type FleetEvent,
+  FleetGate,
   type FleetHostSettings,
   fleetItems,
   type Host,
@@ -38,17 +39,20 @@ class RolloutView {
   readonly owners = new Map<string, string>();
   /** Each live member's set: the first or the next. */
   readonly live = new Map<string, ReadonlySet<string>>();
-  private waiter: (() => void) | undefined;
   /** Unowned item-ms since `since`, and the most unowned at once. */
   private unownedMs = 0;
   private worst = 0;
   private lastAt = performance.now();
   violations: string[] = [];
 
+  private readonly gate: FleetGate;
+
   constructor(
     private readonly context: RunContext,
     private readonly oneProcess: boolean,
-  ) {}
+  ) {
+    this.gate = new FleetGate(context);
+  }
 
   /** The items some live member lists. */
   expected(): Set<string> {
@@ -107,7 +111,7 @@ class RolloutView {
       }
       this.owners.set(item, event.id);
     }
-    this.waiter?.();
+    this.gate.check();
   }
 
   /** A member left: what it owned is no longer owned. */
@@ -130,22 +134,7 @@ class RolloutView {
 
   /** Resolves true once settled, false after `limitMs`. */
   until(limitMs: number): Promise<boolean> {
-    return this.context.guard(
-      new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => {
-          this.waiter = undefined;
-          resolve(false);
-        }, limitMs);
-        const check = () => {
-          if (!this.settled()) return;
-          clearTimeout(timer);
-          this.waiter = undefined;
-          resolve(true);
-        };
-        this.waiter = check;
-        check();
-      }),
-    );
+    return this.gate.until(() => this.settled(), limitMs);
   }
 }
 

@@ -27,6 +27,7 @@
 import { joinPath } from '@zkrx/core';
 import {
   type FleetEvent,
+  FleetGate,
   type FleetHostSettings,
   type Host,
   localHost,
@@ -55,13 +56,16 @@ class FleetView {
   violations: string[] = [];
   crossOverlaps = 0;
   interrupted = 0;
-  private waiter: (() => void) | undefined;
+
+  private readonly gate: FleetGate;
 
   constructor(
     readonly items: number,
     private readonly oneProcess: boolean,
     private readonly context: RunContext,
-  ) {}
+  ) {
+    this.gate = new FleetGate(context);
+  }
 
   onEvent(event: FleetEvent): void {
     this.context.tick();
@@ -91,7 +95,7 @@ class FleetView {
       this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
       if (!this.firstOwned.has(item)) this.firstOwned.set(item, now);
     }
-    this.waiter?.();
+    this.gate.check();
   }
 
   /** A member left: what it owned is no longer owned (it emits nothing as it leaves). */
@@ -124,18 +128,8 @@ class FleetView {
   }
 
   /** Resolves once `condition` holds (checked at every event). */
-  until(condition: () => boolean): Promise<void> {
-    return this.context.guard(
-      new Promise<void>((resolve) => {
-        const check = () => {
-          if (!condition()) return;
-          this.waiter = undefined;
-          resolve();
-        };
-        this.waiter = check;
-        check();
-      }),
-    );
+  async until(condition: () => boolean): Promise<void> {
+    await this.gate.until(condition);
   }
 }
 
