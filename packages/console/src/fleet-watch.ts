@@ -1,7 +1,7 @@
 /**
  * One fleet kept live (a @zkrx/fleet partition or membership group): one persistent recursive
  * watch on its path; `inspectFleet` read whole at the start, after a reconnection and when a
- * member joins, leaves or the assignment record changes; an item's lock alone read again
+ * member joins or leaves, or a poison report comes or goes; an item's lock alone read again
  * (`inspect`) when a change is under it — so a move costs a read of one item, not of 10,000.
  */
 import { joinPath, type ZkClient } from '@zkrx/core';
@@ -131,9 +131,17 @@ export class FleetWatch {
     const prefix = `${this.itemsPath}/`;
     const item = path.startsWith(prefix) ? path.slice(prefix.length).split('/')[0] : undefined;
     const fleet = this.fleet;
+    // A member's share written, a set stored: nothing inspectFleet shows (the moves that follow
+    // are changes under items).
+    if (
+      fleet?.kind === 'partition' &&
+      (path.startsWith(`${this.path}/assignments/`) || path.startsWith(`${this.path}/sets/`))
+    ) {
+      return;
+    }
     if (item === undefined || !fleet || fleet.kind !== 'partition') {
       // A member joined or left: its name is read at once (the items it takes are named by
-      // it), and the whole fleet again for the rest (the assignment record, poison reports).
+      // it), and the whole fleet again for the rest (the members' records, poison reports).
       if (fleet?.kind === 'partition' && path.startsWith(`${fleet.membersPath}/`))
         this.members.request();
       this.whole.request();
