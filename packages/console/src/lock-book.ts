@@ -94,11 +94,6 @@ export class LockBook {
     return () => this.listeners.delete(listener);
   }
 
-  /** Every watched path read again (after a reconnection, say). */
-  refresh(): void {
-    for (const entry of this.entries.values()) entry.watch.refresh();
-  }
-
   close(): void {
     if (this.scheduled) clearImmediate(this.scheduled);
     for (const entry of this.entries.values()) entry.watch.close();

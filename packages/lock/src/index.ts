@@ -13,7 +13,7 @@ export {
   LockRevokedError,
   LockTimeoutError,
 } from './errors';
-export type { InspectedLock, InspectedParticipant } from './inspect';
+export type { InspectedLock, InspectedParticipant, InspectReads } from './inspect';
 export { inspect, inspectTree } from './inspect';
 export type {
   InspectedKind,
