@@ -51,7 +51,6 @@ export class FleetWatch {
   private readonly patched = new Map<string, InspectedItem | null>();
   private scheduled: NodeJS.Immediate | undefined;
   private closed = false;
-  private tornReads = 0;
   private readonly itemsPath: string;
 
   constructor(
@@ -64,23 +63,19 @@ export class FleetWatch {
       take: (members) => this.takeMembers(members),
       fail: () => {},
     });
-    this.whole = new CoalescedRead(() => inspectFleet(client, path), {
-      take: (fleet, torn) => {
-        // A torn read (a change notified during it) is read again, unless changes never stop.
-        // The first read is shown at once, torn or not: the read that follows corrects it.
-        if (torn && this.fleet !== undefined && this.tornReads < MAX_TORN_READS) {
-          this.tornReads += 1;
-          return;
-        }
-        this.tornReads = 0;
-        this.takeWhole(fleet);
+    this.whole = new CoalescedRead(
+      () => inspectFleet(client, path),
+      {
+        take: (fleet) => this.takeWhole(fleet),
+        fail: (error) => {
+          this.problem = `could not read ${path}: ${(error as Error).message}`;
+          this.emit({ whole: false, items: new Set() });
+          this.startWatch();
+        },
       },
-      fail: (error) => {
-        this.problem = `could not read ${path}: ${(error as Error).message}`;
-        this.emit({ whole: false, items: new Set() });
-        this.startWatch();
-      },
-    });
+      // A torn read (a change notified during it) is read again, unless changes never stop.
+      { maxTornReads: MAX_TORN_READS },
+    );
     // The first whole read goes alone (the watch's walk of the tree would slow it down) and is
     // shown at once; the watch is put in place after it, and the `resync` that ends its walk
     // reads the fleet again, so a change made before the watch was in place is not missed.

@@ -70,7 +70,6 @@ export class LockWatch {
   private scheduled: NodeJS.Immediate | undefined;
   private unsettledSince: number | undefined;
   private unsettledTimer: NodeJS.Timeout | undefined;
-  private torn = 0;
   /** The copies' views shown in the order they were made (the last one made wins). */
   private made = 0;
   private closed = false;
@@ -96,23 +95,20 @@ export class LockWatch {
         childrenWithStat: (of) => (byCopy(of) ?? client.promises).childrenWithStat(of),
       },
     };
-    this.reads = new CoalescedRead(() => readLock(this.client, this.path), {
-      take: (value, torn) => {
-        if (this.mirrored) return;
-        // The first read is shown at once, torn or not: the read that follows corrects it.
-        if (torn && this.latest !== undefined && this.torn < MAX_TORN_READS) {
-          this.torn += 1;
-          return;
-        }
-        this.torn = 0;
-        this.show(value);
+    this.reads = new CoalescedRead(
+      () => readLock(this.client, this.path),
+      {
+        take: (value) => {
+          if (!this.mirrored) this.show(value);
+        },
+        fail: (error) => {
+          if (this.mirrored) return;
+          this.problem = `could not read ${this.path}: ${(error as Error).message}`;
+          this.onRead(this);
+        },
       },
-      fail: (error) => {
-        if (this.mirrored) return;
-        this.problem = `could not read ${this.path}: ${(error as Error).message}`;
-        this.onRead(this);
-      },
-    });
+      { maxTornReads: MAX_TORN_READS },
+    );
     // The first read does not wait for the watch (its walk of the tree); the copy read once
     // the watch is in place takes over from it, so a change between the two is not missed.
     this.reads.request();

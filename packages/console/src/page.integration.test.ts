@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createClient, type ZkClient } from '@zkrx/core';
 import { partition } from '@zkrx/fleet';
 import { joinElection } from '@zkrx/leader';
-import { acquire, type Lease } from '@zkrx/lock';
+import { acquire, inspect, type Lease } from '@zkrx/lock';
 import { connectedClient, connectedClients } from '@zkrx/test-support';
 import { expireSession, mntr, testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import type { Page } from 'playwright-core';
@@ -88,7 +88,10 @@ describe.skipIf(chromiumMissing !== undefined)(
       const path = `${root}/orders`;
       const [a, b, c] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
       const first = await acquire(a, path, { data: 'web-1:4242' });
+      // b queues before c (two sessions' creates race): b is next in line, whose lease the
+      // hand-over below awaits — had c's node come first, b would wait for c, released after.
       const second = acquire(b, path, { data: 'web-2:4343' });
+      await expect.poll(async () => (await inspect(a, path))?.waiters.length).toBe(1);
       const third = acquire(c, path, { data: 'worker-3:77' });
       const page = await open(console, `locks?path=${encodeURIComponent(root)}`);
       await page.waitForSelector(`tr.holder[data-node=${quoted(first.node)}]`);
@@ -104,6 +107,12 @@ describe.skipIf(chromiumMissing !== undefined)(
       const waiterNodes = await page
         .locator('tr.waiter')
         .evaluateAll((rows) => rows.map((row) => (row as HTMLElement).dataset.node));
+      // In the order the lock admits them: by sequence, b's then c's.
+      expect(waiterNodes).toEqual((await inspect(a, path))?.waiters.map((each) => each.node));
+      expect(await page.locator('tr.waiter .data').allTextContents()).toEqual([
+        'web-2:4343',
+        'worker-3:77',
+      ]);
       const seen = await renderedAt(
         page,
         `tr.holder[data-node=${quoted(waiterNodes[0] as string)}]`,
