@@ -8,7 +8,7 @@ import type { ZkClient } from '@zkrx/core';
 import type { InspectedLock } from '@zkrx/lock';
 import type { History } from './history';
 import { type LiveEvent, LiveState } from './live-state';
-import { type LockRead, LockWatch } from './lock-watch';
+import { type LockRead, LockWatch, type WatchSupport } from './lock-watch';
 import { SharedWatches } from './shared-watches';
 
 /** Times in a row the comparison waits for another path's read in flight, before going on. */
@@ -24,6 +24,7 @@ interface Entry {
 export class LockBook {
   private readonly entries: SharedWatches<Entry>;
   private readonly state = new LiveState();
+  private readonly support: WatchSupport = { persistent: true };
   private readonly listeners = new Set<(paths: ReadonlySet<string>) => void>();
   private changed = new Set<string>();
   private scheduled: NodeJS.Immediate | undefined;
@@ -35,7 +36,7 @@ export class LockBook {
   ) {
     this.entries = new SharedWatches<Entry>(
       (path) => {
-        const watch = new LockWatch(client, path, (watch) => this.onRead(watch));
+        const watch = new LockWatch(client, path, (each) => this.onRead(each), this.support);
         return { watch, adopted: false, close: () => watch.close() };
       },
       (path) => this.state.forget(new Set([path])),

@@ -55,7 +55,16 @@ async function readLock(reads: ZkClient | InspectReads, path: string): Promise<L
   return { path, lock, pzxid, at };
 }
 
-/** The watch of one lock path; `onRead` hears each read, `onError` each failure. */
+/**
+ * What the console learnt of its server: whether it adds persistent watches. A server before
+ * 3.6 answers an addWatch Unimplemented and closes the connection: learnt once, every lock
+ * watched after is watched with child watches at once (not one lost connection a lock).
+ */
+export interface WatchSupport {
+  persistent: boolean;
+}
+
+/** The watch of one lock path; `onRead` hears each read. */
 export class LockWatch {
   latest: LockRead | undefined;
   /** The last failure, cleared by the next good read. */
@@ -80,6 +89,7 @@ export class LockWatch {
     private readonly client: ZkClient,
     readonly path: string,
     private readonly onRead: (watch: LockWatch) => void,
+    private readonly support: WatchSupport = { persistent: true },
   ) {
     const byCopy = (of: string) => {
       for (const mirror of this.mirrors.values())
@@ -148,6 +158,7 @@ export class LockWatch {
 
   private watch(path: string): void {
     if (this.closed || this.watches.has(path)) return;
+    if (!this.support.persistent) return this.watchChildren(path);
     const subscription = this.client.watchTree(path).subscribe({
       next: (event) => {
         let mirror = this.mirrors.get(path);
@@ -168,8 +179,10 @@ export class LockWatch {
         this.watches.delete(path);
         this.mirrors.get(path)?.close();
         this.mirrors.delete(path);
-        if (isZkError(error, ZkErrorCode.Unimplemented)) this.watchChildren(path);
-        else {
+        if (isZkError(error, ZkErrorCode.Unimplemented)) {
+          this.support.persistent = false;
+          this.watchChildren(path);
+        } else {
           this.problem = `watching ${path} failed: ${(error as Error).message}`;
           this.onRead(this);
         }
