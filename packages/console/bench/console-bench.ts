@@ -1,12 +1,13 @@
 /**
- * The console's bench: a fleet of 10,000 items over 100 members, and 1,000 waiters on one lock,
- * each opened in a real headless Chromium. Measures the first view (navigation to the whole
- * table drawn), the update latency (a move's or a hand-over's write acknowledged to the page
- * drawing it, median of 20), the console process's memory (RSS, /proc), the server's watches
- * (`wchs`) and the packets the server handled per minute while the page was open and changing
- * (`mntr`, minus the same changes made with no console open).
+ * The console's bench: a tree of 100,000 nodes, a fleet of 10,000 items over 100 members, and
+ * 1,000 waiters on one lock, each opened in a real headless Chromium. Measures the first view
+ * (navigation to the page's rows drawn), the update latency (a move's or a hand-over's write
+ * acknowledged to the page drawing it, median of 20), the console process's memory (RSS,
+ * /proc), the server's watches (`wchs`, `mntr`) and packets (`mntr`) — for the tree, what its
+ * first view cost; for the fleet and the lock, per change while open, minus the same changes
+ * made with no console open.
  *
- * `pnpm --filter @zkrx/console bench [--items 10000] [--members 100] [--waiters 1000]`
+ * `pnpm --filter @zkrx/console bench [--tree 100000] [--items 10000] [--members 100] [--waiters 1000]`
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -24,8 +25,10 @@ const { values } = parseArgs({
     members: { type: 'string', default: '100' },
     waiters: { type: 'string', default: '1000' },
     moves: { type: 'string', default: '20' },
+    tree: { type: 'string', default: '100000' },
   },
 });
+const TREE = Number(values.tree);
 const ITEMS = Number(values.items);
 const MEMBERS = Number(values.members);
 const WAITERS = Number(values.waiters);
@@ -115,8 +118,35 @@ try {
   }
   // In the order the lock admits them: by sequence (replies of 50 sessions come in any order).
   queue.sort((a, b) => Number(a.node.slice(-10)) - Number(b.node.slice(-10)));
+  // A tree of TREE nodes: folders of 99 nodes each; the first 10 folders are locks (a holder and
+  // two waiters of member sessions) among the plain ones.
+  const tree = '/bench/tree';
+  const folders = Array.from(
+    { length: Math.max(1, Math.floor(TREE / 100)) },
+    (_, index) => `${tree}/app-${String(index).padStart(4, '0')}`,
+  );
+  await admin.promises.mkdirp(tree);
+  for (let at = 0; at < folders.length; at += 10) {
+    const batch = folders.slice(at, at + 10);
+    await Promise.all(batch.map((folder) => admin.promises.create(folder)));
+    await Promise.all(
+      batch.flatMap((folder, offset) =>
+        at + offset < 10
+          ? [0, 1, 2].map((n) =>
+              (members[n] as ZkClient).promises.create(`${folder}/${lockName()}`, `tree-${n}`, {
+                mode: 'ephemeral',
+                sequential: true,
+              }),
+            )
+          : Array.from({ length: 99 }, (_, n) =>
+              admin.promises.create(`${folder}/node-${String(n).padStart(2, '0')}`),
+            ),
+      ),
+    );
+  }
+  const treeNodes = 1 + folders.length + 10 * 3 + (folders.length - 10) * 99;
   console.log(
-    `layout: ${ITEMS} items × ${MEMBERS} members, ${WAITERS} waiters (${Date.now() - startedLayout} ms to write)`,
+    `layout: a tree of ${treeNodes} nodes (${folders.length} folders), ${ITEMS} items × ${MEMBERS} members, ${WAITERS} waiters (${Date.now() - startedLayout} ms to write)`,
   );
 
   const packets = async () => {
@@ -187,9 +217,45 @@ try {
   const idleRss = rssOf(child.pid as number);
   const browser = await launchBrowser();
   try {
+    // The tree: its first page (50 rows of 1,000 folders), and a folder opened, cost what the
+    // page shows — never a walk of the 100,000 nodes.
+    const watchCount = async () => Number((await mntr(hostPort)).zk_watch_count);
+    const treeWatchesBefore = await watchCount();
+    const treePacketsBefore = await packets();
+    const treePage = await browser.page();
+    let started = Date.now();
+    await treePage.goto(new URL(`locks?path=${encodeURIComponent(tree)}`, url).href);
+    await treePage.waitForFunction(
+      () =>
+        document.querySelectorAll('ul.folders li').length +
+          document.querySelectorAll('section.lock').length ===
+          50 && !document.querySelector('ul.folders li .muted')?.textContent?.includes('…'),
+      undefined,
+      { timeout: 120_000 },
+    );
+    const treeFirstViewMs = Date.now() - started;
+    const treeWatchesOpen = (await watchCount()) - treeWatchesBefore;
+    const treePacketsFirstView = (await packets()) - treePacketsBefore;
+    const treeRss = rssOf(child.pid as number);
+    started = Date.now();
+    await treePage.goto(
+      new URL(`locks?path=${encodeURIComponent(folders.at(-1) as string)}`, url).href,
+    );
+    await treePage.waitForFunction(
+      () => document.querySelectorAll('ul.folders li').length === 50,
+      undefined,
+      { timeout: 120_000 },
+    );
+    const treeFolderViewMs = Date.now() - started;
+    await treePage.close();
+    // Let go with the page: the console's watches of the tree end (one-shot child watches stay
+    // on the server until they fire: at most the rows of the last page).
+    await sleep(1_000);
+    const treeWatchesAfterClose = (await watchCount()) - treeWatchesBefore;
+
     const watchesBefore = await watches();
     const fleetPage = await browser.page();
-    let started = Date.now();
+    started = Date.now();
     await fleetPage.goto(new URL(`partitions?path=${encodeURIComponent(fleet)}`, url).href);
     // The first screen: every item listed, the first rows with their owners.
     await fleetPage
@@ -236,9 +302,14 @@ try {
     const lockPage = await browser.page();
     started = Date.now();
     await lockPage.goto(new URL(`locks?path=${encodeURIComponent(lock)}`, url).href);
+    // The first view: the holder, the rows in view of the queue, and the count of all.
     await lockPage.waitForFunction(
-      (count) => document.querySelectorAll('tr.waiter').length === count - 1,
-      queue.length,
+      ({ holder, count }) =>
+        document.querySelector(`tr.holder[data-node="${holder}"]`) !== null &&
+        document.querySelectorAll('tr.waiter').length >= 20 &&
+        document.querySelector('section.lock h3')?.textContent?.includes(`${count} waiting`) ===
+          true,
+      { holder: queue[0]?.node as string, count: queue.length - 1 },
       { timeout: 120_000 },
     );
     const lockFirst = Date.now() - started;
@@ -279,6 +350,15 @@ try {
     const openMinutes = (Date.now() - openT) / 60_000;
     const busyRss = rssOf(child.pid as number);
     const results = {
+      tree: {
+        nodes: treeNodes,
+        firstViewMs: treeFirstViewMs,
+        folderViewMs: treeFolderViewMs,
+        serverWatchesAdded: treeWatchesOpen,
+        serverWatchesAfterClose: treeWatchesAfterClose,
+        packetsForFirstView: treePacketsFirstView,
+        consoleRssMiB: Math.round(treeRss),
+      },
       items: ITEMS,
       members: MEMBERS,
       waiters: WAITERS,

@@ -1,10 +1,10 @@
 /**
- * One lock path kept live: a persistent recursive watch on it (`watchTree`: one server watch
- * however many nodes queue there) keeping a copy of its nodes (`LockMirror`: a change costs the
- * reads of what changed, not a read of the queue), inspected again from the copy after each
- * change. Its first view is a read of the lock (`inspect`) made at once, before the watch is in
- * place. On a server or transport without persistent watches: a child watch on the path (and a
- * semaphore's folders) and `inspect` read again after each change, coalesced.
+ * One lock path kept live: a persistent recursive watch on it (`watchTree` without a snapshot:
+ * one server watch however many nodes queue there, and no walk of them) keeping a copy of its
+ * nodes (`LockMirror`: read whole once the watch is in place and after each gap, then a change
+ * costs the reads of what changed), inspected again from the copy after each change. On a
+ * server or transport without persistent watches: a child watch on the path (and a semaphore's
+ * folders) and `inspect` read again after each change, coalesced.
  */
 import { isZkError, type Stat, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import { type InspectedLock, type InspectReads, inspect } from '@zkrx/lock';
@@ -69,7 +69,7 @@ export class LockWatch {
   latest: LockRead | undefined;
   /** The last failure, cleared by the next good read. */
   problem: string | undefined;
-  /** Reads through the client: the first view, and every view without persistent watches. */
+  /** Reads through the client: every view without persistent watches. */
   private readonly reads: CoalescedRead<LockRead>;
   private readonly watches = new Map<string, Subscription>();
   /** The copies of the path (and of a kazoo semaphore's sibling), once their watch is in place. */
@@ -119,9 +119,8 @@ export class LockWatch {
       },
       { maxTornReads: MAX_TORN_READS },
     );
-    // The first read does not wait for the watch (its walk of the tree); the copy read once
-    // the watch is in place takes over from it, so a change between the two is not missed.
-    this.reads.request();
+    // The copy is read once the watch is in place (a round trip: the watch reads nothing of
+    // the tree itself, `snapshot: false`), so no change after its reads is missed.
     this.watch(path);
   }
 
@@ -159,7 +158,7 @@ export class LockWatch {
   private watch(path: string): void {
     if (this.closed || this.watches.has(path)) return;
     if (!this.support.persistent) return this.watchChildren(path);
-    const subscription = this.client.watchTree(path).subscribe({
+    const subscription = this.client.watchTree(path, { snapshot: false }).subscribe({
       next: (event) => {
         let mirror = this.mirrors.get(path);
         if (event.type === 'resync') {
@@ -209,7 +208,7 @@ export class LockWatch {
     this.scheduled ??= setImmediate(() => {
       this.scheduled = undefined;
       const main = this.mirrors.get(this.path);
-      if (!main?.ready && !this.mirrored) return; // not read whole yet: the first read shows
+      if (!main?.ready && !this.mirrored) return; // not read whole yet
       clearTimeout(this.unsettledTimer);
       this.unsettledSince = undefined;
       this.mirrored = true;
