@@ -699,6 +699,33 @@ function drawWindow() {
     `${filtered.length} of ${fleetState.names.length} items`;
 }
 
+/** A member's row, kept while what it shows is the same (a move changes two members' counts). */
+const memberRows = new Map();
+function memberRow(meta, member, index) {
+  const key = JSON.stringify([meta.view, meta.path, meta.kind, index, member]);
+  const kept = memberRows.get(member.id);
+  if (kept?.key === key) return kept.row;
+  const row = el(
+    'tr',
+    { dataset: { member: member.id } },
+    el('td', {}, String(index + 1)),
+    el('td', {}, member.id),
+    el('td', {}, session(member.sessionId, `${meta.view}:${meta.path}`)),
+    el('td', {}, data(member.data)),
+    el('td', {}, ticking(member.joinedAt, '', true), ' ago'),
+    meta.kind === 'partition' ? el('td', { class: 'num' }, String(member.items)) : null,
+  );
+  memberRows.set(member.id, { key, row });
+  return row;
+}
+
+function keptMemberRows(meta) {
+  const rows = meta.members.map((member, index) => memberRow(meta, member, index));
+  const present = new Set(meta.members.map((member) => member.id));
+  for (const id of memberRows.keys()) if (!present.has(id)) memberRows.delete(id);
+  return rows;
+}
+
 function fleetHeader(meta) {
   if (meta.found === false)
     return [
@@ -724,22 +751,7 @@ function fleetHeader(meta) {
         ].map((name) => el('th', {}, name)),
       ),
     ),
-    el(
-      'tbody',
-      {},
-      meta.members.map((member, index) =>
-        el(
-          'tr',
-          { dataset: { member: member.id } },
-          el('td', {}, String(index + 1)),
-          el('td', {}, member.id),
-          el('td', {}, session(member.sessionId, `${meta.view}:${meta.path}`)),
-          el('td', {}, data(member.data)),
-          el('td', {}, ticking(member.joinedAt, '', true), ' ago'),
-          meta.kind === 'partition' ? el('td', { class: 'num' }, String(member.items)) : null,
-        ),
-      ),
-    ),
+    el('tbody', {}, keptMemberRows(meta)),
   );
   const summary =
     meta.kind === 'partition'
