@@ -7,7 +7,8 @@
  * first view cost; for the fleet and the lock, per change while open, minus the same changes
  * made with no console open.
  *
- * `pnpm --filter @zkrx/console bench [--tree 100000] [--items 10000] [--members 100] [--waiters 1000]`
+ * `pnpm --filter @zkrx/console bench [--tree 100000] [--items 10000] [--members 100] [--waiters 1000] [--moves 20]`
+ * (`ZKRX_CONSOLE_CPU_PROF=<dir>`: the console process's CPU profile written to `<dir>`)
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -206,6 +207,10 @@ try {
   const child = spawn(
     process.execPath,
     [
+      // ZKRX_CONSOLE_CPU_PROF=<dir>: the console's CPU profile, written there when it stops.
+      ...(process.env.ZKRX_CONSOLE_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.ZKRX_CONSOLE_CPU_PROF}`]
+        : []),
       '--conditions=@zkrx/source',
       '--import',
       'tsx',
@@ -301,6 +306,9 @@ try {
       { timeout: 120_000 },
     );
     const fleetWarm = Date.now() - started;
+    const fleetWarmFirstMessage = await warmPage.evaluate(() =>
+      Number(document.body.dataset.firstDrawMs),
+    );
     await warmPage.close();
     const lockPage = await browser.page();
     started = Date.now();
@@ -382,6 +390,7 @@ try {
       fleetPageTimings: fleetNavigation,
       fleetAllOwnersMs: fleetComplete,
       fleetSecondPageMs: fleetWarm,
+      fleetSecondPageFirstMessageMs: fleetWarmFirstMessage,
       lockFirstViewMs: lockFirst,
       moveLatencyMs: latencies(moveLatency),
       handOverLatencyMs: latencies(handOverLatency),
@@ -407,7 +416,10 @@ try {
     console.log(JSON.stringify(results, null, 2));
   } finally {
     await browser.close();
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
+    // Its CPU profile (if asked for) is written as it exits: before the server goes.
+    await Promise.race([exited, sleep(10_000)]);
   }
 } finally {
   await Promise.all(clients.map((client) => client.close()));
