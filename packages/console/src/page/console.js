@@ -1144,13 +1144,20 @@ function onMessage(message) {
 }
 
 async function start() {
+  // Since the navigation began, for the bench: the script running, the user known, the first
+  // message in (before it is drawn; firstDrawMs: after).
+  document.body.dataset.scriptMs = String(Math.round(performance.now()));
   me = await fetch('api/me', { credentials: 'same-origin' }).then((response) => response.json());
+  document.body.dataset.meMs = String(Math.round(performance.now()));
   drawNav();
   const params = new URLSearchParams(query);
   params.set('view', view);
   if (view === 'sessions') params.set('id', route[1] ?? query.get('id') ?? '');
   const source = new EventSource(`api/stream?${params}`);
-  source.onmessage = (event) => onMessage(JSON.parse(event.data));
+  source.onmessage = (event) => {
+    document.body.dataset.firstMessageMs ??= String(Math.round(performance.now()));
+    onMessage(JSON.parse(event.data));
+  };
   source.addEventListener('session', (event) => {
     const { session: state } = JSON.parse(event.data);
     statusLine.textContent = state;
