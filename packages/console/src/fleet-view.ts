@@ -10,8 +10,9 @@ import type { Hub } from './hub';
 
 /**
  * One item as a page shows it: `[item, owner member (null: not a member's session), owner
- * session, fencing token, owned since (ms), waiting (member or 0x<session>, comma-separated),
- * owner's node]` — an array, so 10,000 items cost little to send. A free item has nulls.
+ * session, fencing token, owned since (ms), waiting (member or 0x<session>, comma-separated)]`
+ * — an array, so 10,000 items cost little to send (not the owner's node: its path is most of a
+ * row's bytes, and the page shows none). A free item has nulls.
  */
 export type ItemRow = readonly [
   string,
@@ -20,7 +21,6 @@ export type ItemRow = readonly [
   number | null,
   number | null,
   string,
-  string | null,
 ];
 
 export function itemRow(item: InspectedItem): ItemRow {
@@ -33,13 +33,12 @@ export function itemRow(item: InspectedItem): ItemRow {
     owner?.fencingToken ?? null,
     owner?.createdAt ?? null,
     waiting,
-    owner?.node ?? null,
   ];
 }
 
-/** A row whose owner is not read yet: `[item, …nulls, '', null, true]`. */
+/** A row whose owner is not read yet: `[item, …nulls, '', true]`. */
 function unreadRow(item: InspectedItem): readonly unknown[] {
-  return [item.item, null, null, null, null, '', null, true];
+  return [item.item, null, null, null, null, '', true];
 }
 
 function meta(state: FleetState | null | undefined, complete: boolean) {

@@ -640,7 +640,7 @@ const fleetState = {
 };
 
 function fleetRowElement(row) {
-  const [item, member, sessionId, token, since, waiting, , unread] = row;
+  const [item, member, sessionId, token, since, waiting, unread] = row;
   const poison = fleetState.meta?.poisoned?.find((entry) => entry.item === item);
   const owner = unread
     ? el('span', { class: 'muted' }, 'reading…')
