@@ -2,13 +2,15 @@
  * The console's bench: a tree of 100,000 nodes, a fleet of 10,000 items over 100 members, and
  * 1,000 waiters on one lock, each opened in a real headless Chromium. Measures the first view
  * (navigation to the page's rows drawn), the update latency (a move's or a hand-over's write
- * acknowledged to the page drawing it: median, p99 and max of `--moves`), the console process's memory (RSS,
- * /proc), the server's watches (`wchs`, `mntr`) and packets (`mntr`) — for the tree, what its
+ * acknowledged to the page drawing it: median, p99 and max of `--moves`), the console
+ * process's memory (RSS, /proc), the server's watches (`wchs`, `mntr`) and packets (`mntr`) — for the tree, what its
  * first view cost; for the fleet and the lock, per change while open, minus the same changes
  * made with no console open.
  *
- * `pnpm --filter @zkrx/console bench [--tree 100000] [--items 10000] [--members 100] [--waiters 1000] [--moves 20]`
- * (`ZKRX_CONSOLE_CPU_PROF=<dir>`: the console process's CPU profile written to `<dir>`)
+ * `pnpm --filter @zkrx/console bench [--tree 100000] [--items 10000] [--members 100]
+ * [--waiters 1000] [--moves 20]` (`ZKRX_CONSOLE_CPU_PROF=<dir>`: the console process's CPU
+ * profile written to `<dir>`). The page's own times (script running, first message in, drawn)
+ * are read from the page, since the navigation began.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
