@@ -12,6 +12,7 @@ export interface CoalescedTarget<T> {
   fail(error: unknown): void;
 }
 
+/** How a {@link CoalescedRead} treats a read that a change may have torn. */
 export interface CoalescedReadOptions {
   /**
    * A read during which a change was asked for again is torn: ZooKeeper sends a change's
@@ -23,6 +24,11 @@ export interface CoalescedReadOptions {
   readonly maxTornReads?: number;
 }
 
+/**
+ * Reads on demand with one in flight and at most one more queued (`request()`), each result
+ * handed to its target's `take` and each failure to `fail`; `close()` stops it (a read in flight
+ * is then dropped, not handed on).
+ */
 export class CoalescedRead<T> {
   private running = false;
   private again = false;
