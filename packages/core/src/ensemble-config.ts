@@ -4,6 +4,9 @@
  * them, the TLS ones for a TLS client.
  */
 
+/** The node holding the ensemble's configuration (never under a chroot). */
+export const CONFIG_NODE = '/zookeeper/config';
+
 /** A `host:port` a client connects to, as a configuration or a connect string writes it. */
 export interface ServerAddress {
   /** A name or an address, as written (an IPv6 address without its brackets). */

@@ -6,6 +6,7 @@
  */
 import { BehaviorSubject, type Observable } from 'rxjs';
 import {
+  CONFIG_NODE,
   clientAddressOf,
   type EnsembleConfig,
   followedServers,
@@ -15,7 +16,6 @@ import {
 } from './ensemble-config';
 import { Rc } from './errors';
 import type { Logger } from './logger';
-import { CONFIG_NODE } from './operations';
 import type { SessionHandle } from './transport';
 
 /** What the client follows: the servers it connects to, and the one its session is on. */

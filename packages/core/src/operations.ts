@@ -14,9 +14,10 @@ import {
   validateAcl,
   validateVersion,
 } from './create-options';
+import { CONFIG_NODE } from './ensemble-config';
 import { ZkError, ZkErrorCode } from './errors';
 import { toDataBuffer, validatePath, type ZkData } from './paths';
-import { AddWatchMode, OpCode, WatcherType } from './protocol/codes';
+import { AddWatchMode, OpCode, WatcherType, WatchRegistration } from './protocol/codes';
 import type { JuteReader } from './protocol/jute';
 import {
   encodeCreate,
@@ -40,9 +41,6 @@ import {
 } from './protocol/records';
 import { resolveTransaction, type TransactionOp } from './transaction';
 import type { OperationName, OperationRequest, OperationResult } from './transport';
-
-/** The node holding the ensemble's configuration (never under a chroot). */
-export const CONFIG_NODE = '/zookeeper/config';
 
 /** What the user gives each operation the client exposes (before it is checked). */
 export interface OperationInputs {
@@ -78,28 +76,6 @@ export interface PathMap {
   /** Undefined for a server path outside the chroot. */
   fromServer(path: string): string | undefined;
 }
-
-/**
- * The watch a request registers (or removes) on the server when it succeeds, as the pipeline
- * records it for re-arming after a reconnect (ZooKeeper's Java client calls these
- * `WatchRegistration`s). Not the kind of a client's watch stream (`WatchKind` in
- * watch-registry.ts: `data`, `exists`, `children`).
- */
-export const WatchRegistration = {
-  none: 0,
-  /** getData with watch: a data watch. */
-  data: 1,
-  /** exists with watch: a data watch if the node exists, else an exist watch. */
-  exists: 2,
-  /** getChildren with watch. */
-  child: 3,
-  /** addWatch persistent. */
-  persistent: 4,
-  /** addWatch persistent-recursive. */
-  persistentRecursive: 5,
-  /** removeWatches: the request's `type` says which. */
-  remove: 6,
-} as const;
 
 /** One operation, as the table defines it. */
 export interface Operation<N extends OperationName> {

@@ -1,6 +1,7 @@
 /**
  * ZooKeeper's numbers on the wire: op codes, reserved xids, event and watcher types, watch modes
- * and create flags (from `ZooDefs`, `ClientCnxn`, `Watcher` and `CreateMode`; read, not copied).
+ * and create flags (from `ZooDefs`, `ClientCnxn`, `Watcher` and `CreateMode`; read, not copied),
+ * and the client's own numbering of the watch a request leaves on the server.
  */
 
 /** `ZooDefs.OpCode`. */
@@ -93,3 +94,25 @@ export function createOpCode(flags: number): number {
     return OpCode.createTTL;
   return OpCode.create2;
 }
+
+/**
+ * The watch a request registers (or removes) on the server when it succeeds, as server-watches.ts
+ * records it for re-arming after a reconnect (ZooKeeper's Java client calls these
+ * `WatchRegistration`s). Not the kind of a client's watch stream (`WatchKind` in
+ * watch-registry.ts: `data`, `exists`, `children`).
+ */
+export const WatchRegistration = {
+  none: 0,
+  /** getData with watch: a data watch. */
+  data: 1,
+  /** exists with watch: a data watch if the node exists, else an exist watch. */
+  exists: 2,
+  /** getChildren with watch. */
+  child: 3,
+  /** addWatch persistent. */
+  persistent: 4,
+  /** addWatch persistent-recursive. */
+  persistentRecursive: 5,
+  /** removeWatches: the request's `type` says which. */
+  remove: 6,
+} as const;

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { recordedFrames } from '../../test/recorded-frames';
 import { Rc } from '../errors';
-import { WatchRegistration } from '../operations';
+import { WatchRegistration } from './codes';
 import { FrameReader } from './frames';
 import { JuteReader, ProtocolError } from './jute';
 import { PendingRequest, RequestPipeline } from './pipeline';

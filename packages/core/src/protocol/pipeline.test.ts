@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Rc, type ZkError } from '../errors';
-import { WatchRegistration } from '../operations';
-import { EventType, OpCode, WatcherType, Xid } from './codes';
+import { EventType, OpCode, WatcherType, WatchRegistration, Xid } from './codes';
 import type { Connection } from './connection';
 import { JuteReader, JuteWriter, ProtocolError, ustringBytes } from './jute';
 import { PendingRequest, RequestPipeline } from './pipeline';

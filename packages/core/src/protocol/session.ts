@@ -4,9 +4,9 @@
  * when the session expires, credentials are refused or the client closes it. Why a connection
  * was dropped or a session ended is decided here; requests go through the pipeline.
  */
-import type { ServerAddress } from '../ensemble-config';
+import { CONFIG_NODE, type ServerAddress } from '../ensemble-config';
 import { codeOfReturnCode, Rc, ZkError, ZkErrorCode } from '../errors';
-import { CONFIG_NODE, type PathMap } from '../operations';
+import type { PathMap } from '../operations';
 import type {
   OperationName,
   OperationRequest,
