@@ -3,11 +3,17 @@
  * watches they leave on the server recorded in server-watches.ts), and the special replies
  * (pings, auth, setWatches, notifications).
  */
-import { Rc, ZkError, ZkErrorCode } from '../errors';
-import type { Reply } from '../transport';
-import { OpCode, WatchRegistration, Xid } from './codes';
+import { Rc, ZkError, ZkErrorCode } from '../errors/errors';
+import type { Reply } from '../transport/transport';
+import { OpCode, WatchRegistration, Xid } from '../wire/codes';
+import { JuteReader, ProtocolError, unreadableReply } from '../wire/jute';
+import {
+  encodeHeaderOnly,
+  encodeMultiRead,
+  readWatcherEvent,
+  type WatcherEvent,
+} from '../wire/records';
 import type { Connection } from './connection';
-import { JuteReader, ProtocolError, unreadableReply } from './jute';
 import {
   type BatchMember,
   batchLimit,
@@ -17,7 +23,6 @@ import {
   ReadBatch,
   RecentLargest,
 } from './read-batch';
-import { encodeHeaderOnly, encodeMultiRead, readWatcherEvent, type WatcherEvent } from './records';
 import { ServerWatches } from './server-watches';
 
 /** Reads a successful reply's record (after the ReplyHeader); may throw ProtocolError. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Rc } from '../errors';
-import { EventType, OpCode, WatcherType, WatchRegistration, Xid } from './codes';
-import { JuteReader } from './jute';
+import { Rc } from '../errors/errors';
+import { EventType, OpCode, WatcherType, WatchRegistration, Xid } from '../wire/codes';
+import { JuteReader } from '../wire/jute';
 import { ServerWatches } from './server-watches';
 
 const set = (watchRegistration: number, watchPath: string, removes = 0) => ({

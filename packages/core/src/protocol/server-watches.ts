@@ -3,9 +3,9 @@
  * replies of the requests that set or removed them, forgotten when their event arrives, and sent
  * again as setWatches frames (relative to the last zxid seen) on every new connection.
  */
-import { Rc } from '../errors';
-import { EventType, WatcherType, WatchRegistration } from './codes';
-import { encodeSetWatches, type WatchLists } from './records';
+import { Rc } from '../errors/errors';
+import { EventType, WatcherType, WatchRegistration } from '../wire/codes';
+import { encodeSetWatches, type WatchLists } from '../wire/records';
 
 /** What a request in flight says about the watch it sets or removes (`PendingRequest`). */
 export interface WatchingRequest {
