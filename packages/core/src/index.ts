@@ -21,7 +21,7 @@ export { op } from './operations/transaction';
 export { protocolTransport } from './protocol/transport';
 export type { SessionEvent, SessionState } from './session/session-state';
 export { isConnectedState, isReadWriteState, isTerminalState } from './session/session-state';
-export type { Logger, LogLevel } from './telemetry/logger';
+export type { Logger, LogLevel } from './transport/logger';
 export { onAbort } from './transport/on-abort';
 // What a transport implements is on the `@zkrx/core/transport` entry.
 export type {

@@ -5,7 +5,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { ServerAddress } from '../ensemble/ensemble-config';
 import { ZkError, ZkErrorCode } from '../errors/errors';
-import type { Logger, LogLevel } from '../telemetry/logger';
+import type { Logger, LogLevel } from '../transport/logger';
 import type { Transport } from '../transport/transport';
 import type { Acl } from '../znode/acl';
 import { validatePath } from '../znode/paths';

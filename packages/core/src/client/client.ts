@@ -19,7 +19,7 @@ import {
   type SessionEvent,
   type SessionState,
 } from '../session/session-state';
-import { leveledLogger } from '../telemetry/logger';
+import { leveledLogger } from '../transport/logger';
 import { onAbort } from '../transport/on-abort';
 import type {
   ClientInfo,

@@ -6,7 +6,7 @@
  */
 import { BehaviorSubject, type Observable } from 'rxjs';
 import { Rc } from '../errors/errors';
-import type { Logger } from '../telemetry/logger';
+import type { Logger } from '../transport/logger';
 import type { SessionHandle } from '../transport/transport';
 import {
   CONFIG_NODE,

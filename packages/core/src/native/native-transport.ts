@@ -4,8 +4,8 @@
  */
 import { Rc, ZkError, ZkErrorCode } from '../errors/errors';
 import { operations } from '../operations/operations';
-import { type Logger, levelRank, nativeLineLevel } from '../telemetry/logger';
 import { timedReply } from '../telemetry/telemetry';
+import { type Logger, levelRank, nativeLineLevel } from '../transport/logger';
 import type {
   Created,
   NodeData,

@@ -5,8 +5,8 @@
  * planned move's reattach, or through a reconfiguration's leader hand-off.
  */
 import type { ServerAddress } from '../ensemble/ensemble-config';
-import type { Logger } from '../telemetry/logger';
 import { coreTelemetry } from '../telemetry/telemetry';
+import type { Logger } from '../transport/logger';
 import { type Connection, type Endpoint, formatEndpoint } from './connection';
 import type { HostList } from './hosts';
 import type { RequestPipeline } from './pipeline';

@@ -4,8 +4,8 @@
  */
 import { BehaviorSubject, distinctUntilChanged, filter, map, type Observable } from 'rxjs';
 import { Rc, ZkError, ZkErrorCode } from '../errors/errors';
-import type { Logger } from '../telemetry/logger';
 import { coreTelemetry } from '../telemetry/telemetry';
+import type { Logger } from '../transport/logger';
 import type {
   SessionHandle,
   SessionListener,

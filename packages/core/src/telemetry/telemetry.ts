@@ -13,8 +13,8 @@ import {
 import { version } from '../../package.json';
 import { codeOfReturnCode, Rc } from '../errors/errors';
 import type { SessionState } from '../session/session-state';
-import { perProvider } from '../telemetry-cache';
 import type { Reply } from '../transport/transport';
+import { perProvider } from './telemetry-cache';
 
 /** Seconds; OTel's advice for database client operation durations. */
 const OPERATION_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];

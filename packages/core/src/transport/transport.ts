@@ -3,9 +3,9 @@
  * The default speaks the wire protocol in TypeScript; `@zkrx/core/native` wraps the C client.
  */
 import type { ConnectionOptions } from 'node:tls';
-import type { Logger, LogLevel } from '../telemetry/logger';
 import type { Acl } from '../znode/acl';
 import type { Stat } from '../znode/stat';
+import type { Logger, LogLevel } from './logger';
 
 /** A session's id and password (hex), e.g. for `@zkrx/testing`'s `expireSession`. */
 export interface SessionCredentials {
