@@ -12,7 +12,6 @@ import {
 } from '@opentelemetry/api';
 import { version } from '../../package.json';
 import { codeOfReturnCode, Rc } from '../errors/errors';
-import type { SessionState } from '../session/session-state';
 import type { Reply } from '../transport/transport';
 import { perProvider } from './telemetry-cache';
 
@@ -36,8 +35,11 @@ export interface CoreTelemetry {
   readonly moves: Counter;
   /** Attributes of one answered request (made once per operation and outcome, then reused). */
   operationAttributes(operation: string, rc: number): Attributes;
-  /** A state, and the server the session is on (`server.address`, `server.port`), if any. */
-  stateAttributes(state: SessionState, server?: string): Attributes;
+  /**
+   * A session state as `session$` names it (`zkrx.session.state`), and the server the session is
+   * on (`server.address`, `server.port`), if any.
+   */
+  stateAttributes(state: string, server?: string): Attributes;
   moveAttributes(outcome: string): Attributes;
 }
 
