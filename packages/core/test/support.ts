@@ -116,6 +116,19 @@ export async function openClient(options: Partial<ZkClientOptions> = {}): Promis
   return client;
 }
 
+/**
+ * Resolves once the configuration read a client makes on connecting is answered, for a client
+ * made with `followEnsemble: { maxDelayMs: 0 }` (the follower reads `sync` + `getConfig` after
+ * every connection, up to 1 s later by default): the follower's 0 ms timer was set when the
+ * session connected, before this 1 ms one, and Node fires timers in the order they fall due, so
+ * the `exists` sent after it follows them on the wire, and ZooKeeper answers a session in order.
+ * A test that counts a session's requests starts counting after it.
+ */
+export async function configurationRead(client: ZkClient): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  await client.promises.exists('/');
+}
+
 /** A connected client, closed after the test. */
 export async function connectedClient(options: Partial<ZkClientOptions> = {}): Promise<ZkClient> {
   const client = await openClient(options);

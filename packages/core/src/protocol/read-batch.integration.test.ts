@@ -15,6 +15,7 @@ import { firstValueFrom, skip } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
   batchingClient,
+  configurationRead,
   connectedClient,
   proxyTo,
   rejectionOf,
@@ -51,9 +52,12 @@ async function tappedClient(
   const proxy = throughProxy ? await proxyTo(tap.connectString) : undefined;
   const connect = proxy?.connectString ?? tap.connectString;
   const client = await (clientOptions.batchReads === false ? connectedClient : batchingClient)({
+    followEnsemble: { maxDelayMs: 0 },
     ...clientOptions,
     connect,
   });
+  // The ensemble's configuration, read once on connecting, is not the tests' to count.
+  await configurationRead(client);
   for (const [name, data] of Object.entries(nodes)) {
     await client.promises.create(`${root}/${name}`, data);
   }
