@@ -3,10 +3,14 @@
  * and `partition` subscription. The scenario drives them directly (one process) or through
  * `tools/fleet-worker.ts` (several), and hears every assignment change as an event.
  */
+import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { createClient, type ZkClient } from '@zkrx/core';
 import { type Assignment, partition } from '@zkrx/fleet';
 import { expireSession, startProxy, type TcpProxy } from '@zkrx/testing';
 import type { Subscription } from 'rxjs';
+import type { RunContext } from './run-context';
 
 /** What the scenario hears from a host. */
 export type FleetEvent =
@@ -16,15 +20,18 @@ export type FleetEvent =
       /** Items owned now and not before, with their fencing tokens. */
       readonly added: readonly (readonly [string, number])[];
       readonly removed: readonly string[];
-      /** How many members this assignment was computed from. */
-      readonly members: number;
     }
   | { readonly type: 'failed'; readonly id: string; readonly error: string };
 
 /** What the scenario tells a host to do. */
 export type FleetCommand =
   | { readonly type: 'connect'; readonly ids: readonly string[] }
-  | { readonly type: 'join'; readonly ids: readonly string[] }
+  | {
+      readonly type: 'join';
+      readonly ids: readonly string[];
+      /** The item set the members state: the first (default), or the next one (a deploy's). */
+      readonly set?: 'first' | 'next';
+    }
   | { readonly type: 'leave'; readonly id: string }
   | { readonly type: 'expire'; readonly id: string }
   | { readonly type: 'crash'; readonly id: string }
@@ -39,12 +46,30 @@ export interface FleetHostSettings {
   readonly sessionTimeoutMs: number;
   /** The member the `crash` step cuts off for good: its client goes through a proxy. */
   readonly crashVictim?: string;
+  /** The next item set (a rolling deploy's): this many of the first set's items replaced. */
+  readonly replaced?: number;
 }
 
 /** The items of a run: `item-00000`, ... (sorted as they are numbered). */
 export function fleetItems(count: number): string[] {
   const width = Math.max(5, String(count - 1).length);
   return Array.from({ length: count }, (_, index) => `item-${String(index).padStart(width, '0')}`);
+}
+
+/**
+ * The next item set of a run: the first set with `replaced` of its items (spread over it)
+ * replaced by new ones (`item-n-00000`, ...), sorted.
+ */
+export function nextFleetItems(count: number, replaced: number): string[] {
+  const first = fleetItems(count);
+  const step = Math.max(1, Math.floor(count / Math.max(1, replaced)));
+  const gone = new Set(first.filter((_, index) => index % step === 0).slice(0, replaced));
+  const width = Math.max(5, String(replaced - 1).length);
+  const fresh = Array.from(
+    { length: gone.size },
+    (_, at) => `item-n-${String(at).padStart(width, '0')}`,
+  );
+  return [...first.filter((item) => !gone.has(item)), ...fresh].sort();
 }
 
 /** The member ids of a run: `member-000`, ... */
@@ -62,12 +87,15 @@ interface HostedMember {
 export class FleetHost {
   private readonly members = new Map<string, HostedMember>();
   private readonly items: readonly string[];
+  private readonly next: readonly string[];
 
   constructor(
     private readonly settings: FleetHostSettings,
     private readonly report: (event: FleetEvent) => void,
   ) {
+    // One array each, shared by the members of this process (checked once, as a service would).
     this.items = fleetItems(settings.items);
+    this.next = settings.replaced ? nextFleetItems(settings.items, settings.replaced) : this.items;
   }
 
   /** Runs one command; resolves what it answers (the CPU time for `cpu`). */
@@ -80,7 +108,8 @@ export class FleetHost {
         }
         return undefined;
       case 'join':
-        for (const id of command.ids) this.join(id);
+        for (const id of command.ids)
+          this.join(id, command.set === 'next' ? this.next : this.items);
         return undefined;
       case 'leave':
         this.member(command.id).subscription?.unsubscribe();
@@ -124,9 +153,9 @@ export class FleetHost {
     return member;
   }
 
-  private join(id: string): void {
+  private join(id: string, items: readonly string[]): void {
     const member = this.member(id);
-    member.subscription = partition(member.client, this.settings.path, this.items, {
+    member.subscription = partition(member.client, this.settings.path, items, {
       id,
     }).subscribe({
       next: (assignment: Assignment) => {
@@ -138,7 +167,6 @@ export class FleetHost {
             assignment.owned.get(item)?.fencingToken ?? 0,
           ]),
           removed: assignment.removed,
-          members: assignment.members.length,
         });
       },
       error: (error: unknown) => {
@@ -157,4 +185,103 @@ export class FleetHost {
     );
     this.members.clear();
   }
+}
+
+/**
+ * What a fleet scenario waits for, checked again at every event (`check()`): resolves true once
+ * `condition` holds, false after `limitMs` (never, without one); a failed run rejects it.
+ */
+export class FleetGate {
+  private waiter: (() => void) | undefined;
+
+  constructor(private readonly context: RunContext) {}
+
+  /** An event came: the condition waited for is checked again. */
+  check(): void {
+    this.waiter?.();
+  }
+
+  until(condition: () => boolean, limitMs?: number): Promise<boolean> {
+    return this.context.guard(
+      new Promise<boolean>((resolve) => {
+        const timer =
+          limitMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                this.waiter = undefined;
+                resolve(false);
+              }, limitMs);
+        const check = () => {
+          if (!condition()) return;
+          clearTimeout(timer);
+          this.waiter = undefined;
+          resolve(true);
+        };
+        this.waiter = check;
+        check();
+      }),
+    );
+  }
+}
+
+/** A process of members: this one, or a forked `tools/fleet-worker.js`. */
+export interface Host {
+  run(command: FleetCommand): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export function localHost(settings: FleetHostSettings, report: (event: FleetEvent) => void): Host {
+  const host = new FleetHost(settings, report);
+  return { run: (command) => host.run(command), close: () => host.close() };
+}
+
+/** The built worker: `dist/tools/fleet-worker.js` of this package. */
+function workerScript(): string {
+  for (const candidate of [
+    './tools/fleet-worker.js',
+    '../tools/fleet-worker.js',
+    '../../dist/tools/fleet-worker.js',
+    '../dist/tools/fleet-worker.js',
+  ]) {
+    const path = fileURLToPath(new URL(candidate, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error('--processes > 1 needs the built worker (pnpm --filter @zkrx/bench build)');
+}
+
+export function workerHost(settings: FleetHostSettings, report: (event: FleetEvent) => void): Host {
+  const child: ChildProcess = fork(workerScript(), [JSON.stringify(settings)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let seq = 0;
+  const pending = new Map<number, { resolve(value: unknown): void; reject(e: Error): void }>();
+  child.on(
+    'message',
+    (message: { seq?: number; value?: unknown; error?: string; event?: FleetEvent }) => {
+      if (message.event) return report(message.event);
+      const waiter = pending.get(message.seq as number);
+      pending.delete(message.seq as number);
+      if (message.error !== undefined) waiter?.reject(new Error(message.error));
+      else waiter?.resolve(message.value);
+    },
+  );
+  child.on('exit', () => {
+    for (const waiter of pending.values()) waiter.reject(new Error('a fleet worker exited'));
+    pending.clear();
+  });
+  const run = (command: FleetCommand) =>
+    new Promise<unknown>((resolve, reject) => {
+      const at = ++seq;
+      pending.set(at, { resolve, reject });
+      child.send({ seq: at, command });
+    });
+  return {
+    run,
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      await run({ type: 'close' }).catch(() => {});
+      await exited;
+    },
+  };
 }

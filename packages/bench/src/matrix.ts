@@ -86,6 +86,9 @@ export function selectMatrix(options: BenchOptions): MatrixEntry[] {
   if (options.scenarios.includes('fleet-members')) {
     picked.push({ scenario: 'fleet-members', clients: 50, ops: 1 });
   }
+  if (options.scenarios.includes('fleet-rollout')) {
+    picked.push({ scenario: 'fleet-rollout', clients: 20, ops: 2_000 });
+  }
   for (const entry of picked) {
     const clients = options.clients ?? entry.clients;
     const ops = options.ops ?? Math.max(10, Math.floor(entry.ops * options.scale));
@@ -152,9 +155,11 @@ export function childCommand(
     ...common,
   ];
   if (entry.impl !== 'zkrx') args.push('--impl', entry.impl);
-  if (entry.scenario === 'fleet-scale') {
+  if (entry.scenario === 'fleet-scale' || entry.scenario === 'fleet-rollout') {
     if (options.processes !== undefined) args.push('--processes', String(options.processes));
-    if (options.fleetSteps) args.push('--fleet-steps', options.fleetSteps.join(','));
+  }
+  if (entry.scenario === 'fleet-scale' && options.fleetSteps) {
+    args.push('--fleet-steps', options.fleetSteps.join(','));
   }
   if (entry.args) args.push(...entry.args);
   if (entry.scenario === 'pipelined-get') {

@@ -18,6 +18,7 @@ export const SCENARIO_NAMES = [
   'memory',
   'fleet-scale',
   'fleet-members',
+  'fleet-rollout',
 ] as const;
 
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
@@ -126,9 +127,9 @@ Options:
   --scenario S[,S...]  ${SCENARIO_NAMES.join(', ')}
   --clients C          ZooKeeper sessions (herd: waiters; memory: always 2)
   --ops N              measured ops (herd: measured releases; memory: pending waiters)
-  --members C          fleet-scale: members (the same as --clients)
-  --items N            fleet-scale: items (the same as --ops)
-  --processes P        fleet-scale: Node processes the members are spread over (default 1)
+  --members C          fleet-scale, fleet-rollout: members (the same as --clients)
+  --items N            fleet-scale, fleet-rollout: items (the same as --ops)
+  --processes P        fleet-scale, fleet-rollout: Node processes the members are spread over (default 1)
   --fleet-steps S,...  fleet-scale: ${FLEET_STEP_NAMES.join(', ')} (default all; cold first)
   --impl I             one run's client: ${IMPL_NAMES.join(', ')} (default zkrx;
                        node-zookeeper-client runs ${PEER_SCENARIOS.join(', ')})

@@ -144,6 +144,8 @@ export async function serverCounts(connect: string) {
     sent: Number(metrics.zk_packets_sent),
     packets: Number(metrics.zk_packets_received) + Number(metrics.zk_packets_sent),
     watches: Number(metrics.zk_watch_count),
+    /** The bytes of every reply the server sent (`zk_response_bytes`; watch events not counted). */
+    bytes: Number(metrics.zk_response_bytes ?? 0),
   };
 }
 

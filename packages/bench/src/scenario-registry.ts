@@ -4,6 +4,7 @@
 import type { ScenarioName } from './options';
 import type { Scenario } from './scenario';
 import { fleetMembers } from './scenarios/fleet-members';
+import { fleetRollout } from './scenarios/fleet-rollout';
 import { fleetScale } from './scenarios/fleet-scale';
 import { floorCreateDelete, floorGetChildren } from './scenarios/floor';
 import { herd } from './scenarios/herd';
@@ -28,4 +29,5 @@ export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
   memory,
   'fleet-scale': fleetScale,
   'fleet-members': fleetMembers,
+  'fleet-rollout': fleetRollout,
 };

@@ -82,6 +82,11 @@ const runs: readonly [string, readonly string[], readonly string[]][] = [
     ['cold_balanced_ms', 'watches', 'join_moved', 'join_minimum', 'leave_ms', 'expire_ms'],
   ],
   ['fleet-members', ['--members', '5'], ['cold_ms', 'watches', 'join_ms', 'join_packets']],
+  [
+    'fleet-rollout',
+    ['--members', '3', '--items', '100'],
+    ['steps_settled', 'settle_ms_max', 'unowned_item_seconds_total', 'both_sets'],
+  ],
 ];
 
 describe('every scenario, tiny N, through the CLI entry', () => {

@@ -42,9 +42,12 @@ function fleet(items: InspectedItem[], ids = ['a', 'b']): InspectedFleet {
       czxid: index + 1,
       ownSession: false,
       items: items.filter((found) => found.owner?.member === id).map((found) => found.item),
+      problems: [],
+      itemSet: undefined,
     })),
     items,
     poisoned: [],
+    poisonedUnlisted: 0,
     coordinator: undefined,
     balanced: false,
     readAt: 0,
@@ -68,6 +71,55 @@ describe('zkrx partitions', () => {
       '  y     free                 -      -        -           -',
       '  z     not a member (tool)  8      0xff     held ≤2.5s  -',
       '  owned: a 1 · b 0',
+      '  coordinator: none (no member holds /f/coordinator: nothing new is taken)',
+    ]);
+  });
+
+  it('shows what members go through: their failures to stay in, and problems they ride out', () => {
+    const view = fleet([item('a', hold('a', 'sa', 7))]);
+    const lines = renderPartitions(
+      {
+        ...view,
+        coordinator: 'a',
+        members: view.members.map((member) =>
+          member.id !== 'b'
+            ? member
+            : {
+                ...member,
+                problems: [
+                  { task: 'join', code: 'ReleaseTimeout', message: 'runs', at: 500, count: 3 },
+                  { task: 'report-poison', code: 'NoAuth', message: 'no', at: 1_500, count: 2 },
+                ],
+              },
+        ),
+      },
+      { command: 'partitions', now: 3_500, paint: noColours },
+    );
+    expect(lines.slice(-2)).toEqual([
+      '  problem: b: joined again after 3 failures in a row, last 3.0s ago: runs',
+      '  problem: b: report-poison ×2, last 2.0s ago: no',
+    ]);
+  });
+
+  it('shows the item sets the members state when they differ (a rolling deploy)', () => {
+    const view = fleet([item('a', hold('a', 'sa', 7))], ['a', 'b', 'c']);
+    const lines = renderPartitions(
+      {
+        ...view,
+        coordinator: 'a',
+        members: view.members.map((member) => ({
+          ...member,
+          itemSet:
+            member.id === 'c'
+              ? { digest: 'NEWSET0123456789', size: 31 }
+              : { digest: 'OLDSET0123456789', size: 30 },
+        })),
+      },
+      { command: 'partitions', now: 3_500, paint: noColours },
+    );
+    expect(lines.slice(-2)).toEqual([
+      '  item set: OLDSET01 (30 items): a, b',
+      '  item set: NEWSET01 (31 items): c',
     ]);
   });
 

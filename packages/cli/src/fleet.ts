@@ -35,8 +35,8 @@ export function fleetTitle(fleet: InspectedFleet, paint: Paint): string {
     return `${paint.bold(fleet.path)}  membership · ${plural(fleet.members.length, 'member')}`;
   }
   const owned = fleet.items.filter((item) => item.owner !== undefined).length;
-  const poison =
-    fleet.poisoned.length === 0 ? '' : ` · ${paint.red(`${fleet.poisoned.length} poison`)}`;
+  const poisonCount = fleet.poisoned.length + fleet.poisonedUnlisted;
+  const poison = poisonCount === 0 ? '' : ` · ${paint.red(`${poisonCount} poison`)}`;
   const balance =
     fleet.balanced === undefined
       ? ''
@@ -114,10 +114,45 @@ export function renderPartitions(fleet: InspectedFleet, options: FleetRenderOpti
   }
   if (fleet.coordinator !== undefined) {
     lines.push(`  ${paint.dim('coordinator:')} ${fleet.coordinator}`);
+  } else if (fleet.members.length > 0) {
+    lines.push(
+      `  ${paint.dim('coordinator:')} ${paint.red('none')} (no member holds ${fleet.path}/coordinator: nothing new is taken)`,
+    );
+  }
+  // A rolling deploy: members of two versions state two item sets (each is assigned from its own).
+  const sets = new Map<string, { size: number; members: string[] }>();
+  for (const member of fleet.members) {
+    if (!member.itemSet) continue;
+    const entry = sets.get(member.itemSet.digest) ?? { size: member.itemSet.size, members: [] };
+    entry.members.push(member.id);
+    sets.set(member.itemSet.digest, entry);
+  }
+  if (sets.size > 1) {
+    for (const [digest, entry] of sets) {
+      lines.push(
+        `  ${paint.dim('item set:')} ${digest.slice(0, 8)} (${plural(entry.size, 'item')}): ${entry.members.join(', ')}`,
+      );
+    }
+  }
+  for (const member of fleet.members) {
+    for (const problem of member.problems) {
+      const what =
+        problem.task === 'join'
+          ? `joined again after ${plural(problem.count, 'failure')} in a row`
+          : `${problem.task}${problem.count > 1 ? ` ×${problem.count}` : ''}`;
+      lines.push(
+        `  ${paint.dim('problem:')} ${member.id}: ${paint.yellow(what)}, last ${formatDuration(now - problem.at)} ago: ${problem.message}`,
+      );
+    }
   }
   for (const entry of fleet.poisoned) {
     lines.push(
       `  ${paint.dim('poison:')} ${entry.item}: ${entry.message} (delete ${entry.node} to try it again)`,
+    );
+  }
+  if (fleet.poisonedUnlisted > 0) {
+    lines.push(
+      `  ${paint.dim('poison:')} ${paint.red(`${plural(fleet.poisonedUnlisted, 'report')} not listed`)}: more than one reply of this client's maxFrameBytes holds (${fleet.path}/poison)`,
     );
   }
   return lines;

@@ -1,10 +1,11 @@
 /**
  * What every `--watch` view shares: one persistent recursive watch on the path (`watchTree`)
- * triggers a new read on every change (reads coalesced: one in flight, one more queued) and after
- * every reconnection; a 1 s timer redraws the clocks; q or Ctrl-C quits. Draws on the terminal's
+ * triggers a new read on every change (reads coalesced: one in flight, one more queued — the
+ * console's `CoalescedRead`) and after every reconnection; a 1 s timer redraws the clocks; q or Ctrl-C quits. Draws on the terminal's
  * alternate screen, or writes one JSON line per read with `--json`. The view says what it reads
  * and what it draws of it (live-view.ts: locks and elections, fleet-view.ts: a fleet).
  */
+import { CoalescedRead } from '@zkrx/console';
 import type { SessionState, ZkClient } from '@zkrx/core';
 import type { Subscription } from 'rxjs';
 import { fitWidth, formatClock, type Paint } from './format';
@@ -39,7 +40,8 @@ export interface WatchedView {
   read(): Promise<() => object>;
   /**
    * Reads in a row thrown away because a change was notified during them (such a read may show
-   * the change in part), before one is taken anyway; 0 takes every read.
+   * the change in part), before one is taken anyway; 0 takes every read. The first read is
+   * taken at once, torn or not (the one that follows corrects it).
    */
   readonly maxTornReads: number;
   /** What to draw at `now` (ms since the epoch). */
@@ -97,46 +99,29 @@ export function watchScreen(
   };
 
   return new Promise<number>((resolve) => {
-    let reading = false;
-    let again = false;
-    let torn = 0;
     let ticker: ReturnType<typeof setInterval> | undefined;
     let poller: ReturnType<typeof setInterval> | undefined;
     let watching: Subscription | undefined;
     let sessions: Subscription | undefined;
     let stopInterrupt: (() => void) | undefined;
 
-    const refresh = async (): Promise<void> => {
-      if (finished) return;
-      if (reading) {
-        again = true;
-        return;
-      }
-      reading = true;
-      try {
-        do {
-          again = false;
-          const take = await view.read();
-          // A change notified during the read may have been read in part (ZooKeeper sends a
-          // change's notification before any reply that shows the change): read again rather
-          // than compare a torn read, unless changes never stop.
-          if (again && torn < view.maxTornReads) {
-            torn += 1;
-            continue;
-          }
-          torn = 0;
+    const reads = new CoalescedRead(
+      () => view.read(),
+      {
+        take: (take) => {
+          if (finished) return;
           const line = take();
           problem = '';
           if (json) out.write(`${JSON.stringify(line)}\n`);
           else draw();
-        } while (again && !finished);
-      } catch (error) {
-        problem = `could not read ${path}: ${(error as Error).message} (read again on the next change)`;
-        draw();
-      } finally {
-        reading = false;
-      }
-    };
+        },
+        fail: (error) => {
+          problem = `could not read ${path}: ${(error as Error).message} (read again on the next change)`;
+          draw();
+        },
+      },
+      { maxTornReads: view.maxTornReads },
+    );
 
     const onKey = (chunk: Buffer | string) => {
       const key = chunk.toString();
@@ -146,6 +131,7 @@ export function watchScreen(
     const finish = (code: number, message?: string) => {
       if (finished) return;
       finished = true;
+      reads.close();
       clearInterval(ticker);
       clearInterval(poller);
       watching?.unsubscribe();
@@ -173,14 +159,14 @@ export function watchScreen(
     }
     stopInterrupt = io.onInterrupt(() => finish(0));
     ticker = setInterval(draw, 1_000);
-    if (view.pollMs) poller = setInterval(() => void refresh(), view.pollMs);
+    if (view.pollMs) poller = setInterval(() => reads.request(), view.pollMs);
     sessions = client.session$.subscribe((event) => {
       session = event.state;
       if (event.state === 'auth-failed') finish(1, 'ZooKeeper refused the credentials');
       else draw();
     });
     watching = client.watchTree(path).subscribe({
-      next: () => void refresh(),
+      next: () => reads.request(),
       error: (error: unknown) => finish(1, `watching ${path} failed: ${(error as Error).message}`),
     });
     draw();

@@ -1,12 +1,16 @@
 /**
- * The console's bench: a fleet of 10,000 items over 100 members, and 1,000 waiters on one lock,
- * each opened in a real headless Chromium. Measures the first view (navigation to the whole
- * table drawn), the update latency (a move's or a hand-over's write acknowledged to the page
- * drawing it, median of 20), the console process's memory (RSS, /proc), the server's watches
- * (`wchs`) and the packets the server handled per minute while the page was open and changing
- * (`mntr`, minus the same changes made with no console open).
+ * The console's bench: a tree of 100,000 nodes, a fleet of 10,000 items over 100 members, and
+ * 1,000 waiters on one lock, each opened in a real headless Chromium. Measures the first view
+ * (navigation to the page's rows drawn), the update latency (a move's or a hand-over's write
+ * acknowledged to the page drawing it: median, p99 and max of `--moves`), the console
+ * process's memory (RSS, /proc), the server's watches (`wchs`, `mntr`) and packets (`mntr`) — for the tree, what its
+ * first view cost; for the fleet and the lock, per change while open, minus the same changes
+ * made with no console open.
  *
- * `pnpm --filter @zkrx/console bench [--items 10000] [--members 100] [--waiters 1000]`
+ * `pnpm --filter @zkrx/console bench [--tree 100000] [--items 10000] [--members 100]
+ * [--waiters 1000] [--moves 20]` (`ZKRX_CONSOLE_CPU_PROF=<dir>`: the console process's CPU
+ * profile written to `<dir>`). The page's own times (script running, first message in, drawn)
+ * are read from the page, since the navigation began.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -24,15 +28,20 @@ const { values } = parseArgs({
     members: { type: 'string', default: '100' },
     waiters: { type: 'string', default: '1000' },
     moves: { type: 'string', default: '20' },
+    tree: { type: 'string', default: '100000' },
   },
 });
+const TREE = Number(values.tree);
 const ITEMS = Number(values.items);
 const MEMBERS = Number(values.members);
 const WAITERS = Number(values.waiters);
 const MOVES = Number(values.moves);
 
-const median = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+/** The value at quantile q (0..1) of the samples, nearest rank. */
+const quantile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[
+    Math.min(values.length - 1, Math.max(0, Math.ceil(q * values.length) - 1))
+  ] as number;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const lockName = () => `_c_${randomUUID()}-lock-`;
 
@@ -115,8 +124,35 @@ try {
   }
   // In the order the lock admits them: by sequence (replies of 50 sessions come in any order).
   queue.sort((a, b) => Number(a.node.slice(-10)) - Number(b.node.slice(-10)));
+  // A tree of TREE nodes: folders of 99 nodes each; the first 10 folders are locks (a holder and
+  // two waiters of member sessions) among the plain ones.
+  const tree = '/bench/tree';
+  const folders = Array.from(
+    { length: Math.max(1, Math.floor(TREE / 100)) },
+    (_, index) => `${tree}/app-${String(index).padStart(4, '0')}`,
+  );
+  await admin.promises.mkdirp(tree);
+  for (let at = 0; at < folders.length; at += 10) {
+    const batch = folders.slice(at, at + 10);
+    await Promise.all(batch.map((folder) => admin.promises.create(folder)));
+    await Promise.all(
+      batch.flatMap((folder, offset) =>
+        at + offset < 10
+          ? [0, 1, 2].map((n) =>
+              (members[n] as ZkClient).promises.create(`${folder}/${lockName()}`, `tree-${n}`, {
+                mode: 'ephemeral',
+                sequential: true,
+              }),
+            )
+          : Array.from({ length: 99 }, (_, n) =>
+              admin.promises.create(`${folder}/node-${String(n).padStart(2, '0')}`),
+            ),
+      ),
+    );
+  }
+  const treeNodes = 1 + folders.length + 10 * 3 + (folders.length - 10) * 99;
   console.log(
-    `layout: ${ITEMS} items × ${MEMBERS} members, ${WAITERS} waiters (${Date.now() - startedLayout} ms to write)`,
+    `layout: a tree of ${treeNodes} nodes (${folders.length} folders), ${ITEMS} items × ${MEMBERS} members, ${WAITERS} waiters (${Date.now() - startedLayout} ms to write)`,
   );
 
   const packets = async () => {
@@ -124,6 +160,13 @@ try {
     return Number(stats.zk_packets_received) + Number(stats.zk_packets_sent);
   };
   const watches = async () => (await fourLetterWord(hostPort, 'wchs')).trim().replace(/\s+/g, ' ');
+  /** Since the navigation began: the script running, the user known, the first message in, drawn. */
+  const pageTimes = () => ({
+    script: Number(document.body.dataset.scriptMs),
+    me: Number(document.body.dataset.meMs),
+    messageIn: Number(document.body.dataset.firstMessageMs),
+    drawn: Number(document.body.dataset.firstDrawMs),
+  });
   const rssOf = (pid: number) =>
     Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
 
@@ -173,6 +216,10 @@ try {
   const child = spawn(
     process.execPath,
     [
+      // ZKRX_CONSOLE_CPU_PROF=<dir>: the console's CPU profile, written there when it stops.
+      ...(process.env.ZKRX_CONSOLE_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.ZKRX_CONSOLE_CPU_PROF}`]
+        : []),
       '--conditions=@zkrx/source',
       '--import',
       'tsx',
@@ -187,9 +234,58 @@ try {
   const idleRss = rssOf(child.pid as number);
   const browser = await launchBrowser();
   try {
+    // The tree: its first page (50 rows of 1,000 folders), and a folder opened, cost what the
+    // page shows — never a walk of the 100,000 nodes.
+    // A browser running already, as a user's is: one page of the console opened and closed
+    // first (Chromium's first renderer, and the page's script fetched and compiled once), so a
+    // first view below is the console's, not the browser's start. What that first page took is
+    // reported beside (`browserWarmUp`).
+    const warmUp = await browser.page();
+    let started = Date.now();
+    await warmUp.goto(new URL('history', url).href);
+    await warmUp.waitForFunction(() => document.body.dataset.firstDrawMs !== undefined, undefined, {
+      timeout: 120_000,
+    });
+    const browserWarmUp = { ms: Date.now() - started, ...(await warmUp.evaluate(pageTimes)) };
+    await warmUp.close();
+    const watchCount = async () => Number((await mntr(hostPort)).zk_watch_count);
+    const treeWatchesBefore = await watchCount();
+    const treePacketsBefore = await packets();
+    const treePage = await browser.page();
+    started = Date.now();
+    await treePage.goto(new URL(`locks?path=${encodeURIComponent(tree)}`, url).href);
+    await treePage.waitForFunction(
+      (rows) =>
+        document.querySelectorAll('ul.folders li').length +
+          document.querySelectorAll('section.lock').length ===
+          rows && !document.querySelector('ul.folders li .muted')?.textContent?.includes('…'),
+      Math.min(50, folders.length),
+      { timeout: 120_000 },
+    );
+    const treeFirstViewMs = Date.now() - started;
+    const treeTimes = await treePage.evaluate(pageTimes);
+    const treeWatchesOpen = (await watchCount()) - treeWatchesBefore;
+    const treePacketsFirstView = (await packets()) - treePacketsBefore;
+    const treeRss = rssOf(child.pid as number);
+    started = Date.now();
+    await treePage.goto(
+      new URL(`locks?path=${encodeURIComponent(folders.at(-1) as string)}`, url).href,
+    );
+    await treePage.waitForFunction(
+      () => document.querySelectorAll('ul.folders li').length === 50,
+      undefined,
+      { timeout: 120_000 },
+    );
+    const treeFolderViewMs = Date.now() - started;
+    await treePage.close();
+    // Let go with the page: the console's watches of the tree end (one-shot child watches stay
+    // on the server until they fire: at most the rows of the last page).
+    await sleep(1_000);
+    const treeWatchesAfterClose = (await watchCount()) - treeWatchesBefore;
+
     const watchesBefore = await watches();
     const fleetPage = await browser.page();
-    let started = Date.now();
+    started = Date.now();
     await fleetPage.goto(new URL(`partitions?path=${encodeURIComponent(fleet)}`, url).href);
     // The first screen: every item listed, the first rows with their owners.
     await fleetPage
@@ -217,6 +313,9 @@ try {
     const fleetComplete = Date.now() - started;
     const fleetNavigation = await fleetPage.evaluate(() => ({
       firstMessage: Number(document.body.dataset.firstDrawMs),
+      script: Number(document.body.dataset.scriptMs),
+      me: Number(document.body.dataset.meMs),
+      messageIn: Number(document.body.dataset.firstMessageMs),
       fetchStart: Math.round(performance.getEntriesByType('navigation')[0]?.startTime ?? 0),
       responseEnd: Math.round(
         (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).responseEnd,
@@ -232,16 +331,28 @@ try {
       { timeout: 120_000 },
     );
     const fleetWarm = Date.now() - started;
+    const fleetWarmFirstMessage = await warmPage.evaluate(pageTimes);
     await warmPage.close();
     const lockPage = await browser.page();
     started = Date.now();
     await lockPage.goto(new URL(`locks?path=${encodeURIComponent(lock)}`, url).href);
-    await lockPage.waitForFunction(
-      (count) => document.querySelectorAll('tr.waiter').length === count - 1,
-      queue.length,
-      { timeout: 120_000 },
-    );
+    // The first view: the holder, the rows in view of the queue, and the count of all.
+    await lockPage
+      .waitForFunction(
+        ({ holder, count }) =>
+          document.querySelector(`tr.holder[data-node="${holder}"]`) !== null &&
+          document.querySelectorAll('tr.waiter').length >= 20 &&
+          document.querySelector('section.lock h3')?.textContent?.includes(`${count} waiting`) ===
+            true,
+        { holder: queue[0]?.node as string, count: queue.length - 1 },
+        { timeout: 120_000 },
+      )
+      .catch(async (error) => {
+        console.log(((await lockPage.locator('body').textContent()) ?? '').slice(0, 3000));
+        throw error;
+      });
     const lockFirst = Date.now() - started;
+    const lockTimes = await lockPage.evaluate(pageTimes);
     const openRss = rssOf(child.pid as number);
     const watchesOpen = await watches();
 
@@ -278,7 +389,24 @@ try {
     const openPerChange = ((await packets()) - openStart) / (2 * MOVES);
     const openMinutes = (Date.now() - openT) / 60_000;
     const busyRss = rssOf(child.pid as number);
+    const latencies = (values: number[]) => ({
+      median: quantile(values, 0.5),
+      p99: quantile(values, 0.99),
+      max: Math.max(...values),
+      samples: values.length,
+    });
     const results = {
+      browserWarmUp,
+      tree: {
+        nodes: treeNodes,
+        firstViewMs: treeFirstViewMs,
+        pageTimings: treeTimes,
+        folderViewMs: treeFolderViewMs,
+        serverWatchesAdded: treeWatchesOpen,
+        serverWatchesAfterClose: treeWatchesAfterClose,
+        packetsForFirstView: treePacketsFirstView,
+        consoleRssMiB: Math.round(treeRss),
+      },
       items: ITEMS,
       members: MEMBERS,
       waiters: WAITERS,
@@ -288,11 +416,11 @@ try {
       fleetPageTimings: fleetNavigation,
       fleetAllOwnersMs: fleetComplete,
       fleetSecondPageMs: fleetWarm,
+      fleetSecondPageTimings: fleetWarmFirstMessage,
       lockFirstViewMs: lockFirst,
-      moveLatencyMedianMs: median(moveLatency),
-      moveLatencyMaxMs: Math.max(...moveLatency),
-      handOverLatencyMedianMs: median(handOverLatency),
-      handOverLatencyMaxMs: Math.max(...handOverLatency),
+      lockPageTimings: lockTimes,
+      moveLatencyMs: latencies(moveLatency),
+      handOverLatencyMs: latencies(handOverLatency),
       consoleRssMiB: {
         idle: Math.round(idleRss),
         open: Math.round(openRss),
@@ -315,7 +443,10 @@ try {
     console.log(JSON.stringify(results, null, 2));
   } finally {
     await browser.close();
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
+    // Its CPU profile (if asked for) is written as it exits: before the server goes.
+    await Promise.race([exited, sleep(10_000)]);
   }
 } finally {
   await Promise.all(clients.map((client) => client.close()));

@@ -5,7 +5,12 @@
  * fleet of 10,000 items shows in well under a second; the owners of the rest follow.
  */
 import { joinPath, type ZkClient } from '@zkrx/core';
-import type { InspectedFleet, InspectedItem, InspectedMember } from '@zkrx/fleet';
+import {
+  type InspectedFleet,
+  type InspectedItem,
+  type InspectedMember,
+  readMemberNode,
+} from '@zkrx/fleet';
 import { inspect } from '@zkrx/lock';
 import { holdsOf } from './fleet-holds';
 
@@ -39,7 +44,7 @@ export async function readMembers(
       if (!node || node.stat.ephemeralOwner === '0') return undefined;
       return {
         id,
-        data: node.data.toString('utf8'),
+        ...readMemberNode(node.data, 'partition'),
         sessionId: node.stat.ephemeralOwner,
         joinedAt: node.stat.ctime,
         czxid: node.stat.czxid,
@@ -84,6 +89,7 @@ export async function firstLook(client: ZkClient, path: string): Promise<FirstLo
     members,
     items,
     poisoned: [],
+    poisonedUnlisted: 0,
     coordinator: undefined,
     balanced: undefined,
     readAt: Date.now(),

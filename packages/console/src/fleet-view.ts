@@ -3,14 +3,16 @@
  * item's row (sent whole once, then only the rows of the items that changed: a move sends one
  * row, whatever the fleet's size), its poison items, balance and coordinator.
  */
-import type { InspectedFleet, InspectedItem } from '@zkrx/fleet';
-import type { FleetChange } from './fleet-watch';
+import type { InspectedItem } from '@zkrx/fleet';
+import type { FleetState } from './fleet-state';
+import type { FleetChange, FleetWatch } from './fleet-watch';
 import type { Hub } from './hub';
 
 /**
  * One item as a page shows it: `[item, owner member (null: not a member's session), owner
- * session, fencing token, owned since (ms), waiting (member or 0x<session>, comma-separated),
- * owner's node]` — an array, so 10,000 items cost little to send. A free item has nulls.
+ * session, fencing token, owned since (ms), waiting (member or 0x<session>, comma-separated)]`
+ * — an array, so 10,000 items cost little to send (not the owner's node: its path is most of a
+ * row's bytes, and the page shows none). A free item has nulls.
  */
 export type ItemRow = readonly [
   string,
@@ -19,7 +21,6 @@ export type ItemRow = readonly [
   number | null,
   number | null,
   string,
-  string | null,
 ];
 
 export function itemRow(item: InspectedItem): ItemRow {
@@ -32,39 +33,39 @@ export function itemRow(item: InspectedItem): ItemRow {
     owner?.fencingToken ?? null,
     owner?.createdAt ?? null,
     waiting,
-    owner?.node ?? null,
   ];
 }
 
-/** A row whose owner is not read yet: `[item, …nulls, '', null, true]`. */
+/** A row whose owner is not read yet: `[item, …nulls, '', true]`. */
 function unreadRow(item: InspectedItem): readonly unknown[] {
-  return [item.item, null, null, null, null, '', null, true];
+  return [item.item, null, null, null, null, '', true];
 }
 
-function meta(fleet: InspectedFleet | null | undefined) {
-  if (!fleet) return { found: fleet === null ? false : undefined };
+function meta(state: FleetState | null | undefined, complete: boolean) {
+  if (!state) return { found: state === null ? false : undefined };
   return {
     found: true,
-    kind: fleet.kind,
-    membersPath: fleet.membersPath,
-    members: fleet.members.map((member) => ({
+    kind: state.kind,
+    membersPath: state.membersPath,
+    members: state.members.map((member) => ({
       id: member.id,
       sessionId: member.sessionId,
       data: member.data,
       joinedAt: member.joinedAt,
-      items: member.items.length,
+      items: state.ownedBy(member.id),
     })),
-    itemCount: fleet.items.length,
-    owned: fleet.items.filter((item) => item.owner !== undefined).length,
-    poisoned: fleet.poisoned.map((entry) => ({
+    itemCount: state.itemCount,
+    owned: state.ownedCount,
+    poisoned: state.poisoned.map((entry) => ({
       item: entry.item,
       node: entry.node,
       code: entry.code,
       member: entry.member,
       message: entry.message,
     })),
-    coordinator: fleet.coordinator,
-    balanced: fleet.balanced,
+    coordinator: state.coordinator,
+    // Not judged from a first look (most owners not read yet).
+    balanced: complete ? state.balanced : undefined,
   };
 }
 
@@ -90,16 +91,12 @@ export class FleetView {
   ) {
     const { watch, release } = hub.holdFleet(spec.path);
     this.release = release;
-    const seen = (change: FleetChange) =>
-      this.onChange(
-        change,
-        watch.fleet ?? watch.first?.fleet,
-        watch.problem,
-        watch.fleet === undefined ? watch.first?.unread : undefined,
-      );
-    this.stop = watch.onChange(seen);
-    if (watch.fleet !== undefined || watch.first) seen({ whole: true, items: new Set() });
+    this.watch = watch;
+    this.stop = watch.onChange((change) => this.onChange(change));
+    if (watch.shown().state !== undefined) this.onChange({ whole: true, items: new Set() });
   }
+
+  private readonly watch: FleetWatch;
 
   close(): void {
     this.closed = true;
@@ -108,20 +105,7 @@ export class FleetView {
     this.release();
   }
 
-  private latest: {
-    fleet: InspectedFleet | null | undefined;
-    problem: string | undefined;
-    /** A first look's items whose owner is not read yet (none once the fleet is read whole). */
-    unread: ReadonlySet<string> | undefined;
-  } = { fleet: undefined, problem: undefined, unread: undefined };
-
-  private onChange(
-    change: FleetChange,
-    fleet: InspectedFleet | null | undefined,
-    problem: string | undefined,
-    unread: ReadonlySet<string> | undefined,
-  ): void {
-    this.latest = { fleet, problem, unread };
+  private onChange(change: FleetChange): void {
     if (change.whole) this.whole = true;
     for (const item of change.items) this.changed.add(item);
     this.scheduled ??= setImmediate(() => {
@@ -131,26 +115,25 @@ export class FleetView {
   }
 
   private flush(): void {
-    const { fleet, problem, unread } = this.latest;
+    const { state, unread } = this.watch.shown();
     const base = {
       type: 'fleet',
       view: this.spec.view,
       path: this.spec.path,
-      problem,
-      ...meta(fleet),
+      problem: this.watch.problem,
+      ...meta(state, unread === undefined),
       /** False while only a first look is in: the owners of `unread` rows follow. */
       complete: unread === undefined,
     };
     if (!this.sentWhole || this.whole) {
-      this.sentWhole = fleet !== undefined;
+      this.sentWhole = state !== undefined;
       this.whole = false;
       this.changed.clear();
+      const items = state ? [...state.items()] : [];
       this.send({
         ...base,
         reset: true,
-        items: (fleet?.items ?? []).map((item) =>
-          unread?.has(item.item) ? unreadRow(item) : itemRow(item),
-        ),
+        items: items.map((item) => (unread?.has(item.item) ? unreadRow(item) : itemRow(item))),
       });
       return;
     }
@@ -158,13 +141,8 @@ export class FleetView {
     this.changed = new Set();
     const rows: ItemRow[] = [];
     const removed: string[] = [];
-    const byName = new Map(
-      (fleet?.items ?? [])
-        .filter((item) => changed.has(item.item))
-        .map((item) => [item.item, item]),
-    );
     for (const name of changed) {
-      const item = byName.get(name);
+      const item = state?.item(name);
       if (item) rows.push(itemRow(item));
       else removed.push(name);
     }

@@ -1,13 +1,15 @@
 /**
  * One fleet kept live (a @zkrx/fleet partition or membership group): one persistent recursive
- * watch on its path; `inspectFleet` read whole at the start, after a reconnection and when a
- * member joins, leaves or the assignment record changes; an item's lock alone read again
- * (`inspect`) when a change is under it — so a move costs a read of one item, not of 10,000.
+ * watch on its path, put in place first and reading nothing of the tree itself (`snapshot:
+ * false`); a first look at once (the members, the items' names, the first owners: the first
+ * screen), then `inspectFleet` read whole once the watch is in place, after each gap and when
+ * a member joins or leaves, or a poison report comes or goes; an item's lock alone read again
+ * (`inspect`) when a change is under it, and applied to the kept fleet (`FleetState`) — so a
+ * move costs a read of one item and the work of one row, not of 10,000.
  */
 import { joinPath, type ZkClient } from '@zkrx/core';
 import {
   type InspectedFleet,
-  type InspectedHold,
   type InspectedItem,
   type InspectedMember,
   inspectFleet,
@@ -16,8 +18,9 @@ import { type InspectedParticipant, inspect } from '@zkrx/lock';
 import type { Subscription } from 'rxjs';
 import { CoalescedRead } from './coalesced-read';
 import { type FleetEvent, fleetEvents, itemEvents } from './fleet-events';
-import { type FirstLook, firstLook, readMembers } from './fleet-first-look';
-import { holdsOf, withOwners } from './fleet-holds';
+import { firstLook, readMembers } from './fleet-first-look';
+import { holdsOf } from './fleet-holds';
+import { FleetState } from './fleet-state';
 import type { History } from './history';
 
 /** Whole reads in a row thrown away as torn before one is used anyway. */
@@ -34,14 +37,17 @@ export interface FleetChange {
 }
 
 export class FleetWatch {
-  /** The fleet as last read; undefined before the first read; null: nothing there. */
-  fleet: InspectedFleet | null | undefined;
-  /** Before the first read: a first look at it, if it came first. */
-  first: FirstLook | undefined;
+  /** The fleet as kept; undefined before the first whole read; null: nothing there. */
+  state: FleetState | null | undefined;
+  /** Before the first whole read: a first look at it, if it came first. */
+  private first: { readonly state: FleetState; readonly unread: ReadonlySet<string> } | undefined;
   problem: string | undefined;
   private readonly whole: CoalescedRead<InspectedFleet | null>;
   private readonly members: CoalescedRead<InspectedMember[]>;
-  private watch: Subscription | undefined;
+  private readonly watch: Subscription;
+  /** The first look is done (the whole read waits for it: it would slow the first screen). */
+  private looked = false;
+  private wholeAsked = false;
   private readonly listeners = new Set<(change: FleetChange) => void>();
   private readonly dirty = new Set<string>();
   private readonly reading = new Set<string>();
@@ -51,7 +57,6 @@ export class FleetWatch {
   private readonly patched = new Map<string, InspectedItem | null>();
   private scheduled: NodeJS.Immediate | undefined;
   private closed = false;
-  private tornReads = 0;
   private readonly itemsPath: string;
 
   constructor(
@@ -64,52 +69,60 @@ export class FleetWatch {
       take: (members) => this.takeMembers(members),
       fail: () => {},
     });
-    this.whole = new CoalescedRead(() => inspectFleet(client, path), {
-      take: (fleet, torn) => {
-        // A torn read (a change notified during it) is read again, unless changes never stop.
-        // The first read is shown at once, torn or not: the read that follows corrects it.
-        if (torn && this.fleet !== undefined && this.tornReads < MAX_TORN_READS) {
-          this.tornReads += 1;
-          return;
-        }
-        this.tornReads = 0;
-        this.takeWhole(fleet);
+    this.whole = new CoalescedRead(
+      () => inspectFleet(client, path),
+      {
+        take: (fleet) => this.takeWhole(fleet),
+        fail: (error) => {
+          this.problem = `could not read ${path}: ${(error as Error).message}`;
+          this.emit({ whole: false, items: new Set() });
+        },
       },
-      fail: (error) => {
-        this.problem = `could not read ${path}: ${(error as Error).message}`;
+      // A torn read (a change notified during it) is read again, unless changes never stop.
+      { maxTornReads: MAX_TORN_READS },
+    );
+    // The watch first: every change after its `resync` is told, so the whole read it asks for
+    // misses nothing; it reads nothing of the tree (the fleet's 20,000 nodes are not walked).
+    this.watch = client.watchTree(path, { snapshot: false }).subscribe({
+      next: (event) => {
+        if (event.type === 'resync') this.readWhole();
+        else this.onTreeChange(event.path);
+      },
+      error: (error: unknown) => {
+        this.problem = `watching ${path} failed: ${(error as Error).message}`;
         this.emit({ whole: false, items: new Set() });
-        this.startWatch();
+        this.readWhole();
       },
     });
-    // The first whole read goes alone (the watch's walk of the tree would slow it down) and is
-    // shown at once; the watch is put in place after it, and the `resync` that ends its walk
-    // reads the fleet again, so a change made before the watch was in place is not missed.
     // A first look (the members, the items' names, the first items' owners: a few hundred
     // milliseconds), then the whole read, which does not compete with it for the session.
     firstLook(client, path)
       .then(
         (look) => {
-          if (this.fleet !== undefined || this.closed || !look) return;
-          this.first = look;
+          if (this.state !== undefined || this.closed || !look) return;
+          this.first = { state: new FleetState(look.fleet), unread: look.unread };
           this.emit({ whole: true, items: new Set() });
         },
         () => {},
       )
-      .finally(() => this.whole.request());
+      .finally(() => {
+        this.looked = true;
+        if (this.wholeAsked) this.whole.request();
+      });
   }
 
-  private startWatch(): void {
-    if (this.watch || this.closed) return;
-    this.watch = this.client.watchTree(this.path).subscribe({
-      next: (event) => {
-        if (event.type === 'resync') this.whole.request();
-        else this.onTreeChange(event.path);
-      },
-      error: (error: unknown) => {
-        this.problem = `watching ${this.path} failed: ${(error as Error).message}`;
-        this.emit({ whole: false, items: new Set() });
-      },
-    });
+  /** The fleet as `inspectFleet` gives it (O(items): for the views that need all of it). */
+  get fleet(): InspectedFleet | null | undefined {
+    return this.state === undefined || this.state === null ? this.state : this.state.toFleet();
+  }
+
+  /**
+   * What a page shows now: the fleet as kept or, before its first whole read, as the first look
+   * found it — with `unread`, the items whose owner is not read yet.
+   */
+  shown(): { state: FleetState | null | undefined; unread: ReadonlySet<string> | undefined } {
+    if (this.state !== undefined || !this.first) return { state: this.state, unread: undefined };
+    return this.first;
   }
 
   /** Calls `listener` after each change; returns a function that stops it. */
@@ -122,21 +135,34 @@ export class FleetWatch {
     this.closed = true;
     this.whole.close();
     this.members.close();
-    this.watch?.unsubscribe();
+    this.watch.unsubscribe();
     if (this.scheduled) clearImmediate(this.scheduled);
     this.listeners.clear();
+  }
+
+  private readWhole(): void {
+    this.wholeAsked = true;
+    if (this.looked) this.whole.request();
   }
 
   private onTreeChange(path: string): void {
     const prefix = `${this.itemsPath}/`;
     const item = path.startsWith(prefix) ? path.slice(prefix.length).split('/')[0] : undefined;
-    const fleet = this.fleet;
-    if (item === undefined || !fleet || fleet.kind !== 'partition') {
+    const state = this.state;
+    // A member's share written, a set stored: nothing inspectFleet shows (the moves that follow
+    // are changes under items).
+    if (
+      state?.kind === 'partition' &&
+      (path.startsWith(`${this.path}/assignments/`) || path.startsWith(`${this.path}/sets/`))
+    ) {
+      return;
+    }
+    if (item === undefined || !state || state.kind !== 'partition') {
       // A member joined or left: its name is read at once (the items it takes are named by
-      // it), and the whole fleet again for the rest (the assignment record, poison reports).
-      if (fleet?.kind === 'partition' && path.startsWith(`${fleet.membersPath}/`))
+      // it), and the whole fleet again for the rest (the members' records, poison reports).
+      if (state?.kind === 'partition' && path.startsWith(`${state.membersPath}/`))
         this.members.request();
-      this.whole.request();
+      this.readWhole();
       return;
     }
     if (this.whole.busy) this.afterWhole.add(item);
@@ -187,13 +213,15 @@ export class FleetWatch {
     holder: InspectedParticipant | undefined,
     waiters: readonly InspectedParticipant[],
   ): InspectedItem {
-    const bySession = new Map((this.fleet?.members ?? []).map((m) => [m.sessionId, m.id]));
+    const bySession = new Map(
+      (this.state?.members ?? []).map((member) => [member.sessionId, member.id]),
+    );
     return { item, path, ...holdsOf(bySession, holder, waiters) };
   }
 
   private takeWhole(fleet: InspectedFleet | null): void {
     const events = fleetEvents(this.fleet, fleet, Date.now());
-    this.fleet = fleet;
+    this.state = fleet && new FleetState(fleet);
     this.first = undefined;
     this.problem = undefined;
     this.patched.clear();
@@ -201,60 +229,33 @@ export class FleetWatch {
     this.afterWhole.clear();
     this.record(events);
     this.emit({ whole: true, items: new Set() });
-    this.startWatch();
     this.pump();
   }
 
   /** Members read again: the owners named by them again, the join or leave recorded. */
   private takeMembers(members: InspectedMember[]): void {
-    const fleet = this.fleet;
-    if (fleet?.kind !== 'partition') return;
-    const bySession = new Map(members.map((member) => [member.sessionId, member.id]));
-    const named = (hold: InspectedHold): InspectedHold => ({
-      ...hold,
-      member: bySession.get(hold.sessionId),
-    });
-    const items = fleet.items.map((item) => ({
-      ...item,
-      owner: item.owner && named(item.owner),
-      waiting: item.waiting.map(named),
-    }));
-    const next = withOwners({ ...fleet, members }, items);
-    this.record(fleetEvents({ ...fleet, items: [] }, { ...next, items: [] }, Date.now()));
-    this.fleet = next;
+    const state = this.state;
+    if (state?.kind !== 'partition') return;
+    const before = { ...state.toFleet(), items: [] };
+    state.setMembers(members);
+    this.record(fleetEvents(before, { ...before, members, items: [] }, Date.now()));
     this.emit({ whole: true, items: new Set() });
   }
 
   /** The item reads done since the last step, applied to the fleet at once. */
   private applyPatches(): void {
-    const fleet = this.fleet;
-    if (!fleet || this.patched.size === 0) return;
+    const state = this.state;
+    if (!state || this.patched.size === 0) return;
     const patches = new Map(this.patched);
     this.patched.clear();
     const before: InspectedItem[] = [];
     const after: InspectedItem[] = [];
-    const items: InspectedItem[] = [];
-    const seen = new Set<string>();
-    for (const item of fleet.items) {
-      if (!patches.has(item.item)) {
-        items.push(item);
-        continue;
-      }
-      seen.add(item.item);
-      before.push(item);
-      const read = patches.get(item.item);
-      if (read) {
-        items.push(read);
-        after.push(read);
-      }
+    for (const [name, read] of patches) {
+      const was = state.item(name);
+      if (was) before.push(was);
+      if (read) after.push(read);
+      state.set(name, read ?? undefined);
     }
-    for (const [item, read] of patches) {
-      if (seen.has(item) || !read) continue;
-      after.push(read);
-      items.push(read);
-    }
-    items.sort((a, b) => (a.item < b.item ? -1 : a.item > b.item ? 1 : 0));
-    this.fleet = withOwners(fleet, items);
     this.record(itemEvents(before, after, Date.now()));
     this.emit({ whole: false, items: new Set(patches.keys()) });
   }

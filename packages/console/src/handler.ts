@@ -277,10 +277,17 @@ export function consoleHandler(options: ConsoleOptions): ConsoleHandler {
         send(response, 200, 'text/html; charset=utf-8', pageHtml(basePath, label));
         return;
       }
-      if (path === '/assets/console.js')
-        return send(response, 200, 'text/javascript; charset=utf-8', assets().script);
-      if (path === '/assets/console.css')
-        return send(response, 200, 'text/css; charset=utf-8', assets().style);
+      if (path === '/assets/console.js' || path === '/assets/console.css') {
+        const files = assets();
+        // The document names them with their digest: that URL's content never changes.
+        const kept: Record<string, string> =
+          url.searchParams.get('v') === files.version
+            ? { 'cache-control': 'public, max-age=31536000, immutable' }
+            : {};
+        return path === '/assets/console.js'
+          ? send(response, 200, 'text/javascript; charset=utf-8', files.script, kept)
+          : send(response, 200, 'text/css; charset=utf-8', files.style, kept);
+      }
       if (path === '/api/stream') return stream(request, response, url.searchParams);
       if (path === '/api/me') {
         const { user, csrf } = await access.viewer(request);

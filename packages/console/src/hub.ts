@@ -6,47 +6,27 @@ import type { ZkClient } from '@zkrx/core';
 import { FleetWatch } from './fleet-watch';
 import { History } from './history';
 import { LockBook } from './lock-book';
-
-interface FleetEntry {
-  readonly watch: FleetWatch;
-  users: number;
-}
+import { SharedWatches } from './shared-watches';
 
 export class Hub {
   readonly history = new History();
   readonly book: LockBook;
-  private readonly fleets = new Map<string, FleetEntry>();
+  private readonly fleets: SharedWatches<FleetWatch>;
 
   constructor(readonly client: ZkClient) {
     this.book = new LockBook(client, this.history);
+    this.fleets = new SharedWatches((path) => new FleetWatch(client, path, this.history));
   }
 
   /** The fleet at `path`, watched until the returned `release` is called. */
   holdFleet(path: string): { watch: FleetWatch; release: () => void } {
-    let entry = this.fleets.get(path);
-    if (!entry) {
-      entry = { watch: new FleetWatch(this.client, path, this.history), users: 0 };
-      this.fleets.set(path, entry);
-    }
-    entry.users += 1;
-    const held = entry;
-    let released = false;
-    return {
-      watch: held.watch,
-      release: () => {
-        if (released) return;
-        released = true;
-        held.users -= 1;
-        if (held.users > 0) return;
-        held.watch.close();
-        this.fleets.delete(path);
-      },
-    };
+    const { value, release } = this.fleets.hold(path);
+    return { watch: value, release };
   }
 
   /** Every fleet watched now. */
   watchedFleets(): FleetWatch[] {
-    return [...this.fleets.values()].map((entry) => entry.watch);
+    return this.fleets.values();
   }
 
   /** What the console watches now: lock paths (one persistent watch each) and fleets (one each). */
@@ -55,8 +35,7 @@ export class Hub {
   }
 
   close(): void {
-    for (const entry of this.fleets.values()) entry.watch.close();
-    this.fleets.clear();
+    this.fleets.close();
     this.book.close();
   }
 }

@@ -2,9 +2,12 @@
  * @zkrx/console — a live web console for ZooKeeper coordination: who holds which lock, who
  * waits, who leads, who owns which fleet item (zkrx's, Curator's and kazoo's layouts), pushed
  * by watches, read-only by default. Also what `zkrx locks|members --watch` remember between
- * reads (`LiveState`, `fleetEvents`) and the node lookup of `zkrx release|revoke`.
+ * reads (`LiveState`, `fleetEvents`) and read with (`CoalescedRead`), and the node lookup of
+ * `zkrx release|revoke`.
  */
 export type { Authorize, ConsoleUser } from './access';
+export type { CoalescedReadOptions, CoalescedTarget } from './coalesced-read';
+export { CoalescedRead } from './coalesced-read';
 export { ConsoleError, ConsoleErrorCode } from './errors';
 export type { FleetEvent } from './fleet-events';
 export { fleetEvents, itemEvents } from './fleet-events';

@@ -6,7 +6,8 @@
  */
 import { createClient, type ZkClient } from '@zkrx/core';
 import { type Peer, peerAvailability, startPeer } from '@zkrx/interop';
-import { acquire } from '@zkrx/lock';
+import { acquire, acquireSemaphore } from '@zkrx/lock';
+import { acquireRead } from '@zkrx/rwlock';
 import { testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -82,6 +83,118 @@ for (const kind of ['curator', 'kazoo'] as const) {
         );
         await lease.release();
         await page.close();
+      });
+
+      it(`shows ${kind}'s semaphore and read-write lock in the order each admits, and a lease handed on`, async () => {
+        const root = uniqueRoot('console');
+        const semaphorePath = `${root}/exports`;
+        const rwPath = `${root}/reports`;
+        const holds: string[] = [];
+        const waiting: AbortController[] = [];
+        const waitInPeer = (...args: Parameters<Peer['acquire']>) => {
+          const controller = new AbortController();
+          waiting.push(controller);
+          return peer
+            .acquire(args[0], args[1], { ...args[2], signal: controller.signal })
+            .then((hold) => {
+              holds.push(hold.id);
+              return hold;
+            });
+        };
+        const page = await browser.page();
+        try {
+          const first = await peer.acquire('semaphore', semaphorePath, {
+            leases: 2,
+            participantId: 'lease-1',
+          });
+          holds.push(first.id);
+          // kazoo's semaphore layout is its own (zkrx shares Curator's): two peer holders there.
+          const zkrxLease =
+            kind === 'curator'
+              ? await acquireSemaphore(waiter, semaphorePath, { leases: 2, data: 'lease-2' })
+              : undefined;
+          if (kind === 'kazoo') {
+            const second = await peer.acquire('semaphore', semaphorePath, {
+              leases: 2,
+              session: 'other',
+              participantId: 'lease-2',
+            });
+            holds.push(second.id);
+          }
+          const taker = waitInPeer('semaphore', semaphorePath, {
+            leases: 2,
+            session: 'third',
+            participantId: 'taker',
+          });
+          const thirdSession = (await peer.sessionCredentials('third')).sessionId;
+          const reader = await peer.acquire('read', rwPath, { participantId: 'reader' });
+          holds.push(reader.id);
+          const zkrxReader = await acquireRead(waiter, rwPath, { data: 'zkrx-reader' });
+          void waitInPeer('write', rwPath, { session: 'other', participantId: 'writer' }).catch(
+            () => {},
+          );
+
+          await page.goto(new URL(`locks?path=${encodeURIComponent(root)}`, running.url).href);
+          const block = (path: string) => `section.lock[data-path=${quoted(path)}]`;
+          const modes = (path: string, role: 'holder' | 'waiter') =>
+            page
+              .locator(`${block(path)} tr.${role}`)
+              .evaluateAll((rows) => rows.map((row) => row.querySelectorAll('td')[1]?.textContent));
+          // Curator's taker heads `locks` and has made its lease node; kazoo's queues on the
+          // kazoo Lock `<path>-__lock__` (the console watches that sibling too).
+          const takerRows = kind === 'curator' ? 2 : 1;
+          await page.waitForFunction(
+            ({ selector, count }) =>
+              document.querySelectorAll(`${selector} tr.holder`).length === 2 &&
+              document.querySelectorAll(`${selector} tr.waiter`).length === count,
+            { selector: block(semaphorePath), count: takerRows },
+          );
+          expect(await modes(semaphorePath, 'holder')).toEqual(['lease', 'lease']);
+          expect(await modes(semaphorePath, 'waiter')).toEqual(
+            kind === 'curator' ? ['exclusive', 'lease'] : ['exclusive'],
+          );
+          expect(
+            await page
+              .locator(`${block(semaphorePath)} tr.waiter td .session`)
+              .first()
+              .textContent(),
+          ).toBe(`0x${thirdSession}`);
+          expect(await page.locator(`${block(semaphorePath)} h3`).textContent()).toContain(
+            kind === 'curator'
+              ? 'semaphore · curator · 2 leases held'
+              : 'semaphore · kazoo · 2 of 2 leases held',
+          );
+          await page.waitForFunction(
+            (selector) => document.querySelectorAll(`${selector} tr.waiter`).length === 1,
+            block(rwPath),
+          );
+          expect(await modes(rwPath, 'holder')).toEqual(['read', 'read']);
+          expect(await modes(rwPath, 'waiter')).toEqual(['write']);
+          expect(
+            await page
+              .locator(`${block(rwPath)} tr.holder .data`)
+              .nth(1)
+              .textContent(),
+          ).toBe('zkrx-reader');
+
+          // The first lease let go: the taker holds one, and the page shows it.
+          await peer.release(first.id);
+          holds.splice(holds.indexOf(first.id), 1);
+          await taker;
+          await page.waitForFunction(
+            ({ selector, session }) =>
+              [...document.querySelectorAll(`${selector} tr.holder .session`)].some(
+                (cell) => cell.textContent === session,
+              ) && document.querySelectorAll(`${selector} tr.waiter`).length === 0,
+            { selector: block(semaphorePath), session: `0x${thirdSession}` },
+          );
+          await zkrxLease?.release();
+          await zkrxReader.release();
+        } finally {
+          for (const controller of waiting) controller.abort();
+          for (const id of holds) await peer.release(id).catch(() => {});
+          await page.close();
+        }
       });
 
       it.skipIf(kind !== 'curator')("shows a Curator LeaderLatch's leader", async () => {

@@ -8,30 +8,40 @@ import type { ZkClient } from '@zkrx/core';
 import type { InspectedLock } from '@zkrx/lock';
 import type { History } from './history';
 import { type LiveEvent, LiveState } from './live-state';
-import { type LockRead, LockWatch } from './lock-watch';
+import { type LockRead, LockWatch, type WatchSupport } from './lock-watch';
+import { SharedWatches } from './shared-watches';
 
 /** Times in a row the comparison waits for another path's read in flight, before going on. */
 const MAX_WAITS = 5;
 
 interface Entry {
   readonly watch: LockWatch;
-  users: number;
   /** Its first read was adopted by the LiveState (no events for what it showed then). */
   adopted: boolean;
+  close(): void;
 }
 
 export class LockBook {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: SharedWatches<Entry>;
   private readonly state = new LiveState();
+  private readonly support: WatchSupport = { persistent: true };
   private readonly listeners = new Set<(paths: ReadonlySet<string>) => void>();
   private changed = new Set<string>();
   private scheduled: NodeJS.Immediate | undefined;
   private waits = 0;
 
   constructor(
-    private readonly client: ZkClient,
+    client: ZkClient,
     private readonly history: History,
-  ) {}
+  ) {
+    this.entries = new SharedWatches<Entry>(
+      (path) => {
+        const watch = new LockWatch(client, path, (each) => this.onRead(each), this.support);
+        return { watch, adopted: false, close: () => watch.close() };
+      },
+      (path) => this.state.forget(new Set([path])),
+    );
+  }
 
   /** How many lock paths are watched. */
   get size(): number {
@@ -40,27 +50,7 @@ export class LockBook {
 
   /** Watches `path` while the returned function is not called (shared by every caller). */
   hold(path: string): () => void {
-    let entry = this.entries.get(path);
-    if (!entry) {
-      entry = {
-        watch: new LockWatch(this.client, path, (watch) => this.onRead(watch)),
-        users: 0,
-        adopted: false,
-      };
-      this.entries.set(path, entry);
-    }
-    entry.users += 1;
-    const held = entry;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      held.users -= 1;
-      if (held.users > 0) return;
-      held.watch.close();
-      this.entries.delete(path);
-      this.state.forget(new Set([path]));
-    };
+    return this.entries.hold(path).release;
   }
 
   /** The last read of `path` (undefined until its first read, or when not watched). */
@@ -94,15 +84,9 @@ export class LockBook {
     return () => this.listeners.delete(listener);
   }
 
-  /** Every watched path read again (after a reconnection, say). */
-  refresh(): void {
-    for (const entry of this.entries.values()) entry.watch.refresh();
-  }
-
   close(): void {
     if (this.scheduled) clearImmediate(this.scheduled);
-    for (const entry of this.entries.values()) entry.watch.close();
-    this.entries.clear();
+    this.entries.close();
     this.listeners.clear();
   }
 
@@ -123,7 +107,7 @@ export class LockBook {
    * a loss.
    */
   private compare(): void {
-    const busy = [...this.entries.values()].some((entry) => entry.watch.busy);
+    const busy = this.entries.values().some((entry) => entry.watch.busy);
     if (busy && this.waits < MAX_WAITS) {
       this.waits += 1;
       return;

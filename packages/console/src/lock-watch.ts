@@ -1,12 +1,16 @@
 /**
- * One lock path kept live: a persistent recursive watch on it (`watchTree`: one server watch
- * however many nodes queue there; a child watch on a server without them) and `inspect` read
- * again after each change, coalesced — a read of one lock, never of the tree around it.
+ * One lock path kept live: a persistent recursive watch on it (`watchTree` without a snapshot:
+ * one server watch however many nodes queue there, and no walk of them) keeping a copy of its
+ * nodes (`LockMirror`: read whole once the watch is in place and after each gap, then a change
+ * costs the reads of what changed), inspected again from the copy after each change. On a
+ * server or transport without persistent watches: a child watch on the path (and a semaphore's
+ * folders) and `inspect` read again after each change, coalesced.
  */
-import { isZkError, type ZkClient, ZkErrorCode } from '@zkrx/core';
-import { type InspectedLock, inspect } from '@zkrx/lock';
+import { isZkError, type Stat, type ZkClient, ZkErrorCode } from '@zkrx/core';
+import { type InspectedLock, type InspectReads, inspect } from '@zkrx/lock';
 import type { Subscription } from 'rxjs';
 import { CoalescedRead } from './coalesced-read';
+import { LockMirror } from './lock-mirror';
 
 /** A kazoo Semaphore at `<path>` queues its takers on this sibling. */
 const KAZOO_SEMAPHORE_LOCK = '-__lock__';
@@ -27,73 +31,157 @@ export interface LockRead {
 
 /** Reads in a row thrown away as torn before one is used anyway. */
 const MAX_TORN_READS = 5;
+/**
+ * How long changes that keep coming may hold the copy's view back (reads always in flight):
+ * then it is shown as it is, the nodes still being read missing from it for a moment.
+ */
+const MAX_UNSETTLED_MS = 250;
 
-/** The watch of one lock path; `onRead` hears each read, `onError` each failure. */
+/** The lock at `path` and, when there is none, the pzxid that proves a session's end. */
+async function readLock(reads: ZkClient | InspectReads, path: string): Promise<LockRead> {
+  const lock = await inspect(reads, path);
+  const at = Date.now();
+  let pzxid: number | undefined;
+  if (lock === null) {
+    const stat = async (of: string): Promise<Stat | null> => {
+      try {
+        return (await reads.promises.get(of)).stat;
+      } catch {
+        return null;
+      }
+    };
+    pzxid = ((await stat(`${path}/leases`)) ?? (await stat(path)))?.pzxid;
+  }
+  return { path, lock, pzxid, at };
+}
+
+/**
+ * What the console learnt of its server: whether it adds persistent watches. A server before
+ * 3.6 answers an addWatch Unimplemented and closes the connection: learnt once, every lock
+ * watched after is watched with child watches at once (not one lost connection a lock).
+ */
+export interface WatchSupport {
+  persistent: boolean;
+}
+
+/** The watch of one lock path; `onRead` hears each read. */
 export class LockWatch {
   latest: LockRead | undefined;
   /** The last failure, cleared by the next good read. */
   problem: string | undefined;
+  /** Reads through the client: every view without persistent watches. */
   private readonly reads: CoalescedRead<LockRead>;
   private readonly watches = new Map<string, Subscription>();
-  private torn = 0;
+  /** The copies of the path (and of a kazoo semaphore's sibling), once their watch is in place. */
+  private readonly mirrors = new Map<string, LockMirror>();
+  /** The view comes from the copies (they were read whole once). */
+  private mirrored = false;
+  private scheduled: NodeJS.Immediate | undefined;
+  private unsettledSince: number | undefined;
+  private unsettledTimer: NodeJS.Timeout | undefined;
+  /** The copies' views shown in the order they were made (the last one made wins). */
+  private made = 0;
   private closed = false;
+  /** `inspect`'s reads, answered by the copy that keeps the node, else by the client. */
+  private readonly mirrorReads: InspectReads;
 
   constructor(
     private readonly client: ZkClient,
     readonly path: string,
     private readonly onRead: (watch: LockWatch) => void,
+    private readonly support: WatchSupport = { persistent: true },
   ) {
-    this.reads = new CoalescedRead(() => this.read(), {
-      take: (value, torn) => {
-        // The first read is shown at once, torn or not: the read that follows corrects it.
-        if (torn && this.latest !== undefined && this.torn < MAX_TORN_READS) {
-          this.torn += 1;
-          return;
-        }
-        this.torn = 0;
-        this.problem = undefined;
-        this.latest = value;
-        this.watchSibling(value.lock);
-        this.onRead(this);
+    const byCopy = (of: string) => {
+      for (const mirror of this.mirrors.values())
+        if (mirror.ready && mirror.covers(of)) return mirror;
+      return undefined;
+    };
+    this.mirrorReads = {
+      get sessionId() {
+        return client.sessionId;
       },
-      fail: (error) => {
-        this.problem = `could not read ${this.path}: ${(error as Error).message}`;
-        this.onRead(this);
+      promises: {
+        get: (of) => (byCopy(of) ?? client.promises).get(of),
+        childrenWithStat: (of) => (byCopy(of) ?? client.promises).childrenWithStat(of),
       },
-    });
-    // The first read does not wait for the watch's walk of the tree; the `resync` that ends
-    // the walk reads it again, so a change between the two is not missed.
-    this.reads.request();
+    };
+    this.reads = new CoalescedRead(
+      () => readLock(this.client, this.path),
+      {
+        take: (value) => {
+          if (!this.mirrored) this.show(value);
+        },
+        fail: (error) => {
+          if (this.mirrored) return;
+          this.problem = `could not read ${this.path}: ${(error as Error).message}`;
+          this.onRead(this);
+        },
+      },
+      { maxTornReads: MAX_TORN_READS },
+    );
+    // The copy is read once the watch is in place (a round trip: the watch reads nothing of
+    // the tree itself, `snapshot: false`), so no change after its reads is missed.
     this.watch(path);
+  }
+
+  /** The view comes from the copy kept by the watch's events (not from reads of the lock). */
+  get live(): boolean {
+    return this.mirrored;
   }
 
   /** A read is in flight or queued: the view of this path is about to change. */
   get busy(): boolean {
-    return this.reads.busy;
-  }
-
-  /** Reads the path again now (after a reconnection, say). */
-  refresh(): void {
-    this.reads.request();
+    if (this.reads.busy && !this.mirrored) return true;
+    if (this.scheduled) return true;
+    for (const mirror of this.mirrors.values()) if (mirror.busy) return true;
+    return false;
   }
 
   close(): void {
     this.closed = true;
     this.reads.close();
+    if (this.scheduled) clearImmediate(this.scheduled);
+    clearTimeout(this.unsettledTimer);
+    for (const mirror of this.mirrors.values()) mirror.close();
+    this.mirrors.clear();
     for (const subscription of this.watches.values()) subscription.unsubscribe();
     this.watches.clear();
   }
 
+  private show(value: LockRead): void {
+    this.problem = undefined;
+    this.latest = value;
+    this.watchSibling(value.lock);
+    this.onRead(this);
+  }
+
   private watch(path: string): void {
     if (this.closed || this.watches.has(path)) return;
-    // `resync` comes first (the watch is in place): the first read follows it, so no change
-    // between the read and the watch is missed.
-    const subscription = this.client.watchTree(path).subscribe({
-      next: () => this.reads.request(),
+    if (!this.support.persistent) return this.watchChildren(path);
+    const subscription = this.client.watchTree(path, { snapshot: false }).subscribe({
+      next: (event) => {
+        let mirror = this.mirrors.get(path);
+        if (event.type === 'resync') {
+          // The watch is in place (again): the copy is read whole, from here on kept by events.
+          if (!mirror) {
+            mirror = new LockMirror(this.client, path, () => this.onSettled());
+            this.mirrors.set(path, mirror);
+          }
+          mirror.load();
+          this.onChanged();
+          return;
+        }
+        mirror?.onEvent(event.type, event.path);
+        this.onChanged();
+      },
       error: (error: unknown) => {
         this.watches.delete(path);
-        if (isZkError(error, ZkErrorCode.Unimplemented)) this.watchChildren(path);
-        else {
+        this.mirrors.get(path)?.close();
+        this.mirrors.delete(path);
+        if (isZkError(error, ZkErrorCode.Unimplemented)) {
+          this.support.persistent = false;
+          this.watchChildren(path);
+        } else {
           this.problem = `watching ${path} failed: ${(error as Error).message}`;
           this.onRead(this);
         }
@@ -102,12 +190,52 @@ export class LockWatch {
     if (!subscription.closed) this.watches.set(path, subscription);
   }
 
+  /** A change came: the view waits for the copy's reads, at most MAX_UNSETTLED_MS. */
+  private onChanged(): void {
+    if (this.unsettledSince !== undefined || this.closed) return;
+    this.unsettledSince = Date.now();
+    this.unsettledTimer = setTimeout(() => this.schedule(), MAX_UNSETTLED_MS);
+  }
+
+  private onSettled(): void {
+    for (const mirror of this.mirrors.values()) if (mirror.busy) return;
+    this.schedule();
+  }
+
+  /** The view inspected again from the copies, in the next turn (changes of one turn at once). */
+  private schedule(): void {
+    if (this.closed || this.mirrors.size === 0) return;
+    this.scheduled ??= setImmediate(() => {
+      this.scheduled = undefined;
+      const main = this.mirrors.get(this.path);
+      if (!main?.ready && !this.mirrored) return; // not read whole yet
+      clearTimeout(this.unsettledTimer);
+      this.unsettledSince = undefined;
+      this.mirrored = true;
+      const made = ++this.made;
+      readLock(this.mirrorReads, this.path).then(
+        (value) => {
+          if (this.closed || made !== this.made) return;
+          const problem = [...this.mirrors.values()].find((mirror) => mirror.problem)?.problem;
+          this.show(value);
+          this.problem = problem;
+        },
+        (error: unknown) => {
+          if (this.closed || made !== this.made) return;
+          this.problem = `could not read ${this.path}: ${(error as Error).message}`;
+          this.onRead(this);
+        },
+      );
+    });
+  }
+
   /**
    * A server or transport without persistent watches: a child watch on the path and, for a
    * Curator semaphore, on its `leases` and `locks` (data changes such as a revoke request are
-   * then seen with the next change of the queue).
+   * then seen with the next change of the queue); the lock read again after each change.
    */
   private watchChildren(path: string): void {
+    this.mirrored = false;
     const paths = [path, `${path}/leases`, `${path}/locks`];
     for (const each of paths) {
       if (this.watches.has(each)) continue;
@@ -125,17 +253,5 @@ export class LockWatch {
     if (lock?.kind === 'semaphore' && lock.layout === 'kazoo') {
       this.watch(`${this.path}${KAZOO_SEMAPHORE_LOCK}`);
     }
-  }
-
-  private async read(): Promise<LockRead> {
-    const lock = await inspect(this.client, this.path);
-    const at = Date.now();
-    let pzxid: number | undefined;
-    if (lock === null) {
-      const leases = await this.client.promises.exists(`${this.path}/leases`).catch(() => null);
-      const stat = leases ?? (await this.client.promises.exists(this.path).catch(() => null));
-      pzxid = stat?.pzxid;
-    }
-    return { path: this.path, lock, pzxid, at };
   }
 }

@@ -42,10 +42,20 @@ async function listening(server: Server): Promise<string> {
 async function checkMounted(origin: string, audit: AuditEntry[]): Promise<void> {
   const page = await fetch(`${origin}/zk/locks?path=/`);
   expect(page.status).toBe(200);
-  expect(await page.text()).toContain('<base href="/zk/">');
+  const html = await page.text();
+  expect(html).toContain('<base href="/zk/">');
   expect((await fetch(`${origin}/zk/assets/console.js`)).headers.get('content-type')).toMatch(
     /javascript/,
   );
+  // The page names its script by its digest: kept by the browser under that URL, not under another.
+  const versioned = /src="(assets\/console\.js\?v=[0-9a-f]{16})"/.exec(html)?.[1];
+  expect(versioned).toBeDefined();
+  const script = await fetch(`${origin}/zk/${versioned}`);
+  expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+  expect(await script.text()).toBe(await (await fetch(`${origin}/zk/assets/console.js`)).text());
+  expect(
+    (await fetch(`${origin}/zk/assets/console.js?v=0000000000000000`)).headers.get('cache-control'),
+  ).toBe('no-store');
   expect((await fetch(`${origin}/zk`, { redirect: 'manual' })).headers.get('location')).toBe(
     '/zk/',
   );

@@ -11,8 +11,9 @@ import { join } from 'node:path';
 import { createClient, type ZkClient } from '@zkrx/core';
 import { partition } from '@zkrx/fleet';
 import { joinElection } from '@zkrx/leader';
-import { acquire, type Lease } from '@zkrx/lock';
-import { connectedClient, connectedClients } from '@zkrx/test-support';
+import { acquire, acquireSemaphore, inspect, type Lease } from '@zkrx/lock';
+import { acquireRead, acquireWrite } from '@zkrx/rwlock';
+import { connectedClient, connectedClients, zooKeeper35 } from '@zkrx/test-support';
 import { expireSession, mntr, testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import type { Page } from 'playwright-core';
 import type { Subscription } from 'rxjs';
@@ -88,7 +89,10 @@ describe.skipIf(chromiumMissing !== undefined)(
       const path = `${root}/orders`;
       const [a, b, c] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
       const first = await acquire(a, path, { data: 'web-1:4242' });
+      // b queues before c (two sessions' creates race): b is next in line, whose lease the
+      // hand-over below awaits — had c's node come first, b would wait for c, released after.
       const second = acquire(b, path, { data: 'web-2:4343' });
+      await expect.poll(async () => (await inspect(a, path))?.waiters.length).toBe(1);
       const third = acquire(c, path, { data: 'worker-3:77' });
       const page = await open(console, `locks?path=${encodeURIComponent(root)}`);
       await page.waitForSelector(`tr.holder[data-node=${quoted(first.node)}]`);
@@ -104,6 +108,12 @@ describe.skipIf(chromiumMissing !== undefined)(
       const waiterNodes = await page
         .locator('tr.waiter')
         .evaluateAll((rows) => rows.map((row) => (row as HTMLElement).dataset.node));
+      // In the order the lock admits them: by sequence, b's then c's.
+      expect(waiterNodes).toEqual((await inspect(a, path))?.waiters.map((each) => each.node));
+      expect(await page.locator('tr.waiter .data').allTextContents()).toEqual([
+        'web-2:4343',
+        'worker-3:77',
+      ]);
       const seen = await renderedAt(
         page,
         `tr.holder[data-node=${quoted(waiterNodes[0] as string)}]`,
@@ -296,6 +306,123 @@ describe.skipIf(chromiumMissing !== undefined)(
       await expect.poll(async () => (await watchCount()) - before).toBeGreaterThanOrEqual(21);
       expect((await watchCount()) - before).toBeLessThanOrEqual(52 + 21);
       await page.close();
+    });
+
+    it("shows a semaphore's holders and a read-write lock's queue in the order each admits", async () => {
+      const console = await openReadOnly();
+      const root = uniqueRoot('console');
+      const semaphorePath = `${root}/exports`;
+      const rwPath = `${root}/reports`;
+      const [a, b, c] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
+      // Two leases of two held, a third taker waits; a reader holds, a writer waits, and a
+      // reader queued after the writer waits behind it.
+      const leaseA = await acquireSemaphore(a, semaphorePath, { leases: 2, data: 'export-a:1' });
+      const leaseB = await acquireSemaphore(b, semaphorePath, { leases: 2, data: 'export-b:2' });
+      const leaseC = acquireSemaphore(c, semaphorePath, { leases: 2, data: 'export-c:3' });
+      const reader = await acquireRead(a, rwPath, { data: 'reader-1' });
+      const writer = acquireWrite(b, rwPath, { data: 'writer-2' });
+      await expect.poll(async () => (await inspect(a, rwPath))?.waiters.length).toBe(1);
+      const lateReader = acquireRead(c, rwPath, { data: 'reader-3' });
+      await expect.poll(async () => (await inspect(a, rwPath))?.waiters.length).toBe(2);
+      const page = await open(console, `locks?path=${encodeURIComponent(root)}`);
+      const block = (path: string) => `section.lock[data-path=${quoted(path)}]`;
+      const rows = (path: string, role: 'holder' | 'waiter') =>
+        page
+          .locator(`${block(path)} tr.${role}`)
+          .evaluateAll((found) =>
+            found.map((row) => [
+              row.querySelector('td.role')?.textContent,
+              row.querySelectorAll('td')[1]?.textContent,
+              row.querySelector('.data')?.textContent,
+            ]),
+          );
+      await page.waitForFunction(
+        (selector) => document.querySelectorAll(`${selector} tr.holder`).length === 2,
+        block(semaphorePath),
+      );
+      await page.waitForSelector(`${block(semaphorePath)} tr.waiter`);
+      expect((await rows(semaphorePath, 'holder')).sort()).toEqual([
+        ['holds', 'lease', 'export-a:1'],
+        ['holds', 'lease', 'export-b:2'],
+      ]);
+      expect((await rows(semaphorePath, 'waiter'))[0]).toEqual([
+        'waits 1',
+        'exclusive',
+        'export-c:3',
+      ]);
+      expect(await page.locator(`${block(semaphorePath)} h3`).textContent()).toContain(
+        'semaphore · curator · 2 leases held',
+      );
+      await page.waitForFunction(
+        (selector) => document.querySelectorAll(`${selector} tr.waiter`).length === 2,
+        block(rwPath),
+      );
+      expect(await rows(rwPath, 'holder')).toEqual([['holds', 'read', 'reader-1']]);
+      expect(await rows(rwPath, 'waiter')).toEqual([
+        ['waits 1', 'write', 'writer-2'],
+        ['waits 2', 'read', 'reader-3'],
+      ]);
+      await screenshot(page, 'semaphores');
+
+      // A lease let go goes to the taker; the reader's release to the writer, then the reader.
+      await leaseA.release();
+      const third = await leaseC;
+      await page.waitForSelector(
+        `${block(semaphorePath)} tr.holder[data-node=${quoted(third.node)}]`,
+      );
+      expect(await page.locator(`${block(semaphorePath)} tr.waiter`).count()).toBe(0);
+      await reader.release();
+      const writing = await writer;
+      await page.waitForSelector(`${block(rwPath)} tr.holder[data-node=${quoted(writing.node)}]`);
+      expect(await rows(rwPath, 'waiter')).toEqual([['waits 1', 'read', 'reader-3']]);
+      await writing.release();
+      const reading = await lateReader;
+      await page.waitForSelector(`${block(rwPath)} tr.holder[data-node=${quoted(reading.node)}]`);
+      await Promise.all([leaseB.release(), third.release(), reading.release()]);
+      await page.close();
+    });
+
+    it('without persistent watches (a 3.5 server): child watches, and a hand-over still shows', async () => {
+      // The run's server behind a relay that answers as 3.5 does: an addWatch is Unimplemented
+      // (and the connection closed). The console learns it once and watches with child watches.
+      const server = await zooKeeper35((await testZooKeeper()).connectString);
+      const client = await connectedClient({ connect: server.connectString });
+      const running = await startConsole({ client });
+      try {
+        const root = uniqueRoot('console');
+        const [a, b, c] = (await connectedClients(3)) as [ZkClient, ZkClient, ZkClient];
+        const first = await acquire(a, `${root}/orders`, { data: 'old-holder:1' });
+        const second = acquire(b, `${root}/orders`, { data: 'next-holder:2' });
+        const lease = await acquireSemaphore(a, `${root}/exports`, { leases: 1 });
+        const taker = acquireSemaphore(c, `${root}/exports`, { leases: 1, data: 'taker:3' });
+        const page = await open(running, `locks?path=${encodeURIComponent(root)}`);
+        await page.waitForSelector(`tr.holder[data-node=${quoted(first.node)}]`);
+        await page.waitForFunction(() => document.querySelectorAll('tr.waiter').length >= 2);
+        expect(server.addWatches).toBeGreaterThanOrEqual(1);
+        const waiterNode = await page
+          .locator(`section.lock[data-path=${quoted(`${root}/orders`)}] tr.waiter`)
+          .getAttribute('data-node');
+        const seen = await renderedAt(page, `tr.holder[data-node=${quoted(waiterNode as string)}]`);
+        await first.release();
+        await seen();
+        expect((await second).node).toBe(waiterNode);
+        // A semaphore: its `leases` and `locks` watched too; the lease goes to the taker.
+        await lease.release();
+        const took = await taker;
+        await page.waitForSelector(`tr.holder[data-node=${quoted(took.node)}]`);
+        // Learnt once: a lock shown from now on is watched with child watches at once.
+        const asked = server.addWatches;
+        const later = await acquire(a, `${root}/later`);
+        await page.waitForSelector(`tr.holder[data-node=${quoted(later.node)}]`);
+        expect(server.addWatches).toBe(asked);
+        await later.release();
+        expect(await page.locator('p.error').count()).toBe(0);
+        await (await second).release();
+        await took.release();
+        await page.close();
+      } finally {
+        await running.close();
+      }
     });
 
     it('renders a hostile node name and owner data as text', async () => {

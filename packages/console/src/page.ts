@@ -3,6 +3,7 @@
  * script and style, served from the package's own files with a strict Content-Security-Policy —
  * no inline script, nothing from elsewhere.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 /** The page's files, read once: `src/page/` beside this file, or beside the build's. */
@@ -15,10 +16,22 @@ function asset(name: string): string {
   throw new Error(`@zkrx/console: its page file ${name} is missing from the package`);
 }
 
-let cached: { script: string; style: string } | undefined;
+/** The page's files and `version`, a digest of both: their URLs carry it (`?v=`). */
+export interface Assets {
+  readonly script: string;
+  readonly style: string;
+  readonly version: string;
+}
 
-export function assets(): { script: string; style: string } {
-  cached ??= { script: asset('console.js'), style: asset('console.css') };
+let cached: Assets | undefined;
+
+export function assets(): Assets {
+  if (!cached) {
+    const script = asset('console.js');
+    const style = asset('console.css');
+    const version = createHash('sha256').update(script).update(style).digest('hex').slice(0, 16);
+    cached = { script, style, version };
+  }
   return cached;
 }
 
@@ -30,6 +43,8 @@ export function escapeHtml(text: string): string {
 /** The document, for a console mounted at `basePath` (`''` at the root). */
 export function pageHtml(basePath: string, label: string): string {
   const base = escapeHtml(`${basePath}/`);
+  // Versioned: a browser keeps them (and its compiled script) from one page to the next.
+  const version = assets().version;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -37,8 +52,8 @@ export function pageHtml(basePath: string, label: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <base href="${base}">
 <title>zkrx console · ${escapeHtml(label)}</title>
-<link rel="stylesheet" href="assets/console.css">
-<script type="module" src="assets/console.js"></script>
+<link rel="stylesheet" href="assets/console.css?v=${version}">
+<script type="module" src="assets/console.js?v=${version}"></script>
 </head>
 <body>
 <header id="top"><a class="brand" href="locks">zkrx console</a><nav id="nav"></nav><span id="status" class="status">connecting…</span><span id="who"></span></header>

@@ -4,11 +4,26 @@
  * change, in case they become a lock's). A folder's subtree is never walked: what the console
  * watches grows with the rows on screen, not with the tree.
  */
-import type { ZkClient } from '@zkrx/core';
-import { inspect } from '@zkrx/lock';
+import type { Stat, ZkClient } from '@zkrx/core';
+import { type InspectReads, inspect } from '@zkrx/lock';
 import type { Subscription } from 'rxjs';
 import { CoalescedRead } from './coalesced-read';
 import type { LockBook } from './lock-book';
+
+/** The Stat of a listing taken from a child watch (which gives names only): never read. */
+const LISTED: Stat = {
+  czxid: 0,
+  mzxid: 0,
+  pzxid: 0,
+  ctime: 0,
+  mtime: 0,
+  version: 0,
+  cversion: 0,
+  aversion: 0,
+  ephemeralOwner: '0',
+  dataLength: 0,
+  numChildren: 0,
+};
 
 export class PathProbe {
   /** `unknown` until the first look; `lock` once a lock was found there (it stays watched so). */
@@ -19,6 +34,8 @@ export class PathProbe {
   private children: Subscription | undefined;
   private release: (() => void) | undefined;
   private readonly looks: CoalescedRead<boolean>;
+  /** The children as the child watch last gave them. */
+  private names: readonly string[] | undefined;
 
   constructor(
     client: ZkClient,
@@ -26,7 +43,23 @@ export class PathProbe {
     readonly path: string,
     private readonly onChange: () => void,
   ) {
-    this.looks = new CoalescedRead(async () => (await inspect(client, path)) !== null, {
+    // The path's listing is the one its child watch just gave (no second listing, no round
+    // trip before the look: a row shows one round trip sooner); every other read is the
+    // client's. The listing's Stat is a placeholder: `inspect` reads it only for a lock's
+    // `pzxid`, and the probe takes nothing from the lock but that one is there.
+    const reads: InspectReads = {
+      get sessionId() {
+        return client.sessionId;
+      },
+      promises: {
+        get: (node) => client.promises.get(node),
+        childrenWithStat: (node) =>
+          node === path && this.names !== undefined
+            ? Promise.resolve({ children: [...this.names], stat: LISTED })
+            : client.promises.childrenWithStat(node),
+      },
+    };
+    this.looks = new CoalescedRead(async () => (await inspect(reads, path)) !== null, {
       take: (isLock) => {
         this.problem = undefined;
         if (isLock) this.becomeLock();
@@ -40,6 +73,7 @@ export class PathProbe {
     });
     this.children = client.watchChildren(path).subscribe({
       next: (names) => {
+        this.names = names;
         this.childCount = names.length;
         this.looks.request();
       },

@@ -95,7 +95,7 @@ export class SessionView {
     const owns: object[] = [];
     const waitsFor: object[] = [];
     for (const watch of hub.watchedFleets()) {
-      const fleet = watch.fleet;
+      const fleet = watch.state;
       if (!fleet) continue;
       for (const member of fleet.members) {
         if (member.sessionId !== id) continue;
@@ -108,7 +108,7 @@ export class SessionView {
           joinedAt: member.joinedAt,
         });
       }
-      for (const item of fleet.items) {
+      for (const item of fleet.items()) {
         if (item.owner?.sessionId === id) {
           owns.push({
             path: fleet.path,

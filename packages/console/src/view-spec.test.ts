@@ -54,6 +54,10 @@ describe('what a page may ask for', () => {
     expect(html).toContain('<base href="/zk&#34;&#62;&#60;script&#62;/">');
     expect(html).toContain('&#60;b&#62;label&#60;/b&#62;');
     expect(html.match(/<script/g)).toHaveLength(1);
-    expect(html).toContain('<script type="module" src="assets/console.js"></script>');
+    // Its own script and style, named by their digest (kept by the browser under that URL).
+    expect(html).toMatch(
+      /<script type="module" src="assets\/console\.js\?v=[0-9a-f]{16}"><\/script>/,
+    );
+    expect(html).toMatch(/<link rel="stylesheet" href="assets\/console\.css\?v=[0-9a-f]{16}">/);
   });
 });

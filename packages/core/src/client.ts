@@ -20,7 +20,7 @@ import {
 import { cold, withSignal } from './cold-call';
 import type { CreateOptions, MkdirpOptions } from './create-options';
 import { EnsembleFollower, type EnsembleView } from './ensemble-follower';
-import { ZkAbortError } from './errors';
+import { ZkAbortError, ZkError, ZkErrorCode } from './errors';
 import { leveledLogger } from './logger';
 import { onAbort } from './on-abort';
 import type { ZkData } from './paths';
@@ -456,6 +456,12 @@ export class ZkClient {
    * meanwhile is not reported), then the changes since. At least once: a rare change can be
    * reported twice, none is lost. Holds ~220 bytes a node (see the README).
    *
+   * With `{ snapshot: false }` the tree is never read nor held for this subscriber: `started`
+   * comes as soon as the watch is in place, each change as it is notified, and after a gap only
+   * the `resync` — the subscriber reads what it shows again then (reads it sends from the
+   * `resync` on see every change its events do not report). What a live view that reads its own
+   * copy wants: no walk of the tree at the start or after each gap.
+   *
    * ## Example
    * ```ts
    * const tree$ = client.watchTree('/app');
@@ -471,17 +477,27 @@ export class ZkClient {
    * ```
    *
    * @param path The root of the tree to watch.
+   * @param options `snapshot` (default true): false reads nothing (see above).
    * @return A stream of the tree's changes.
    */
-  watchTree(path: string): Observable<TreeEvent> {
+  watchTree(path: string, options: { readonly snapshot?: boolean } = {}): Observable<TreeEvent> {
     return new Observable<TreeEvent>((subscriber) => {
       try {
         validatePath(path);
+        if (options?.snapshot !== undefined && typeof options.snapshot !== 'boolean') {
+          throw new ZkError(
+            ZkErrorCode.BadArguments,
+            `watchTree ${path}: snapshot must be a boolean`,
+            {
+              path,
+            },
+          );
+        }
       } catch (error) {
         subscriber.error(error);
         return;
       }
-      return this.trees.watch(path).subscribe(subscriber);
+      return this.trees.watch(path, options?.snapshot !== false).subscribe(subscriber);
     });
   }
 

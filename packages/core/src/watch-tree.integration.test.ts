@@ -478,6 +478,90 @@ describe.runIf(transportName === 'typescript')('watchTree', () => {
     }
   });
 
+  it('without a snapshot: reads nothing, reports each change as it comes, shares the watch with a snapshot', async () => {
+    const { connectString } = await testZooKeeper();
+    const client = await connectedClient();
+    const writer = await connectedClient();
+    const root = await testRoot();
+    await Promise.all(
+      Array.from({ length: 100 }, (_, index) => writer.promises.create(`${root}/n-${index}`)),
+    );
+    const calls = vi.spyOn(sessionPrototype(), 'call');
+    const ops = (name: string) => calls.mock.calls.filter(([operation]) => operation === name);
+    try {
+      const bare = record(client.watchTree(root, { snapshot: false }));
+      await waitFor(() => bare.values.length === 1);
+      expect(bare.values[0]).toEqual({ type: 'resync', path: root, reason: 'started' });
+      expect(ops('children')).toHaveLength(0); // no walk of the 101 nodes
+      await writer.promises.set(`${root}/n-1`, 'x');
+      await waitFor(() => bare.values.length === 2);
+      expect(bare.values[1]).toEqual(changed(`${root}/n-1`));
+      // A subscriber that wants the snapshot: the tree is read for it, on the same watch.
+      const full = record(client.watchTree(root));
+      await waitFor(() => full.values.length === 1);
+      expect(ops('children').length).toBeGreaterThanOrEqual(101);
+      expect(ops('addWatch')).toHaveLength(1);
+      expect(await watchedPaths(connectString, client.sessionId!)).toEqual([root]);
+      await writer.promises.delete(`${root}/n-2`);
+      await waitFor(() => bare.values.length === 3 && full.values.length === 2);
+      expect(bare.values[2]).toEqual(deleted(`${root}/n-2`));
+      expect(full.values[1]).toEqual(deleted(`${root}/n-2`));
+      // The snapshot's subscriber leaves: the bare one goes on, its snapshot dropped.
+      full.subscription.unsubscribe();
+      await writer.promises.create(`${root}/n-new`);
+      await waitFor(() => bare.values.length === 4);
+      expect(bare.values[3]).toEqual(created(`${root}/n-new`));
+      expect(bare.error).toBeUndefined();
+    } finally {
+      calls.mockRestore();
+    }
+  });
+
+  it("without a snapshot: after a gap only the resync, the tree not read again and the gap's changes not reported", async () => {
+    const proxy = await proxyTo();
+    const client = await connectedClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: GAP_SESSION_MS,
+    });
+    const writer = await connectedClient();
+    const root = await testRoot();
+    const tree = record(client.watchTree(root, { snapshot: false }));
+    await waitFor(() => tree.values.length === 1);
+    const calls = vi.spyOn(sessionPrototype(), 'call');
+    try {
+      await partition(proxy, client);
+      await writer.promises.create(`${root}/while-away`);
+      proxy.refuse(false);
+      await waitFor(() => tree.values.some(isResync('reconnected')));
+      await watchBack(client);
+      await writer.promises.create(`${root}/after-reconnect`);
+      await waitFor(() => tree.values.at(-1)?.path === `${root}/after-reconnect`);
+      await expireSession(client);
+      await waitFor(() => tree.values.some(isResync('expired')));
+      await writer.promises.set(`${root}/after-reconnect`, 'new session');
+      await waitFor(() => tree.values.at(-1)?.type === 'changed');
+      expect(tree.values).toEqual([
+        { type: 'resync', path: root, reason: 'started' },
+        { type: 'resync', path: root, reason: 'reconnected' },
+        created(`${root}/after-reconnect`), // `while-away`: the subscriber reads it itself
+        { type: 'resync', path: root, reason: 'expired' },
+        changed(`${root}/after-reconnect`),
+      ]);
+      expect(calls.mock.calls.filter(([operation]) => operation === 'children')).toHaveLength(0);
+      expect(tree.error).toBeUndefined();
+    } finally {
+      calls.mockRestore();
+    }
+  });
+
+  it('fails with BadArguments for a snapshot option that is not a boolean', async () => {
+    const client = await connectedClient();
+    const error = await observableErrorOf(
+      client.watchTree('/', { snapshot: 'no' as unknown as boolean }),
+    );
+    expect(error.code).toBe('BadArguments');
+  });
+
   it('fails with InvalidPath for a bad path, and completes when the client closes', async () => {
     const client = await connectedClient();
     expect((await observableErrorOf(client.watchTree('no-slash'))).code).toBe('InvalidPath');

@@ -68,6 +68,12 @@ interface TreeEntry {
   readonly subscribers: Set<Subscriber<TreeEvent>>;
   /** Subscribers still to get their `started`: the watch is not in place or a walk is on. */
   readonly joining: Set<Subscriber<TreeEvent>>;
+  /**
+   * Subscribers that asked for no snapshot (`snapshot: false`): their `started` comes once the
+   * watch is in place, each live event at once (a walk or not), and after a gap only the
+   * `resync`. While every subscriber is one, the tree is never read.
+   */
+  readonly bare: Set<Subscriber<TreeEvent>>;
   /** The watch is in place on the current session. */
   armed: boolean;
   adding: boolean;
@@ -138,7 +144,12 @@ export class TreeWatches {
 
   constructor(private readonly host: TreeHost) {}
 
-  watch(root: string): Observable<TreeEvent> {
+  /**
+   * @param root The root of the tree.
+   * @param snapshot False: the subscriber reads the tree itself after each `resync` — none is
+   *   read or held for it (see `bare`).
+   */
+  watch(root: string, snapshot = true): Observable<TreeEvent> {
     return new Observable<TreeEvent>((subscriber) => {
       if (this.host.isClosed()) {
         subscriber.error(
@@ -151,16 +162,20 @@ export class TreeWatches {
       let entry = this.entries.get(root);
       if (entry) {
         entry.subscribers.add(subscriber);
-        if (entry.armed && !entry.walk) {
+        if (!snapshot) entry.bare.add(subscriber);
+        if (entry.armed && (!snapshot || (!entry.walk && entry.snapshot))) {
           subscriber.next({ type: 'resync', path: root, reason: 'started' });
         } else {
           entry.joining.add(subscriber);
+          // The first subscriber that wants a snapshot of a tree watched bare: read it now.
+          if (entry.armed && !entry.walk) this.startWalk(entry);
         }
       } else {
         entry = {
           root,
           subscribers: new Set([subscriber]),
           joining: new Set([subscriber]),
+          bare: new Set(snapshot ? [] : [subscriber]),
           armed: false,
           adding: false,
           dead: false,
@@ -177,7 +192,9 @@ export class TreeWatches {
       return () => {
         owned.subscribers.delete(subscriber);
         owned.joining.delete(subscriber);
+        owned.bare.delete(subscriber);
         if (owned.subscribers.size === 0) this.drop(owned);
+        else if (!this.wantsSnapshot(owned)) this.forgetSnapshot(owned);
       };
     });
   }
@@ -193,6 +210,7 @@ export class TreeWatches {
         track(walk, type, path, entry.root);
         if (walk.pass) passEvent(walk.pass, type, path, entry.root);
         walk.held.push(event);
+        this.emit(entry, event, entry.bare);
       } else {
         if (entry.snapshot) applyChange(entry.snapshot, type, path, true, entry.root);
         this.emit(entry, event);
@@ -209,7 +227,7 @@ export class TreeWatches {
       if (!entry.armed) continue;
       this.markGap(entry);
       this.emit(entry, { type: 'resync', path: entry.root, reason });
-      this.startWalk(entry);
+      if (this.wantsSnapshot(entry)) this.startWalk(entry);
     }
   }
 
@@ -230,11 +248,32 @@ export class TreeWatches {
     closeEntries(this.entries, (entry) => this.stopWalk(entry));
   }
 
-  /** Sends `event` to every subscriber that has had its `started`. */
-  private emit(entry: TreeEntry, event: TreeEvent): void {
-    for (const subscriber of [...entry.subscribers]) {
+  /** Sends `event` to every subscriber that has had its `started` (of `only`, if given). */
+  private emit(
+    entry: TreeEntry,
+    event: TreeEvent,
+    only?: ReadonlySet<Subscriber<TreeEvent>>,
+  ): void {
+    for (const subscriber of [...(only ?? entry.subscribers)]) {
       if (!entry.joining.has(subscriber)) subscriber.next(event);
     }
+  }
+
+  /** The subscribers that keep a snapshot: all but the bare ones. */
+  private snapshotted(entry: TreeEntry): Set<Subscriber<TreeEvent>> {
+    return new Set([...entry.subscribers].filter((subscriber) => !entry.bare.has(subscriber)));
+  }
+
+  private wantsSnapshot(entry: TreeEntry): boolean {
+    return entry.subscribers.size > entry.bare.size;
+  }
+
+  /** No subscriber wants the snapshot any more: it is dropped, and a walk for it stopped. */
+  private forgetSnapshot(entry: TreeEntry): void {
+    this.stopWalk(entry);
+    entry.snapshot = undefined;
+    entry.bound = undefined;
+    if (entry.armed) this.welcome(entry);
   }
 
   /** The subscribers that joined while the watch was not in place or a walk was on get `started`. */
@@ -270,7 +309,13 @@ export class TreeWatches {
         entry.armed = true;
         entry.handle = handle;
         if (reason === 'expired') this.emit(entry, { type: 'resync', path: entry.root, reason });
-        this.startWalk(entry);
+        if (this.wantsSnapshot(entry)) this.startWalk(entry);
+        else this.welcome(entry);
+        // Bare subscribers do not wait for the walk.
+        for (const subscriber of [...entry.bare]) {
+          if (!entry.joining.delete(subscriber)) continue;
+          subscriber.next({ type: 'resync', path: entry.root, reason: 'started' });
+        }
         return;
       }
       if (this.host.isClosed()) {
@@ -432,8 +477,10 @@ export class TreeWatches {
     entry.snapshot = nextSnapshot(entry.root, previous, fresh);
     entry.bound = undefined;
     if (walk.catchUp) {
-      for (const event of changes) this.emit(entry, event);
-      for (const event of walk.held) this.emit(entry, event);
+      // Bare subscribers had the live events as they came, and read the gap themselves.
+      const snapshotted = this.snapshotted(entry);
+      for (const event of changes) this.emit(entry, event, snapshotted);
+      for (const event of walk.held) this.emit(entry, event, snapshotted);
     }
     this.welcome(entry);
   }

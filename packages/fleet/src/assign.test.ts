@@ -179,6 +179,52 @@ describe('assign', () => {
     }
   });
 
+  it('items only some members list go to one of them; the rest is balanced as ever', () => {
+    // A rolling deploy: a and b run the old set (items 0-11), c and d the new one (1-12).
+    const members = ['a', 'b', 'c', 'd'];
+    const items = names('item-', 13);
+    const lists = new Map<string, readonly number[]>([
+      ['item-000', [0, 1]],
+      ['item-012', [2, 3]],
+    ]);
+    const next = random(3);
+    for (let round = 0; round < 50; round++) {
+      const owners = randomOwners(next, members, items);
+      const result = assign({ members, items, owners, lists });
+      expect([...result.keys()].sort()).toEqual(items);
+      expect(['a', 'b']).toContain(result.get('item-000'));
+      expect(['c', 'd']).toContain(result.get('item-012'));
+      for (const count of countsOf(result, members)) expect([3, 4]).toContain(count);
+      // A fixed point, listing or not.
+      expect(assign({ members, items, owners: result, lists })).toEqual(result);
+    }
+    // Kept where its owner lists it; moved off one that does not.
+    const owners = new Map([
+      ['item-000', 'a'],
+      ['item-012', 'a'],
+    ]);
+    const result = assign({ members, items, owners, lists });
+    expect(result.get('item-000')).toBe('a');
+    expect(['c', 'd']).toContain(result.get('item-012'));
+    // An item only one member lists goes to it even over its quota.
+    const only = assign({
+      members: ['a', 'b'],
+      items: ['1', '2', '3', '4'],
+      owners: new Map(),
+      lists: new Map([
+        ['1', [0]],
+        ['2', [0]],
+        ['3', [0]],
+      ]),
+    });
+    expect([...only].filter(([, owner]) => owner === 'a').map(([item]) => item)).toEqual([
+      '1',
+      '2',
+      '3',
+    ]);
+    expect(only.get('4')).toBe('b');
+  });
+
   it('without members, assigns nothing', () => {
     expect(assign({ members: [], items: ['1'], owners: new Map() })).toEqual(new Map());
   });

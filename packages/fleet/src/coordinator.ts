@@ -1,103 +1,59 @@
 /**
- * The coordinator of a partition: the member holding the mutex at `<path>/coordinator` computes
- * the assignment from the live members, its item set, the poison items and the last assignment's
- * owners, and writes it as the data of `<path>/members`. Advice only: who holds an item is
- * decided by the item's lock (partition.ts), never here.
+ * The coordinator of a partition: every member queues on the mutex at `<path>/coordinator`; its
+ * holder runs a term (coordinator-term.ts) that computes the assignment and writes each member's
+ * share. Advice only: who holds an item is decided by the item's lock (partition.ts), never here.
  */
-import { isZkError, joinPath, type Stat, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { isZkError, type ZkClient, ZkErrorCode } from '@zkrx/core';
 import { LockLostError, mutex } from '@zkrx/lock';
 import type { Subscription } from 'rxjs';
-import { assign } from './assign';
-import { encodeAssignment, type PoisonedItem } from './assignment-record';
-import type { Member } from './members';
-import { coordinatorPath, membersPath, poisonPath } from './options';
+import { CoordinatorTerm, type TermEvents } from './coordinator-term';
+import type { ItemSet } from './item-set';
+import { coordinatorPath } from './options';
 
-/** What the coordinator computes from, as its member sees it now. */
-export interface CoordinatorInputs {
-  /** The live members in id order; undefined before the first listing. */
-  members(): readonly Member[] | undefined;
-  /** The sorted item set and its digest; undefined before the first. */
-  items(): { readonly items: readonly string[]; readonly digest: string } | undefined;
-  /** `<path>/members` as last read (its data version and data); undefined before the first read. */
-  assignmentNode(): { readonly version: number; readonly data: Buffer } | undefined;
-  /** Each item's owner-to-be in the last assignment this member could read (by name). */
-  previousOwners(): ReadonlyMap<string, string>;
-}
-
-/** The largest assignment written: ZooKeeper's default limit is 1 MB a request. */
-const MAX_ASSIGNMENT_BYTES = 1_000_000;
-
-const ignore = () => {};
-
-/** The data of a poison report: who found it, and the error. */
-export function poisonReport(member: string, error: unknown): Buffer {
-  const code =
-    error !== null && typeof error === 'object' && 'code' in error
-      ? String((error as { code: unknown }).code)
-      : 'Error';
-  const message = (error instanceof Error ? error.message : String(error)).slice(0, 200);
-  return Buffer.from(JSON.stringify({ member, code, message }), 'utf8');
-}
-
-/** A poison report read back; undefined when it is not one. */
-export function readPoisonReport(data: Buffer): PoisonedItem | undefined {
-  try {
-    const value = JSON.parse(data.toString('utf8')) as Partial<PoisonedItem>;
-    if (
-      typeof value.member === 'string' &&
-      typeof value.code === 'string' &&
-      typeof value.message === 'string'
-    ) {
-      return { member: value.member, code: value.code, message: value.message };
-    }
-  } catch {
-    // not a report
-  }
-  return undefined;
-}
-
+/**
+ * This member's place in the coordinator's queue, and its term while it holds the mutex. The
+ * role is kept through a suspended connection (it is advice: nothing to make safe), and the
+ * member queues again after a loss — once connected, through any number of connect timeouts
+ * (ZooKeeper may come up long after the members: a whole stack starting at once).
+ */
 export class Coordinator {
-  private holding = false;
   private stopped = false;
   private lease: Subscription | undefined;
-  private poisonWatch: Subscription | undefined;
-  private readonly poison = new Map<string, PoisonedItem>();
-  private writing = false;
-  private dirty = false;
-  /** Conditional writes refused in a row (another writer, or the container made again). */
-  private conflicts = 0;
-  /** What this coordinator last wrote: the node's version after it, and the owners it gave. */
-  private written: { version: number; data: Buffer; owners: Map<string, string> } | undefined;
+  private term: CoordinatorTerm | undefined;
 
   constructor(
     private readonly client: ZkClient,
     private readonly path: string,
     private readonly id: string,
-    private readonly inputs: CoordinatorInputs,
-    private readonly failed: (error: unknown) => void,
+    /** This member's item set (known to its term without a read). */
+    private readonly ownSet: () => ItemSet | undefined,
+    private readonly events: TermEvents,
   ) {}
 
   /** True while this member holds the coordinator's mutex. */
   get isCoordinator(): boolean {
-    return this.holding;
+    return this.term !== undefined;
   }
 
   start(): void {
     this.queue();
   }
 
-  /** An input changed: compute again (if this member coordinates). */
+  /** This member's item set changed. */
   changed(): void {
-    if (this.holding && !this.stopped) this.schedule();
+    this.term?.changed();
   }
 
   stop(): void {
     this.stopped = true;
-    this.holding = false;
+    this.endTerm();
     this.lease?.unsubscribe();
     this.lease = undefined;
-    this.poisonWatch?.unsubscribe();
-    this.poisonWatch = undefined;
+  }
+
+  private endTerm(): void {
+    this.term?.stop();
+    this.term = undefined;
   }
 
   /** Queues on the coordinator's mutex (again after a loss), until stopped. */
@@ -105,26 +61,27 @@ export class Coordinator {
     if (this.stopped) return;
     const again = () => {
       this.lease = undefined;
-      this.client.connected().then(() => this.queue(), ignore);
+      if (this.stopped || this.client.isClosed) return;
+      this.client.connected().then(
+        () => this.queue(),
+        (error: unknown) => {
+          if (isZkError(error, ZkErrorCode.ConnectTimeout)) again();
+        },
+      );
     };
-    // The role is advice: it is kept through a suspended connection (nothing to make safe).
     this.lease = mutex(this.client, coordinatorPath(this.path), {
       data: this.id,
       onSuspended: 'continue',
       reentrant: false,
     }).subscribe({
       next: () => {
-        // A new term: what we wrote in an earlier one may be gone (the container made again).
-        this.written = undefined;
-        this.conflicts = 0;
-        this.holding = true;
-        this.watchPoison();
-        this.schedule();
+        // A new term: what an earlier one knew may be gone (the nodes written again since).
+        this.endTerm();
+        this.term = new CoordinatorTerm(this.client, this.path, this.ownSet, this.events);
+        this.term.start();
       },
       error: (error: unknown) => {
-        this.holding = false;
-        this.poisonWatch?.unsubscribe();
-        this.poisonWatch = undefined;
+        this.endTerm();
         if (this.stopped || this.client.isClosed) return;
         if (
           LockLostError.isInstance(error) ||
@@ -137,123 +94,9 @@ export class Coordinator {
           return;
         }
         if (isZkError(error, ZkErrorCode.ClientClosed)) return;
-        this.failed(error);
+        this.events.failed(error);
       },
-      complete: () => {
-        this.holding = false;
-      },
+      complete: () => this.endTerm(),
     });
-  }
-
-  /** The poison reports, while coordinating: a children watch, and a read of each new one. */
-  private watchPoison(): void {
-    if (this.poisonWatch) return;
-    const where = poisonPath(this.path);
-    this.poison.clear();
-    this.poisonWatch = this.client.watchChildren(where).subscribe({
-      next: (names) => {
-        const listed = new Set(names);
-        let changed = false;
-        for (const item of this.poison.keys()) {
-          if (listed.has(item)) continue;
-          this.poison.delete(item);
-          changed = true;
-        }
-        for (const item of names) {
-          if (this.poison.has(item)) continue;
-          this.client.promises.get(joinPath(where, item)).then((node) => {
-            const report = readPoisonReport(node.data);
-            if (!report || this.poison.has(item) || !this.holding) return;
-            this.poison.set(item, report);
-            this.changed();
-          }, ignore);
-        }
-        if (changed) this.changed();
-      },
-      error: ignore,
-    });
-  }
-
-  private schedule(): void {
-    if (this.writing) {
-      this.dirty = true;
-      return;
-    }
-    this.writing = true;
-    // After the turn: the inputs of one reply (a listing, a read) come in together.
-    setImmediate(() => void this.writeAll());
-  }
-
-  private async writeAll(): Promise<void> {
-    try {
-      do {
-        this.dirty = false;
-        if (!this.holding || this.stopped) return;
-        await this.writeOnce();
-      } while (this.dirty);
-    } finally {
-      this.writing = false;
-    }
-  }
-
-  /** Computes the assignment; writes it if it differs from what the node holds. */
-  private async writeOnce(): Promise<void> {
-    const members = this.inputs.members();
-    const items = this.inputs.items();
-    const watched = this.inputs.assignmentNode();
-    if (!members || !items || !watched) return;
-    // What the node holds now, as far as we know: our own last write, or the watch's later read.
-    const own = this.written;
-    const mine = own !== undefined && own.version >= watched.version;
-    const node = mine ? own : watched;
-    const previous = mine ? own.owners : this.inputs.previousOwners();
-    const eligible =
-      this.poison.size === 0 ? items.items : items.items.filter((item) => !this.poison.has(item));
-    const ids = members.map((member) => member.id);
-    const owners = assign({ members: ids, items: eligible, owners: previous });
-    const data = encodeAssignment({
-      members: ids,
-      coordinator: this.id,
-      items: items.items,
-      digest: items.digest,
-      targets: owners,
-      poison: this.poison,
-    });
-    if (data.equals(node.data)) return;
-    if (data.length > MAX_ASSIGNMENT_BYTES) {
-      this.failed(
-        new ZkError(
-          ZkErrorCode.BadArguments,
-          `partition ${this.path}: the assignment of ${items.items.length} items over ${ids.length} members is ${data.length} bytes, more than a znode takes (${MAX_ASSIGNMENT_BYTES}): use shorter member ids or fewer members`,
-        ),
-      );
-      return;
-    }
-    let stat: Stat;
-    try {
-      stat = await this.client.promises.set(membersPath(this.path), data, node.version);
-    } catch (error) {
-      if (this.stopped) return;
-      // Written meanwhile (a coordinator before us), or the container made again (its version
-      // back to 0): compute again from what the watch read (our own write is no longer the
-      // latest). The watch's read of the change comes a round trip after it at most.
-      if (isZkError(error, ZkErrorCode.BadVersion, ZkErrorCode.NoNode)) {
-        this.written = undefined;
-        // A few times at once; then the watch's next read brings the next attempt.
-        this.conflicts += 1;
-        if (this.conflicts <= 3) this.dirty = true;
-        return;
-      }
-      if (isZkError(error) && (error.isRetryable || error.code === ZkErrorCode.SessionExpired)) {
-        await this.client.connected().catch(ignore);
-        this.dirty = true;
-        return;
-      }
-      if (isZkError(error, ZkErrorCode.ClientClosed)) return;
-      this.failed(error);
-      return;
-    }
-    this.written = { version: stat.version, data, owners };
-    this.conflicts = 0;
   }
 }

@@ -96,3 +96,75 @@ export class ReleaseTimeoutError extends ZkrxError<'ReleaseTimeout'> {
     );
   }
 }
+
+/**
+ * What a member of a partition could not do and goes on through (each is retried, or set
+ * again): `report-poison` (a poison report could not be written), `watch-members` (the
+ * coordinator could not watch the membership: nothing new is assigned meanwhile), `watch-poison` (the
+ * coordinator's watch on the poison reports failed, or they are too many to list),
+ * `write-assignment` (the coordinator could not write a member's assignment node), `store-set`
+ * (the member could not store its item set under `<path>/sets`), `read-set` (the coordinator
+ * could not read a member's stored set: that member is given nothing new meanwhile). Told to the
+ * partition's `onError` and `joinPartition`'s `errors$`, and shown by `inspectFleet` in the
+ * member's `problems`.
+ */
+export type PartitionTask =
+  | 'report-poison'
+  | 'watch-members'
+  | 'watch-poison'
+  | 'write-assignment'
+  | 'store-set'
+  | 'read-set';
+
+/**
+ * A problem a member of a partition goes on through (see {@link PartitionTask}): the partition
+ * keeps working on everything else and tries again. `cause` is the error met.
+ */
+export class PartitionProblemError extends ZkrxError<'PartitionProblem'> {
+  protected static override readonly marker = '@zkrx/fleet.PartitionProblemError';
+  declare static readonly isInstance: (value: unknown) => value is PartitionProblemError;
+  override readonly name = 'PartitionProblemError';
+
+  constructor(
+    /** The partition path. */
+    readonly path: string,
+    /** What could not be done. */
+    readonly task: PartitionTask,
+    /** The item it was about, if one. */
+    readonly item: string | undefined,
+    options: ZkrxErrorOptions & { readonly detail?: string },
+  ) {
+    const cause = options.cause as { message?: unknown } | undefined;
+    const about = item === undefined ? '' : ` (item ${JSON.stringify(item)})`;
+    const what = {
+      'report-poison': 'a poison report could not be written',
+      'watch-members': 'the members could not be watched',
+      'watch-poison': 'the poison reports could not be watched',
+      'write-assignment': 'an assignment could not be written',
+      'store-set': 'the item set could not be stored',
+      'read-set': 'the item set of a member could not be read',
+    }[task];
+    super(
+      'PartitionProblem',
+      `Partition ${path}: ${what}${about}: ${options.detail ?? String(cause?.message ?? cause)}; tried again`,
+      options,
+    );
+  }
+}
+
+/**
+ * What a record keeps of an error: its `code` (`Error` when it has none) and its message, cut
+ * to `characters` (a poison report, a member's problem).
+ */
+export function errorSummary(
+  error: unknown,
+  characters = 200,
+  codeOf: unknown = error,
+): { readonly code: string; readonly message: string } {
+  const code =
+    codeOf !== null && typeof codeOf === 'object' && 'code' in codeOf
+      ? String((codeOf as { code: unknown }).code)
+      : 'Error';
+  const message = (error instanceof Error ? error.message : String(error)).slice(0, characters);
+  return { code, message };
+}

@@ -3,9 +3,13 @@
  * cooperative work partitioner where no item is ever owned twice.
  */
 
-export type { PoisonedItem } from './assignment-record';
-export type { OwnershipEndedReason } from './errors';
-export { DuplicateMemberError, OwnershipEndedError, ReleaseTimeoutError } from './errors';
+export type { OwnershipEndedReason, PartitionTask } from './errors';
+export {
+  DuplicateMemberError,
+  OwnershipEndedError,
+  PartitionProblemError,
+  ReleaseTimeoutError,
+} from './errors';
 export type {
   InspectedFleet,
   InspectedHold,
@@ -13,9 +17,14 @@ export type {
   InspectedMember,
   InspectedPoison,
 } from './inspect';
-export { inspectFleet } from './inspect';
-export type { JoinPartitionOptions, PartitionMembership } from './join-partition';
+export { inspectFleet, readMemberNode } from './inspect';
+export type {
+  JoinPartitionOptions,
+  PartitionFailure,
+  PartitionMembership,
+} from './join-partition';
 export { defaultMemberId, joinPartition } from './join-partition';
+export type { MemberProblem } from './member-record';
 export type { Member, MemberDetails, MembersOptions } from './members';
 export { members } from './members';
 export type { PartitionOptions } from './options';
@@ -23,3 +32,4 @@ export { validatePartition } from './options';
 export type { OwnedItem } from './owned-item';
 export type { Assignment } from './partition';
 export { partition } from './partition';
+export type { PoisonedItem } from './poison';

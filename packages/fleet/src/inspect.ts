@@ -3,20 +3,22 @@
  * each of a partition's items, with fencing tokens — what `zkrx members` and `zkrx partitions`
  * print.
  */
-import { joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { isZkError, joinPath, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { type InspectedParticipant, inspect } from '@zkrx/lock';
 import { unlessGone } from '@zkrx/lock/recipe';
-import { decodeAssignment, type PoisonedItem } from './assignment-record';
-import { readPoisonReport } from './coordinator';
+import { compareNames } from './item-set';
+import { decodeMemberRecord, type MemberProblem } from './member-record';
 import type { MemberDetails } from './members';
 import {
   checkClient,
   checkFleetPath,
-  compareNames,
+  coordinatorPath,
   itemsPath,
   membersPath,
   poisonPath,
 } from './options';
+import { decodePoisonReport, type PoisonedItem } from './poison';
+import { readStoredSet } from './set-store';
 
 /** A member, as read. */
 export interface InspectedMember extends MemberDetails {
@@ -24,6 +26,19 @@ export interface InspectedMember extends MemberDetails {
   readonly ownSession: boolean;
   /** The partition's items whose lock it holds, sorted (empty for a plain membership). */
   readonly items: readonly string[];
+  /**
+   * Partition: what the member states it is going through, one a task — its earlier failures
+   * to stay in (`join`: it joined again after `count` in a row), or problems it goes on through
+   * (`report-poison`, `watch-poison`, `write-assignment`: `count` open). Empty when all is well
+   * (and for a plain membership).
+   */
+  readonly problems: readonly MemberProblem[];
+  /**
+   * Partition: the item set the member states (the coordinator assigns it from that set): its
+   * digest and how many items. Members of two versions (a rolling deploy) state two sets.
+   * Undefined for a plain membership, or a member that states none yet.
+   */
+  readonly itemSet: { readonly digest: string; readonly size: number } | undefined;
 }
 
 /** A session's node in an item's lock queue: the owner, or one waiting for the item. */
@@ -79,7 +94,17 @@ export interface InspectedFleet {
   readonly items: readonly InspectedItem[];
   /** Partition: the items left unowned because their lock failed for good, sorted. */
   readonly poisoned: readonly InspectedPoison[];
-  /** Partition: the member whose assignment is in force (the coordinator that wrote it). */
+  /**
+   * Partition: poison reports that could not be listed — more than one reply of the client's
+   * `maxFrameBytes` holds (tens of thousands of long names) — how many; 0 when all are listed.
+   * Said, not hidden: the fleet's coordinator meets the same limit (its `watch-poison` problem).
+   */
+  readonly poisonedUnlisted: number;
+  /**
+   * Partition: the member holding the coordinator's mutex now (its id, as its lock node says),
+   * which writes the assignment. Undefined with members means none does: they take nothing new
+   * until one does.
+   */
   readonly coordinator: string | undefined;
   /**
    * Partition: every member owns ⌊k/m⌋ or ⌈k/m⌉ of the k owned items (and each owned item's
@@ -93,23 +118,56 @@ export interface InspectedFleet {
 /** How many item locks an inspection reads at once. */
 const CONCURRENCY = 16;
 
-async function readMembers(client: ZkClient, path: string): Promise<MemberDetails[]> {
+/**
+ * What a member's node says, as `inspectFleet` reads it — for a tool that reads member nodes
+ * itself (the web console): its `data`, the item set it states and its problems. A partition
+ * member's node holds them in a record; a plain group member's node holds its data as text.
+ *
+ * ## Example
+ * ```ts
+ * const node = await client.promises.get('/fleet/shards/members/worker-1');
+ * console.log(readMemberNode(node.data, 'partition').data);
+ * // Output: 10.0.0.7:8080
+ * ```
+ *
+ * @param data The member node's data.
+ * @param kind `partition` (a node under `<path>/members`) or `members` (a plain group's).
+ * @return Its data, item set (partition) and problems (partition).
+ */
+export function readMemberNode(
+  data: Uint8Array,
+  kind: InspectedFleet['kind'],
+): Pick<InspectedMember, 'data' | 'itemSet' | 'problems'> {
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.length);
+  if (kind === 'members') return { data: bytes.toString('utf8'), itemSet: undefined, problems: [] };
+  const record = decodeMemberRecord(bytes);
+  return { data: record.data, itemSet: record.set, problems: record.problems };
+}
+
+/** A member as read: its details, and (a partition's) what it states. */
+type ReadMember = MemberDetails & Pick<InspectedMember, 'problems' | 'itemSet'>;
+
+async function readMembers(
+  client: ZkClient,
+  path: string,
+  isPartition: boolean,
+): Promise<ReadMember[]> {
   const names = (await unlessGone(client.promises.children(path))) ?? [];
   const found = await Promise.all(
-    names.map(async (name): Promise<MemberDetails | undefined> => {
+    names.map(async (name): Promise<ReadMember | undefined> => {
       const node = await unlessGone(client.promises.get(joinPath(path, name)));
       if (!node || node.stat.ephemeralOwner === '0') return undefined;
       return {
         id: name,
-        data: node.data.toString('utf8'),
         sessionId: node.stat.ephemeralOwner,
         joinedAt: node.stat.ctime,
         czxid: node.stat.czxid,
+        ...readMemberNode(node.data, isPartition ? 'partition' : 'members'),
       };
     }),
   );
   return found
-    .filter((member): member is MemberDetails => member !== undefined)
+    .filter((member): member is ReadMember => member !== undefined)
     .sort((a, b) => a.czxid - b.czxid);
 }
 
@@ -135,8 +193,8 @@ async function mapLimited<T, R>(
  *
  * A partition is recognised by its `members` or `items` child (persistent nodes); otherwise the
  * path's ephemeral children are a group's members. What it costs: a listing and a read per
- * member, a listing of `items`, one `inspect` per item (16 at a time), and a listing and a read
- * per poison report. What it gives is
+ * member, a listing of `items`, one `inspect` per item (16 at a time), a listing and a read
+ * per poison report, and an `inspect` of the coordinator's mutex. What it gives is
  * what the connected server showed over those reads: a change made meanwhile may show in part.
  *
  * ## Example
@@ -167,13 +225,12 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
   );
   const isPartition = structure.some((owner) => owner === '0');
   const where = isPartition ? membersPath(valid) : valid;
-  const members = await readMembers(client, where);
+  const members = await readMembers(client, where, isPartition);
   const ownSession = client.sessionId;
   const items = isPartition ? await readItems(client, valid, members) : [];
-  const poisoned = isPartition ? await readPoison(client, valid) : [];
+  const poison = isPartition ? await readPoison(client, valid) : { found: [], unlisted: 0 };
   const coordinator = isPartition
-    ? decodeAssignment((await unlessGone(client.promises.get(where)))?.data ?? Buffer.alloc(0))
-        ?.coordinator
+    ? (await unlessGone(inspect(client, coordinatorPath(valid))))?.holders[0]?.data
     : undefined;
   const owned = new Map<string, string[]>();
   for (const item of items) {
@@ -193,7 +250,8 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
       items: owned.get(member.id) ?? [],
     })),
     items,
-    poisoned,
+    poisoned: poison.found,
+    poisonedUnlisted: poison.unlisted,
     coordinator,
     balanced: isPartition ? isBalanced(members, items, owned) : undefined,
     readAt,
@@ -204,7 +262,7 @@ export async function inspectFleet(client: ZkClient, path: string): Promise<Insp
 async function readItems(
   client: ZkClient,
   path: string,
-  members: readonly MemberDetails[],
+  members: readonly ReadMember[],
 ): Promise<InspectedItem[]> {
   const bySession = new Map(members.map((member) => [member.sessionId, member.id]));
   const hold = (participant: InspectedParticipant): InspectedHold => ({
@@ -215,9 +273,7 @@ async function readItems(
     fencingToken: participant.czxid,
     createdAt: participant.createdAt,
   });
-  const names = ((await unlessGone(client.promises.children(itemsPath(path)))) ?? []).sort(
-    compareNames,
-  );
+  const names = (await listOrStated(client, path, members)).sort(compareNames);
   return mapLimited(names, async (item): Promise<InspectedItem> => {
     const lockPath = joinPath(itemsPath(path), item);
     const lock = await unlessGone(inspect(client, lockPath));
@@ -231,17 +287,53 @@ async function readItems(
   });
 }
 
-/** The poison reports of a partition, sorted by item. */
-async function readPoison(client: ZkClient, path: string): Promise<InspectedPoison[]> {
+/**
+ * The items with a lock path: a listing of `<path>/items`; when that is more than one reply can
+ * hold (100,000 names of 255 bytes), the items the members state (their stored sets), each
+ * inspected whether its lock path is there or not.
+ */
+async function listOrStated(
+  client: ZkClient,
+  path: string,
+  members: readonly ReadMember[],
+): Promise<string[]> {
+  try {
+    return (await unlessGone(client.promises.children(itemsPath(path)))) ?? [];
+  } catch (error) {
+    if (!isZkError(error, ZkErrorCode.ReplyTooLarge)) throw error;
+  }
+  const digests = new Set<string>();
+  for (const member of members) if (member.itemSet) digests.add(member.itemSet.digest);
+  const names = new Set<string>();
+  for (const digest of digests) {
+    for (const item of (await readStoredSet(client, path, digest))?.items ?? []) names.add(item);
+  }
+  return [...names];
+}
+
+/** The poison reports of a partition, sorted by item; how many could not be listed. */
+async function readPoison(
+  client: ZkClient,
+  path: string,
+): Promise<{ found: InspectedPoison[]; unlisted: number }> {
   const where = poisonPath(path);
-  const names = ((await unlessGone(client.promises.children(where))) ?? []).sort(compareNames);
+  let names: string[];
+  try {
+    names = ((await unlessGone(client.promises.children(where))) ?? []).sort(compareNames);
+  } catch (error) {
+    if (!isZkError(error, ZkErrorCode.ReplyTooLarge)) throw error;
+    return { found: [], unlisted: (await client.promises.exists(where))?.numChildren ?? 0 };
+  }
   const found = await mapLimited(names, async (item) => {
     const node = joinPath(where, item);
     const read = await unlessGone(client.promises.get(node));
-    const report = read ? readPoisonReport(read.data) : undefined;
+    const report = read ? decodePoisonReport(read.data) : undefined;
     return report ? { item, node, ...report } : undefined;
   });
-  return found.filter((entry): entry is InspectedPoison => entry !== undefined);
+  return {
+    found: found.filter((entry): entry is InspectedPoison => entry !== undefined),
+    unlisted: 0,
+  };
 }
 
 /**
@@ -249,7 +341,7 @@ async function readPoison(client: ZkClient, path: string): Promise<InspectedPois
  * member; undefined without members.
  */
 function isBalanced(
-  members: readonly MemberDetails[],
+  members: readonly ReadMember[],
   items: readonly InspectedItem[],
   owned: ReadonlyMap<string, readonly string[]>,
 ): boolean | undefined {

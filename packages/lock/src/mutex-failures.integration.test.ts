@@ -1,9 +1,11 @@
 import {
   childrenOf,
+  configurationRead,
   connectedClient,
   connectedClients,
   lockPath,
   proxiedClient,
+  readsConfigurationAtOnce,
   sleep,
 } from '@zkrx/test-support';
 import { expireSession, fourLetterWord, mntr, testZooKeeper } from '@zkrx/testing';
@@ -311,8 +313,11 @@ describe('mutex under failures', () => {
 
   it('wakes exactly one waiter per release, whatever the queue length (no herd)', async () => {
     const { connectString } = await testZooKeeper();
-    const holder = await connectedClient({ sessionTimeoutMs: 10_000 });
-    const waiters = await connectedClients(50, { sessionTimeoutMs: 10_000 });
+    // Each session reads the ensemble's configuration once on connecting: done before counting.
+    const options = { sessionTimeoutMs: 10_000, ...readsConfigurationAtOnce };
+    const holder = await connectedClient(options);
+    const waiters = await connectedClients(50, options);
+    await Promise.all([holder, ...waiters].map(configurationRead));
     const path = lockPath();
     const first = await acquire(holder, path);
     const acquired: Lease[] = [];

@@ -471,6 +471,7 @@ export function check(input: CheckInput): CheckReport {
       high,
       violate,
       latency: latencyOf,
+      sessionTimeoutMs: input.sessionTimeoutMs,
     });
   }
 

@@ -42,7 +42,7 @@ seeded nemesis injects faults; a checker judges the history against ZooKeeper's 
 One summary line per mode on stdout, progress on stderr; exit 1 on any violation.
 
   --modes a,b,...        ${[...DEFAULT_MODES, ...CONTROL_MODES].join(', ')} (default: ${DEFAULT_MODES.join(',')};
-                         broken, deaf and broken-fleet are positive controls: they must fail)
+                         broken, deaf, broken-fleet and slow-fleet are positive controls: they must fail)
   --seed N               replay a run's fault plan (printed at start)
   --workers N            worker processes (default 8)
   --fleet-workers N      the fleet modes' members, one worker process each (default 20)

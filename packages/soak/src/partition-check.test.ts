@@ -524,3 +524,59 @@ function bruteForce(
   }
   return best;
 }
+
+describe('check (fleet): no item unowned longer than the session timeout + 3 s after the last disturbance', () => {
+  // The members join by 4; nothing else happens until the end at 5,000: one stretch of 4,996 ms,
+  // judged from 4 + 1,000 + 3,000 = 4,004 on. Worker 1 gives d up at 2,000 (its node deleted at
+  // 2,001) and takes it again at `again` (a new node 10 ms before).
+  const split = { a: 0, b: 0, c: 1 };
+  const run = (again: number) => {
+    const events: Event[] = [
+      ...members.map((event) => ('remove' in event ? { ...event, at: event.at + 6_000 } : event)),
+      ...Object.entries(split).flatMap(([item, worker], index) => [
+        { at: 10 + index, create: lockNode(item, 0), by: session(worker) },
+        { at: 6_700 + index, remove: lockNode(item, 0), by: session(worker) },
+      ]),
+      { at: 13, create: lockNode('d', 0), by: session(1) },
+      { at: 2_001, remove: lockNode('d', 0), by: session(1) },
+      { at: again - 10, create: lockNode('d', 1), by: session(1) },
+      { at: 6_710, remove: lockNode('d', 1), by: session(1) },
+    ];
+    return judge(
+      events,
+      (czxid) => [
+        ...Object.entries(split).map(([item, worker], index) =>
+          ownership(worker, item, lockNode(item, 0), czxid, 20 + index, 6_000),
+        ),
+        ownership(1, 'd', lockNode('d', 0), czxid, 23, 2_000),
+        ownership(1, 'd', lockNode('d', 1), czxid, again, 6_000),
+      ],
+      { endAt: 5_000 },
+    );
+  };
+
+  it('passes an item unowned for a while that is owned again within the bound', () => {
+    const report = run(3_000);
+    expect(report.violations).toEqual([]);
+    expect(report.stats.fleet).toMatchObject({ ownedStretches: 1, unownedItems: 0 });
+    // All four held for good from 3,000: about 3 s into the stretch (its start: the member node's
+    // creation, at the latest its log time allows).
+    expect(report.stats.fleet?.allOwnedAfter.max).toBeGreaterThan(2_990);
+    expect(report.stats.fleet?.allOwnedAfter.max).toBeLessThanOrEqual(3_000);
+  });
+
+  it('fails an item still unowned past the bound', () => {
+    const late = run(4_500);
+    expect(kinds(late)).toEqual(['unowned']);
+    expect(late.violations[0]?.message).toContain('1 of 4 items unowned more than 4000 ms');
+    expect(late.violations[0]?.message).toContain('d (from +4000 ms)');
+    expect(late.stats.fleet).toMatchObject({ ownedStretches: 1, unownedItems: 1 });
+  });
+
+  it('does not judge a stretch shorter than the bound', () => {
+    const short = judge([...members, ...locks({ a: 0, b: 0, c: 1 })], owning({ a: 0, b: 0, c: 1 }));
+    // d is owned by no one: balance says so; the stretch (596 ms) is too short for `unowned`.
+    expect(kinds(short)).toEqual(['balance']);
+    expect(short.stats.fleet?.ownedStretches).toBe(0);
+  });
+});

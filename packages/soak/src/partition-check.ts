@@ -18,6 +18,11 @@
  *   an item that kept its owner must have kept its hold (never interrupted) (`stickiness`).
  *   Changes that overlap, or come with faults, may move more (members briefly disagree): they are
  *   not judged.
+ * - No item of the set is unowned longer than the session timeout + 3 s after the last fault or
+ *   change (`unowned`): in every stretch without a disturbance that lasts longer than that bound,
+ *   from the bound on to the next disturbance, every item of the set is held at every moment (by
+ *   someone: who, and how many, is `balance`'s and the lock rules' to judge). A member that died
+ *   shows when its session expires (a session timeout); the rest is the fleet's own work.
  */
 import type { CheckedHold, FaultRecord } from './history';
 import type { ZooKeeperTruth } from './truth';
@@ -57,6 +62,11 @@ export interface FleetStats {
   byChange: Record<ChangeKind, { count: number; moves: number; minimum: number }>;
   /** From a quiet period's start to its last ownership change (ms). */
   convergence: Latency;
+  /** Stretches judged for `unowned` (longer than its bound), and the items found unowned. */
+  ownedStretches: number;
+  unownedItems: number;
+  /** Each judged stretch: from its start until every item of the set was held (ms). */
+  allOwnedAfter: Latency;
   /** Members at the judged quiet periods' ends (fewest, most), items (fewest, most). */
   members: { min: number; max: number };
   items: { min: number; max: number };
@@ -73,7 +83,12 @@ export interface FleetCheckArgs {
   readonly high: (wall: number) => number;
   readonly violate: (kind: ViolationKind, message: string, holds?: readonly string[]) => void;
   readonly latency: (values: readonly number[]) => Latency;
+  /** The members' session timeout: `unowned`'s bound is this plus `UNOWNED_GRACE_MS`. */
+  readonly sessionTimeoutMs: number;
 }
+
+/** How long past a session timeout after the last disturbance an item may stay unowned. */
+export const UNOWNED_GRACE_MS = 3_000;
 
 /**
  * The fewest items a change must move: from the owners `before` (item → member) to any balanced
@@ -260,6 +275,9 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
       items: { count: 0, moves: 0, minimum: 0 },
     },
     convergence: args.latency([]),
+    ownedStretches: 0,
+    unownedItems: 0,
+    allOwnedAfter: args.latency([]),
     members: { min: Number.POSITIVE_INFINITY, max: 0 },
     items: { min: Number.POSITIVE_INFINITY, max: 0 },
   };
@@ -334,6 +352,69 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
     return { from, to, at, owners, balanced: problems.length === 0, items, members };
   }
 
+  // ---- no item unowned longer than the bound after the last disturbance ----
+  const bound = args.sessionTimeoutMs + UNOWNED_GRACE_MS;
+  const holdsOf = new Map<string, CheckedHold[]>();
+  for (const hold of itemHolds) {
+    const item = itemOf(hold);
+    const list = holdsOf.get(item) ?? [];
+    list.push(hold);
+    holdsOf.set(item, list);
+  }
+  for (const list of holdsOf.values()) list.sort((a, b) => a.acquiredAt - b.acquiredAt);
+  const allOwnedAfter: number[] = [];
+  let since = Number.NEGATIVE_INFINITY;
+  for (const next of disturbances) {
+    if (since > Number.NEGATIVE_INFINITY && next.from - since > bound) {
+      judgeOwned(since, next.from);
+    }
+    since = Math.max(since, next.to);
+  }
+
+  /** Every item of the set held from `from + bound` until `to`; when all were first held. */
+  function judgeOwned(from: number, to: number): void {
+    const start = from + bound;
+    const end = to - 1;
+    if (membersAt(start).length === 0) return;
+    stats.ownedStretches += 1;
+    const unowned: string[] = [];
+    let allHeldAt = from;
+    for (const item of itemsAt(start)) {
+      // Sweep the item's holds over [from, end]: `covered` is how far they cover it without a
+      // gap; a gap that reaches past `start` is a violation; the last gap's end is when it was
+      // held for good.
+      let covered = from;
+      let heldFrom = from;
+      let gapAt: number | undefined;
+      for (const hold of holdsOf.get(item) ?? []) {
+        const until = hold.endedAt ?? Number.POSITIVE_INFINITY;
+        if (until <= covered) continue;
+        if (hold.acquiredAt > covered) {
+          // A gap [covered, acquiredAt): past the bound, a violation.
+          if (hold.acquiredAt > start && gapAt === undefined && covered <= end) {
+            gapAt = Math.max(covered, start);
+          }
+          if (hold.acquiredAt > end) break;
+          heldFrom = hold.acquiredAt;
+        }
+        covered = Math.max(covered, until);
+        if (covered > end) break;
+      }
+      if (covered <= end && gapAt === undefined) gapAt = Math.max(covered, start);
+      if (gapAt !== undefined) unowned.push(`${item} (from +${Math.round(gapAt - from)} ms)`);
+      else allHeldAt = Math.max(allHeldAt, heldFrom);
+    }
+    if (unowned.length === 0) {
+      allOwnedAfter.push(allHeldAt - from);
+      return;
+    }
+    stats.unownedItems += unowned.length;
+    violate(
+      'unowned',
+      `${unowned.length} of ${itemsAt(start).length} items unowned more than ${bound} ms (session timeout + ${UNOWNED_GRACE_MS} ms) into ${Math.round(to - from)} ms with no fault and no change: ${unowned.slice(0, 6).join(', ')}${unowned.length > 6 ? ', …' : ''}`,
+    );
+  }
+
   // ---- stickiness across each change made alone ----
   for (let index = 1; index < quiets.length; index++) {
     const before = quiets[index - 1] as Quiet;
@@ -379,6 +460,7 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
     }
   }
   stats.convergence = args.latency(convergence);
+  stats.allOwnedAfter = args.latency(allOwnedAfter);
   if (stats.quietPeriods === 0) {
     stats.members = { min: 0, max: 0 };
     stats.items = { min: 0, max: 0 };

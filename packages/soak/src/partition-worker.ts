@@ -76,6 +76,8 @@ export class PartitionMember {
   private sessionSince = mono();
   private sessionId: string | undefined;
   private readonly believed = new Map<string, Believed>();
+  /** `slow-fleet`: items held and not believed yet. */
+  private readonly slow = new Set<OwnedItem>();
   private readonly sessionWatch: Subscription;
   private stopped = false;
 
@@ -163,9 +165,21 @@ export class PartitionMember {
       this.end(item, belief, now, 'released', 'removed-without-abort');
     }
     // In: items new to this member, or owned anew (another lock, another token).
+    const slowMs = this.context.fleet.slowMs;
     for (const [item, owned] of assignment.owned) {
       if (this.believed.get(item)?.owned === owned) continue;
-      this.begin(item, owned, now);
+      if (slowMs === undefined) this.begin(item, owned, now);
+      else if (!this.slow.has(owned)) {
+        // slow-fleet: believed only `slowMs` later, if still held then (never believed after
+        // the item's signal aborted: its lock may be someone else's by then).
+        this.slow.add(owned);
+        setTimeout(() => {
+          this.slow.delete(owned);
+          if (!this.stopped && !owned.signal.aborted && !this.believed.has(item)) {
+            this.begin(item, owned, mono());
+          }
+        }, slowMs);
+      }
     }
   }
 

@@ -20,7 +20,9 @@ export type WorkerMode =
   /** A member of a `@zkrx/fleet` partition, joining and leaving when the coordinator says. */
   | 'fleet'
   /** Positive control: a partition member that keeps each item a while after giving it up. */
-  | 'broken-fleet';
+  | 'broken-fleet'
+  /** Positive control: a partition member that begins to work on each item it is given late. */
+  | 'slow-fleet';
 
 /** What one hold is, for the checker's rules. */
 export type HoldKind = 'exclusive' | 'read' | 'write' | 'lease' | 'leader';
@@ -79,6 +81,8 @@ export interface FleetWorkerConfig {
   readonly items: readonly string[];
   /** `broken-fleet`: how long the member keeps believing it owns an item it gave up (ms). */
   readonly lateMs?: number;
+  /** `slow-fleet`: how long after it is given an item the member begins to own it (ms). */
+  readonly slowMs?: number;
 }
 
 /** The identity of one hold as the worker reports it. */

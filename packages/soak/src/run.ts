@@ -12,7 +12,7 @@ import { mono, WorkerClock, wallClockOffset } from './clock';
 import { forkWorker, type WorkerProcess } from './fleet';
 import { type CheckedHold, FAULT_KINDS, type FaultKind, type FaultRecord } from './history';
 import { Nemesis, type PlannedFault, planFaults } from './nemesis';
-import type { FleetHistory } from './partition-check';
+import { type FleetHistory, UNOWNED_GRACE_MS } from './partition-check';
 import { type FleetChange, planFleet } from './partition-plan';
 import type {
   CoordinatorMessage,
@@ -30,7 +30,7 @@ import { buildTruth } from './truth';
 import { readQuorumLog } from './txn-log';
 import { type Latency, latencyOf } from './verdict';
 
-/** What `pnpm soak` can run; `broken`, `deaf` and `broken-fleet` are the positive controls. */
+/** What `pnpm soak` can run; `broken`, `deaf`, `broken-fleet` and `slow-fleet` are the positive controls. */
 export type SoakMode =
   | 'mutex'
   | 'one-client'
@@ -43,7 +43,8 @@ export type SoakMode =
   | 'continue'
   | 'deaf'
   | 'fleet'
-  | 'broken-fleet';
+  | 'broken-fleet'
+  | 'slow-fleet';
 
 export const DEFAULT_MODES: readonly SoakMode[] = [
   'mutex',
@@ -56,10 +57,11 @@ export const DEFAULT_MODES: readonly SoakMode[] = [
   'continue',
   'fleet',
 ];
-export const CONTROL_MODES: readonly SoakMode[] = ['broken', 'deaf', 'broken-fleet'];
+export const CONTROL_MODES: readonly SoakMode[] = ['broken', 'deaf', 'broken-fleet', 'slow-fleet'];
 
 /** Fleet modes: the workers are members of one `@zkrx/fleet` partition. */
-export const isFleetMode = (mode: SoakMode) => mode === 'fleet' || mode === 'broken-fleet';
+export const isFleetMode = (mode: SoakMode) =>
+  mode === 'fleet' || mode === 'broken-fleet' || mode === 'slow-fleet';
 
 export interface ModeOptions {
   readonly mode: SoakMode;
@@ -156,6 +158,8 @@ interface ModeShape {
   readonly strikeHolder?: boolean;
   /** `broken-fleet`: how long a member believes on in an item it gave up (ms). */
   readonly lateMs?: number;
+  /** `slow-fleet`: how long after it is given an item a member begins to own it (ms). */
+  readonly slowMs?: number;
 }
 
 const EVERY_FAULT: Partial<Record<FaultKind, number>> = {
@@ -304,6 +308,16 @@ function shapeOf(mode: SoakMode, sessionTimeoutMs: number): ModeShape {
         resources: () => [],
         weights: {},
         lateMs: 500,
+      };
+    case 'slow-fleet':
+      // A member that begins to work on each item 3 session timeouts + 5 s after it holds it:
+      // never owned twice, but items unowned past `unowned`'s bound; churn only.
+      return {
+        ...base,
+        workerModes: () => 'slow-fleet',
+        resources: () => [],
+        weights: {},
+        slowMs: 3 * sessionTimeoutMs + 5_000,
       };
   }
 }
@@ -703,6 +717,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
                 id: memberId(index),
                 items: fleetPlan.initialItems,
                 ...(shape.lateMs === undefined ? {} : { lateMs: shape.lateMs }),
+                ...(shape.slowMs === undefined ? {} : { slowMs: shape.slowMs }),
               },
             }
           : {}),
@@ -877,6 +892,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
       for (let worker = 0; worker < options.workers; worker++) {
         if (!fleet.subscribed.has(worker)) fleet.apply({ kind: 'join', worker });
       }
+      const lastChangeAt = mono();
       const deadline = healedAt + options.progressTimeoutMs;
       let why = fleet.unconverged();
       while (why !== undefined && mono() < deadline) {
@@ -891,8 +907,10 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
               `the fleet did not converge in the ${options.progressTimeoutMs} ms after the last change, with every worker a member: ${why}`,
             ];
       finalRecovery = why === undefined ? [convergedAt - healedAt] : [];
-      // The last quiet period, judged by the checker.
-      await sleep(fleetPlan.quietMs);
+      // The last quiet period, judged by the checker; long enough, from the last joins on (their
+      // member nodes a moment later), for `unowned` to judge a second past its bound.
+      const unownedJudged = lastChangeAt + session + UNOWNED_GRACE_MS + 2_000;
+      await sleep(Math.max(fleetPlan.quietMs, unownedJudged - mono()));
     } else {
       const nemesis = makeNemesis();
       const running = nemesis.run(plan);

@@ -64,6 +64,16 @@ describe('positive controls: the checker fails what must fail', () => {
     expect(report.acquisitions).toBeGreaterThan(0);
     expect([...violationKinds(report)], formatModeLine(report)).toContain('stale-belief');
   });
+
+  it('a partition member that begins to work on its items late: items unowned past the bound', async () => {
+    // The last join of every worker moves items to members that own them only 3 session
+    // timeouts + 5 s later: past the end of the last stretch's bound.
+    const report = await runMode(
+      short('slow-fleet', { workers: 3, faultPhaseMs: 4_000, calmChanges: 0 }),
+    );
+    expect(report.acquisitions).toBeGreaterThan(0);
+    expect([...violationKinds(report)], formatModeLine(report)).toContain('unowned');
+  });
 });
 
 const curator = peerAvailability().curator;
@@ -86,8 +96,11 @@ describe(`a short seeded run (seed ${SEED}) of every mode finds no violation`, (
       // A server replaced through reconfiguration costs no session.
       expect(report.sessionsLostToReconfig, summary).toBe(0);
       // The fleet's balance was judged (at least at the end of the last quiet period).
-      if (isFleetMode(mode))
+      if (isFleetMode(mode)) {
         expect(report.check.stats.fleet?.quietPeriods, summary).toBeGreaterThan(0);
+        // And no item unowned past the bound, judged at least in the last stretch.
+        expect(report.check.stats.fleet?.ownedStretches, summary).toBeGreaterThan(0);
+      }
     });
   }
 });

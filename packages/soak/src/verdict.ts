@@ -20,7 +20,8 @@ export type ViolationKind =
   | 'truth'
   /** Fleet mode (partition-check.ts). */
   | 'balance'
-  | 'stickiness';
+  | 'stickiness'
+  | 'unowned';
 
 export interface Violation {
   readonly kind: ViolationKind;

@@ -620,6 +620,7 @@ async function zkrxWorker(client: ZkClient): Promise<void> {
       return leaderWorker(client);
     case 'fleet':
     case 'broken-fleet':
+    case 'slow-fleet':
       return fleetWorker(client);
     default:
       throw new Error(`unknown mode ${config!.mode}`);

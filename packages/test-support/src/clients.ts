@@ -55,6 +55,28 @@ export function connectedClients(
   return Promise.all(Array.from({ length: count }, () => connectedClient(options)));
 }
 
+/**
+ * Options under which a client reads the ensemble's configuration at once after connecting
+ * (`followEnsemble` reads it, a `sync` and a `getConfig`, after every connection: up to 1 s later
+ * by default). With {@link configurationRead} after `connected()`, a test that counts a
+ * session's requests or packets counts only its own.
+ */
+export const readsConfigurationAtOnce: Partial<ZkClientOptions> = {
+  followEnsemble: { maxDelayMs: 0 },
+};
+
+/**
+ * Resolves once the configuration read a client made on connecting (under
+ * {@link readsConfigurationAtOnce}) is answered: the follower's timer of 0 ms was set when the
+ * session connected, before this one of 1 ms, and Node fires timers in the order they fall due,
+ * so the `exists` sent after it follows the `sync` and `getConfig` on the wire and ZooKeeper
+ * answers one session's requests in order.
+ */
+export async function configurationRead(client: ZkClient): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  await client.promises.exists('/');
+}
+
 /** A fresh lock path under a unique root. */
 export function lockPath(name = 'lock'): string {
   return `${uniqueRoot('locks')}/${name}`;

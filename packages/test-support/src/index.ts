@@ -3,10 +3,12 @@
  */
 export {
   childrenOf,
+  configurationRead,
   connectedClient,
   connectedClients,
   lockPath,
   proxiedClient,
+  readsConfigurationAtOnce,
   sleep,
 } from './clients';
 export { deferred, type Gate } from './gates';

@@ -7,6 +7,7 @@
 import { createClient, type ZkClient, type ZkClientOptions } from '@zkrx/core';
 import { testZooKeeper } from '@zkrx/testing';
 import { afterEach } from 'vitest';
+import { configurationRead, readsConfigurationAtOnce } from './clients';
 import { frameRelay } from './relay';
 
 /** The server's packets to one client so far (the session's ConnectResponse and pings left out). */
@@ -57,6 +58,7 @@ export async function countedClient(
   const client = createClient({
     connect: relay.connectString,
     sessionTimeoutMs: 10_000,
+    ...readsConfigurationAtOnce,
     ...options,
   });
   taps.add(async () => {
@@ -64,5 +66,8 @@ export async function countedClient(
     await relay.close();
   });
   await client.connected();
+  // The configuration's read after connecting (2 packets, once per connection) is not the
+  // tests' to count.
+  if (options.followEnsemble !== false) await configurationRead(client);
   return { client, packets };
 }

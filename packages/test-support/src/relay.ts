@@ -175,19 +175,22 @@ export const SRVR_3_5 = [
 
 /**
  * A relay to `target` that answers as a ZooKeeper 3.5 server does where 3.5 and 3.6+ differ
- * for zkrx: `srvr` says 3.5, and a multiRead (opcode 22, new in 3.6) is answered
- * `Unimplemented` — then the connection is closed, as 3.5's UnimplementedRequestProcessor does.
- * `multiReads` counts those it answered.
+ * for zkrx: `srvr` says 3.5, and a multiRead or an addWatch (opcodes 22 and 106, new in 3.6:
+ * no persistent watches) is answered `Unimplemented` — then the connection is closed, as 3.5's
+ * UnimplementedRequestProcessor does. `multiReads` and `addWatches` count those it answered.
  */
 export async function zooKeeper35(
   target: string,
-): Promise<{ connectString: string; readonly multiReads: number }> {
+): Promise<{ connectString: string; readonly multiReads: number; readonly addWatches: number }> {
   let multiReads = 0;
+  let addWatches = 0;
   const relay = await frameRelay(target, {
     fourLetterWord: (word) => (word === 'srvr' ? SRVR_3_5 : undefined),
     request: (body, link) => {
-      if (body.readInt32BE(4) !== 22) return undefined;
-      multiReads += 1;
+      const type = body.readInt32BE(4);
+      if (type === 22) multiReads += 1;
+      else if (type === 106) addWatches += 1;
+      else return undefined;
       const header = Buffer.alloc(16);
       header.writeInt32BE(body.readInt32BE(0), 0); // xid
       header.writeBigInt64BE(0n, 4); // zxid
@@ -201,6 +204,9 @@ export async function zooKeeper35(
     connectString: relay.connectString,
     get multiReads() {
       return multiReads;
+    },
+    get addWatches() {
+      return addWatches;
     },
   };
 }

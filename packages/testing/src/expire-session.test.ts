@@ -6,6 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { BehaviorSubject } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expireSession } from './expire-session';
+import { CLOSE_XID } from './raw-session';
 
 /** What the fake server saw on one connection. */
 interface SeenConnection {
@@ -109,7 +110,7 @@ describe('expireSession', () => {
     expect(zk.seen[0]!.sessionId).toBe(0x100000205df0000n);
     expect(zk.seen[0]!.passwd).toBe(credentials.password);
     expect(zk.seen[0]!.timeOut).toBeGreaterThan(0);
-    expect(zk.seen[0]!.requests).toEqual([{ xid: 1, type: -11 }]);
+    expect(zk.seen[0]!.requests).toEqual([{ xid: CLOSE_XID, type: -11 }]);
   });
 
   it('resolves without closing when the server says the session is already gone', async () => {
@@ -126,7 +127,7 @@ describe('expireSession', () => {
       { connectString: 'unused:1', ...credentials },
       { connectString: `${dead},${zk.hostPort}/chroot` },
     );
-    expect(zk.seen[0]!.requests).toEqual([{ xid: 1, type: -11 }]);
+    expect(zk.seen[0]!.requests).toEqual([{ xid: CLOSE_XID, type: -11 }]);
   });
 
   it('retries when the connection drops before the session is closed', async () => {

@@ -238,7 +238,7 @@ export async function openRawSession(
 }
 
 /** The xid of closeSession (the requests of {@link openRawSession}'s callers use others). */
-const CLOSE_XID = 0x7fff_0000;
+export const CLOSE_XID = 0x7fff_0000;
 
 /** Routes packets: the first is the ConnectResponse, later ones are replies matched by xid. */
 class ReplyQueue {

@@ -10,6 +10,7 @@ import {
   type JoinPartitionOptions,
   joinPartition,
   type OwnedItem,
+  type PartitionFailure,
   type PartitionOptions,
 } from '@zkrx/fleet';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -57,6 +58,12 @@ export interface ItemOwnerOnlyHandler extends RequestHandler {
   /** Replays the latest assignment, then every new one; completes once left. */
   readonly assignment$: Observable<Assignment>;
   /**
+   * Every failure of this instance's membership, as it comes (`joinPartition`'s `errors$`): it
+   * left the partition (it answers `statusCode` for every item) and joins again in `retryInMs`,
+   * or a problem it goes on through. Log it: nothing else tells.
+   */
+  readonly errors$: Observable<PartitionFailure>;
+  /**
    * Leaves the partition: answers `statusCode` from now on, gives every item up (their signals
    * abort), and resolves once the requests it let through have ended (`finish` or `close` of
    * their response); each item's lock is released as its last request ends, so the next owner
@@ -95,7 +102,7 @@ const OWNED = Symbol.for('@zkrx/express.ownedItem');
  * ```
  *
  * @param options The client, the partition and its items, and what non-owners answer.
- * @return The middleware, with `assignment`, `assignment$` and `leave()`.
+ * @return The middleware, with `assignment`, `assignment$`, `errors$` and `leave()`.
  */
 export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandler {
   const given = checkOptions(where, options);
@@ -157,6 +164,7 @@ export function itemOwnerOnly(options: ItemOwnerOnlyOptions): ItemOwnerOnlyHandl
   return Object.defineProperties(middleware, {
     assignment: { get: () => membership.assignment, enumerable: true },
     assignment$: { value: assignment$, enumerable: true },
+    errors$: { value: membership.errors$, enumerable: true },
     // Every item given up at once (signals abort); each lock is released once its requests end.
     leave: { value: () => membership.leave(), enumerable: true },
   }) as ItemOwnerOnlyHandler;

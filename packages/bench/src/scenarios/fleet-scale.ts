@@ -5,8 +5,7 @@
  * all, in this order):
  *
  * - `cold`: every member subscribes at once (a deployment); the time until every item is owned
- *   and until the fleet is balanced (each member ⌊N/C⌋ or ⌈N/C⌉, and each member's assignment
- *   lists all C members), the members' CPU time, the server's packets (received + sent, from
+ *   and until the fleet is balanced (each member ⌊N/C⌋ or ⌈N/C⌉), the members' CPU time, the server's packets (received + sent, from
  *   `mntr`) per item, and the server's watches once balanced (`zk_watch_count`);
  * - `join`: one more member joins; time to balanced, items moved against the fewest possible
  *   (the newcomer's quota), items interrupted, packets per moved item;
@@ -25,16 +24,15 @@
  * such overlaps are only counted (`cross_process_overlaps`): the soak judges that rule on
  * ZooKeeper's log.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { joinPath } from '@zkrx/core';
 import {
-  type FleetCommand,
   type FleetEvent,
-  FleetHost,
+  FleetGate,
   type FleetHostSettings,
+  type Host,
+  localHost,
   memberId,
+  workerHost,
 } from '../fleet-host';
 import { type RunContext, type ScenarioResult, serverCounts } from '../run-context';
 import type { Scenario } from '../scenario';
@@ -45,83 +43,29 @@ export const FLEET_STEPS = ['cold', 'join', 'leave', 'expire', 'crash'] as const
 export type FleetStep = (typeof FLEET_STEPS)[number];
 
 const SESSION_TIMEOUT_MS = 10_000;
-
-/** A process of members: this one, or a forked `tools/fleet-worker.js`. */
-interface Host {
-  run(command: FleetCommand): Promise<unknown>;
-  close(): Promise<void>;
-}
-
-function localHost(settings: FleetHostSettings, report: (event: FleetEvent) => void): Host {
-  const host = new FleetHost(settings, report);
-  return { run: (command) => host.run(command), close: () => host.close() };
-}
-
-/** The built worker: `dist/tools/fleet-worker.js` of this package. */
-function workerScript(): string {
-  for (const candidate of ['./tools/fleet-worker.js', '../../dist/tools/fleet-worker.js']) {
-    const path = fileURLToPath(new URL(candidate, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  throw new Error('--processes > 1 needs the built worker (pnpm --filter @zkrx/bench build)');
-}
-
-function workerHost(settings: FleetHostSettings, report: (event: FleetEvent) => void): Host {
-  const child: ChildProcess = fork(workerScript(), [JSON.stringify(settings)], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let seq = 0;
-  const pending = new Map<number, { resolve(value: unknown): void; reject(e: Error): void }>();
-  child.on(
-    'message',
-    (message: { seq?: number; value?: unknown; error?: string; event?: FleetEvent }) => {
-      if (message.event) return report(message.event);
-      const waiter = pending.get(message.seq as number);
-      pending.delete(message.seq as number);
-      if (message.error !== undefined) waiter?.reject(new Error(message.error));
-      else waiter?.resolve(message.value);
-    },
-  );
-  child.on('exit', () => {
-    for (const waiter of pending.values()) waiter.reject(new Error('a fleet worker exited'));
-    pending.clear();
-  });
-  const run = (command: FleetCommand) =>
-    new Promise<unknown>((resolve, reject) => {
-      const at = ++seq;
-      pending.set(at, { resolve, reject });
-      child.send({ seq: at, command });
-    });
-  return {
-    run,
-    close: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      await run({ type: 'close' }).catch(() => {});
-      await exited;
-    },
-  };
-}
+/** A cold start logs how far it got this often. */
+const PROGRESS_EVERY_MS = 15_000;
 
 /** Who owns what, from the members' emissions, and the conditions the steps wait for. */
 class FleetView {
   readonly owners = new Map<string, string>();
   readonly counts = new Map<string, number>();
-  /** The membership size of each member's latest assignment. */
-  readonly seen = new Map<string, number>();
   readonly live = new Set<string>();
   /** When each item was first owned (ms, performance.now()). */
   readonly firstOwned = new Map<string, number>();
   violations: string[] = [];
   crossOverlaps = 0;
   interrupted = 0;
-  private waiter: (() => void) | undefined;
+
+  private readonly gate: FleetGate;
 
   constructor(
     readonly items: number,
     private readonly oneProcess: boolean,
     private readonly context: RunContext,
-  ) {}
+  ) {
+    this.gate = new FleetGate(context);
+  }
 
   onEvent(event: FleetEvent): void {
     this.context.tick();
@@ -151,8 +95,7 @@ class FleetView {
       this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
       if (!this.firstOwned.has(item)) this.firstOwned.set(item, now);
     }
-    this.seen.set(id, event.members);
-    this.waiter?.();
+    this.gate.check();
   }
 
   /** A member left: what it owned is no longer owned (it emits nothing as it leaves). */
@@ -179,24 +122,14 @@ class FleetView {
     const high = Math.ceil(this.items / this.live.size);
     for (const id of this.live) {
       const count = this.counts.get(id) ?? 0;
-      if (count < low || count > high || this.seen.get(id) !== this.live.size) return false;
+      if (count < low || count > high) return false;
     }
     return true;
   }
 
   /** Resolves once `condition` holds (checked at every event). */
-  until(condition: () => boolean): Promise<void> {
-    return this.context.guard(
-      new Promise<void>((resolve) => {
-        const check = () => {
-          if (!condition()) return;
-          this.waiter = undefined;
-          resolve();
-        };
-        this.waiter = check;
-        check();
-      }),
-    );
+  async until(condition: () => boolean): Promise<void> {
+    await this.gate.until(condition);
   }
 }
 
@@ -241,6 +174,7 @@ export const fleetScale: Scenario = {
     const two = await serverCounts(connect);
     const self = two.packets - one.packets;
     const selfSent = two.sent - one.sent;
+    const selfBytes = two.bytes - one.bytes;
     const extra: Record<string, number | string> = { processes, members: count, items };
     const measure = async <T>(label: string, act: () => Promise<T>) => {
       context.log(`${label}...`);
@@ -253,10 +187,11 @@ export const fleetScale: Scenario = {
       const after = await serverCounts(connect);
       const packets = after.packets - before.packets - 2 * self;
       const sent = after.sent - before.sent - 2 * selfSent;
+      const bytes = after.bytes - before.bytes - 2 * selfBytes;
       context.log(
-        `${label}: ${round(ms, 1)} ms, ${packets} server packets, ${round(cpuMs, 1)} ms client CPU, ${after.watches} watches`,
+        `${label}: ${round(ms, 1)} ms, ${packets} server packets, ${round(bytes / 1e6, 3)} MB of replies, ${round(cpuMs, 1)} ms client CPU, ${after.watches} watches`,
       );
-      return { value, ms, cpuMs, packets, sent, watches: after.watches };
+      return { value, ms, cpuMs, packets, sent, bytes, watches: after.watches };
     };
     let coldMs = 0;
     let coldPackets = 0;
@@ -276,6 +211,24 @@ export const fleetScale: Scenario = {
         );
       if (!steps.includes('cold')) throw new Error('fleet-scale: the cold step comes first');
       let allOwnedMs = 0;
+      // How far a long cold start has got (a run stopped before it balances still says).
+      const progress: string[] = [];
+      const coldStarted = performance.now();
+      const coldBefore = await serverCounts(connect);
+      const ticker = setInterval(() => {
+        void serverCounts(connect).then(
+          (now) => {
+            const seconds = Math.round((performance.now() - coldStarted) / 1000);
+            const sharing = [...view.live].filter((id) => (view.counts.get(id) ?? 0) > 0).length;
+            const mb = round((now.bytes - coldBefore.bytes) / 1e6, 1);
+            progress.push(`${seconds}s:${view.owners.size}`);
+            context.log(
+              `cold start, ${seconds} s: ${view.owners.size} of ${items} owned, ${sharing} of ${view.live.size} members own some, ${mb} MB of replies, ${now.packets - coldBefore.packets} packets`,
+            );
+          },
+          () => {},
+        );
+      }, PROGRESS_EVERY_MS);
       const cold = await measure('cold start', async () => {
         const t0 = performance.now();
         await joinAll();
@@ -283,7 +236,8 @@ export const fleetScale: Scenario = {
         allOwnedMs = performance.now() - t0;
         await view.until(() => view.balanced());
         for (const at of view.firstOwned.values()) latencies.push(at - t0);
-      });
+      }).finally(() => clearInterval(ticker));
+      if (progress.length > 0) extra.cold_owned_over_time = progress.join(' ');
       coldMs = cold.ms;
       coldPackets = cold.sent;
       Object.assign(extra, {
@@ -292,6 +246,7 @@ export const fleetScale: Scenario = {
         cold_client_cpu_ms: round(cold.cpuMs, 1),
         cold_packets: cold.packets,
         cold_packets_per_item: round(cold.packets / items, 2),
+        cold_reply_mb: round(cold.bytes / 1e6, 3),
         watches: cold.watches,
         watch_bound_2n_m2: 2 * items + count * count,
       });
@@ -317,6 +272,7 @@ export const fleetScale: Scenario = {
           [`${step}_interrupted`]: view.interrupted - interrupted,
           [`${step}_packets`]: result.packets,
           [`${step}_packets_per_moved`]: moved > 0 ? round(result.packets / moved, 1) : 0,
+          [`${step}_reply_mb`]: round(result.bytes / 1e6, 3),
           [`${step}_client_cpu_ms`]: round(result.cpuMs, 1),
           [`${step}_cpu_ms_per_member`]: round(result.cpuMs / size, 2),
           [`${step}_watches`]: result.watches,

@@ -97,7 +97,7 @@ function converged(live: readonly Member[], items: readonly string[]): boolean {
   let total = 0;
   for (const member of live) {
     const latest = member.latest;
-    if (!latest || latest.members.length !== live.length) return false;
+    if (!latest) return false;
     for (const item of latest.items) seen.add(item);
     total += latest.items.length;
   }

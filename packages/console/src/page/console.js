@@ -209,8 +209,24 @@ function counts(lock, command) {
   return `${lock.holders.length} holder${lock.holders.length === 1 ? '' : 's'} · ${lock.waiting} waiting`;
 }
 
-function lockTable(lock, command, scope) {
+/** The rows of a lock's queue, in the order the recipe admits them: holders, then waiters. */
+function queueEntries(lock, command) {
   const leads = lock.kind === 'election' || command === 'leaders';
+  return [
+    ...lock.holders.map((participant) => ({
+      participant,
+      role: leads ? 'leads' : 'holds',
+      holds: true,
+    })),
+    ...lock.waiters.map((participant, index) => ({
+      participant,
+      role: `waits ${index + 1}`,
+      holds: false,
+    })),
+  ];
+}
+
+function queueHead() {
   const head = [
     'ROLE',
     'MODE',
@@ -221,68 +237,148 @@ function lockTable(lock, command, scope) {
     'NODE',
     ...(me.canAct ? ['ACTIONS'] : []),
   ];
-  const rows = [
-    ...lock.holders.map((participant) =>
-      participantRow(lock, participant, leads ? 'leads' : 'holds', scope, true),
+  return el(
+    'thead',
+    {},
+    el(
+      'tr',
+      {},
+      head.map((name) => el('th', {}, name)),
     ),
-    ...lock.waiters.map((participant, index) =>
-      participantRow(lock, participant, `waits ${index + 1}`, scope, false),
-    ),
-  ];
+  );
+}
+
+function moreWaiting(lock, command) {
   const more = lock.waiting - lock.waiters.length;
+  if (more <= 0) return null;
+  return el(
+    'tfoot',
+    {},
+    el(
+      'tr',
+      {},
+      el(
+        'td',
+        { colspan: me.canAct ? 8 : 7 },
+        link(viewUrl(command, { path: lock.path }), `… ${more} more waiting: open ${lock.path}`),
+      ),
+    ),
+  );
+}
+
+function lockTable(lock, command, scope) {
+  const rows = queueEntries(lock, command).map(({ participant, role, holds }) =>
+    participantRow(lock, participant, role, scope, holds),
+  );
   return el(
     'table',
     { class: 'queue' },
-    el(
-      'thead',
-      {},
-      el(
-        'tr',
-        {},
-        head.map((name) => el('th', {}, name)),
-      ),
-    ),
+    queueHead(),
     el('tbody', {}, rows),
-    more > 0
-      ? el(
-          'tfoot',
-          {},
-          el(
-            'tr',
-            {},
-            el(
-              'td',
-              { colspan: head.length },
-              link(
-                viewUrl(command, { path: lock.path }),
-                `… ${more} more waiting: open ${lock.path}`,
-              ),
-            ),
-          ),
-        )
+    moreWaiting(lock, command),
+  );
+}
+
+/** Queues longer than this are drawn a window of rows at a time (virtual scrolling). */
+const QUEUE_WINDOW_MIN = 60;
+const QUEUE_ROW_HEIGHT = 26;
+
+/**
+ * The path's own lock, whose whole queue is shown (up to 10,000): kept between messages, and
+ * for a long queue only the rows in view drawn — a hand-over redraws a screen of rows, not the
+ * queue. A row is redrawn only when what it shows changed.
+ */
+class QueueView {
+  constructor() {
+    this.entries = [];
+    this.drawn = new Map();
+    this.title = el('h3', {});
+    this.scroller = el('div', { class: 'queue-scroller' });
+    this.body = el('tbody', {});
+    this.table = el('table', { class: 'queue' }, queueHead(), this.body);
+    this.scroller.append(this.table);
+    this.scroller.addEventListener('scroll', () => requestAnimationFrame(() => this.draw()));
+    this.element = el('section', { class: 'lock' }, this.title, this.scroller);
+  }
+
+  update(lock, command, scope) {
+    this.lock = lock;
+    this.command = command;
+    this.scope = scope;
+    this.element.dataset.path = lock.path;
+    this.title.replaceChildren(...lockTitle(lock, command).childNodes);
+    this.entries = queueEntries(lock, command);
+    const windowed = this.entries.length > QUEUE_WINDOW_MIN;
+    this.scroller.classList.toggle('windowed', windowed);
+    const foot = moreWaiting(lock, command);
+    this.table.tFoot?.remove();
+    if (foot) this.table.append(foot);
+    this.draw();
+  }
+
+  /** A row for `entry`: the one drawn before if it shows the same. */
+  row(entry) {
+    const { participant, role, holds } = entry;
+    const key = `${role} ${participant.version} ${participant.heldSince} ${participant.revokeRequested}`;
+    const drawn = this.drawn.get(participant.node);
+    if (drawn && drawn.key === key) return drawn.element;
+    const element = participantRow(this.lock, participant, role, this.scope, holds);
+    this.drawn.set(participant.node, { key, element });
+    return element;
+  }
+
+  draw() {
+    const windowed = this.scroller.classList.contains('windowed');
+    let first = 0;
+    let count = this.entries.length;
+    if (windowed) {
+      first = Math.max(0, Math.floor(this.scroller.scrollTop / QUEUE_ROW_HEIGHT) - 5);
+      count = Math.ceil((this.scroller.clientHeight || 600) / QUEUE_ROW_HEIGHT) + 10;
+    }
+    const shown = this.entries.slice(first, first + count);
+    const rows = shown.map((entry) => this.row(entry));
+    const keep = new Set(shown.map((entry) => entry.participant.node));
+    for (const node of this.drawn.keys()) if (!keep.has(node)) this.drawn.delete(node);
+    const spacer = (rowsHidden) => {
+      const row = el(
+        'tr',
+        { class: 'spacer', 'aria-hidden': 'true' },
+        el('td', { colspan: me.canAct ? 8 : 7 }),
+      );
+      // Through the CSSOM: the Content-Security-Policy allows no style attribute.
+      row.style.height = `${rowsHidden * QUEUE_ROW_HEIGHT}px`;
+      return row;
+    };
+    const after = this.entries.length - first - shown.length;
+    this.body.replaceChildren(
+      ...(first > 0 ? [spacer(first)] : []),
+      ...rows,
+      ...(windowed && after > 0 ? [spacer(after)] : []),
+    );
+  }
+}
+
+function lockTitle(lock, command) {
+  return el(
+    'h3',
+    {},
+    link(viewUrl(command, { path: lock.path }), lock.path),
+    el(
+      'span',
+      { class: 'muted' },
+      ` ${kindLabel(lock, command)} · ${lock.layout} · ${counts(lock, command)}`,
+    ),
+    lock.lostAt
+      ? el('span', { class: 'alarm' }, ' LOST a lease ', ticking(lock.lostAt), ' ago ')
       : null,
   );
 }
 
-function lockBlock(lock, command, scope, title = true) {
+function lockBlock(lock, command, scope) {
   return el(
     'section',
     { class: 'lock', dataset: { path: lock.path } },
-    title
-      ? el(
-          'h3',
-          {},
-          link(viewUrl(command, { path: lock.path }), lock.path),
-          el(
-            'span',
-            { class: 'muted' },
-            ` ${kindLabel(lock, command)} · ${lock.layout} · ${counts(lock, command)}`,
-          ),
-          lock.lostAt
-            ? el('span', { class: 'alarm' }, ` LOST a lease ${duration(now() - lock.lostAt)} ago `)
-            : null,
-        )
-      : null,
+    lockTitle(lock, command),
     lockTable(lock, command, scope),
   );
 }
@@ -361,103 +457,173 @@ function watchedLine(watched) {
   );
 }
 
-function drawLocks(message) {
-  const command = message.view;
-  const scope = `${command}:${message.path}`;
-  const pages = Math.max(1, Math.ceil(message.total / message.pageSize));
-  const content = [
-    breadcrumb(command, message.path),
-    el('p', { class: 'cli' }, `zkrx ${command} ${message.path} --watch`),
-    message.problem ? el('p', { class: 'error' }, message.problem) : null,
-    message.root ? lockBlock(message.root, command, scope, true) : null,
-    message.terms && message.terms.length > 0
-      ? el(
-          'section',
-          { class: 'terms' },
-          el('h2', {}, 'Terms seen while open'),
-          el(
-            'ol',
-            {},
-            message.terms.map((term) =>
-              el(
-                'li',
-                {},
-                session(term.leader, scope),
-                term.data ? ` (${term.data})` : '',
-                ` led from ${clock(term.from)}${term.atMost ? ' or later' : ''} `,
-                term.to
-                  ? `for ${term.atMost ? '≤' : ''}${duration(term.to - term.from)}: ${term.ended}`
-                  : ticking(term.from, 'for '),
-              ),
-            ),
-          ),
-        )
-      : null,
-  ];
-  const locks = message.rows.filter((row) => row.lock);
-  const folders = message.rows.filter((row) => !row.lock);
-  if (locks.length > 0) content.push(...locks.map((row) => lockBlock(row.lock, command, scope)));
-  if (folders.length > 0) {
-    content.push(
-      el(
-        'ul',
-        { class: 'folders' },
-        folders.map((row) =>
-          el(
-            'li',
-            {},
-            link(viewUrl(command, { path: row.path }), `${row.name}/`),
-            el(
-              'span',
-              { class: 'muted' },
-              row.mode === 'unknown'
-                ? ' …'
-                : ` ${row.children} child${row.children === 1 ? '' : 'ren'}`,
-            ),
-            row.lostAt
-              ? el('span', { class: 'alarm' }, ` LOST a lease ${duration(now() - row.lostAt)} ago `)
-              : null,
-            row.problem ? el('span', { class: 'error' }, ` ${row.problem}`) : null,
-          ),
-        ),
-      ),
-    );
-  }
-  if (!message.root && message.rows.length === 0) {
-    content.push(
-      el(
-        'p',
-        { class: 'muted empty' },
-        message.listed
-          ? `No ${command === 'locks' ? 'locks' : 'elections'} under ${message.path}. Waiting for changes.`
-          : 'reading…',
-      ),
-    );
-  }
-  if (pages > 1) {
-    const page = message.page;
-    content.push(
-      el(
-        'nav',
-        { class: 'pages' },
-        page > 0
-          ? link(viewUrl(command, { path: message.path, page: page - 1 }), '← previous')
-          : null,
-        ` page ${page + 1} of ${pages} (${message.total} children) `,
-        page + 1 < pages
-          ? link(viewUrl(command, { path: message.path, page: page + 1 }), 'next →')
-          : null,
-      ),
-    );
-  }
-  content.push(watchedLine(message.watched));
+/**
+ * The locks and leaders views: a shell made once per view, whose parts are redrawn from each
+ * message — the path's own lock kept (`QueueView`), a row's lock redrawn only when it changed.
+ */
+const locksState = { key: null, parts: null, queue: null, rows: new Map() };
+
+function locksShell(key) {
+  const part = (tag, attributes = {}) => el(tag, attributes);
+  const parts = {
+    head: part('div'),
+    root: part('div'),
+    terms: part('div'),
+    rows: part('div'),
+    folders: part('div'),
+    empty: part('div'),
+    pages: part('div'),
+    watched: part('div'),
+    recent: part('div'),
+  };
   main.replaceChildren(
     el(
       'div',
       { class: 'layout' },
-      el('div', { class: 'content' }, content),
-      recentPanel(message.recent ?? [], `Recent changes (under ${message.path})`),
+      el(
+        'div',
+        { class: 'content' },
+        parts.head,
+        parts.root,
+        parts.terms,
+        parts.rows,
+        parts.folders,
+        parts.empty,
+        parts.pages,
+        parts.watched,
+      ),
+      parts.recent,
     ),
+  );
+  locksState.key = key;
+  locksState.parts = parts;
+  locksState.queue = null;
+  locksState.rows = new Map();
+}
+
+function termsSection(message, scope) {
+  if (!message.terms || message.terms.length === 0) return null;
+  return el(
+    'section',
+    { class: 'terms' },
+    el('h2', {}, 'Terms seen while open'),
+    el(
+      'ol',
+      {},
+      message.terms.map((term) =>
+        el(
+          'li',
+          {},
+          session(term.leader, scope),
+          term.data ? ` (${term.data})` : '',
+          ` led from ${clock(term.from)}${term.atMost ? ' or later' : ''} `,
+          term.to
+            ? `for ${term.atMost ? '≤' : ''}${duration(term.to - term.from)}: ${term.ended}`
+            : ticking(term.from, 'for '),
+        ),
+      ),
+    ),
+  );
+}
+
+function folderList(folders, command) {
+  if (folders.length === 0) return null;
+  return el(
+    'ul',
+    { class: 'folders' },
+    folders.map((row) =>
+      el(
+        'li',
+        {},
+        link(viewUrl(command, { path: row.path }), `${row.name}/`),
+        el(
+          'span',
+          { class: 'muted' },
+          row.mode === 'unknown'
+            ? ' …'
+            : ` ${row.children} child${row.children === 1 ? '' : 'ren'}`,
+        ),
+        row.lostAt
+          ? el('span', { class: 'alarm' }, ` LOST a lease ${duration(now() - row.lostAt)} ago `)
+          : null,
+        row.problem ? el('span', { class: 'error' }, ` ${row.problem}`) : null,
+      ),
+    ),
+  );
+}
+
+function pagesNav(message, command) {
+  const pages = Math.max(1, Math.ceil(message.total / message.pageSize));
+  if (pages <= 1) return null;
+  const page = message.page;
+  return el(
+    'nav',
+    { class: 'pages' },
+    page > 0 ? link(viewUrl(command, { path: message.path, page: page - 1 }), '← previous') : null,
+    ` page ${page + 1} of ${pages} (${message.total} children) `,
+    page + 1 < pages
+      ? link(viewUrl(command, { path: message.path, page: page + 1 }), 'next →')
+      : null,
+  );
+}
+
+function drawLocks(message) {
+  const command = message.view;
+  const scope = `${command}:${message.path}`;
+  const key = `${command} ${message.path} ${message.page}`;
+  if (locksState.key !== key || !main.contains(locksState.parts?.head)) locksShell(key);
+  const { parts } = locksState;
+  parts.head.replaceChildren(
+    breadcrumb(command, message.path),
+    el('p', { class: 'cli' }, `zkrx ${command} ${message.path} --watch`),
+    ...(message.problem ? [el('p', { class: 'error' }, message.problem)] : []),
+  );
+  if (message.root) {
+    if (!locksState.queue) {
+      locksState.queue = new QueueView();
+      parts.root.replaceChildren(locksState.queue.element);
+    }
+    locksState.queue.update(message.root, command, scope);
+  } else if (locksState.queue) {
+    locksState.queue = null;
+    parts.root.replaceChildren();
+  }
+  parts.terms.replaceChildren(termsSection(message, scope) ?? '');
+  // A row's lock redrawn only when what it shows changed (50 rows, a handful of waiters each).
+  const rows = new Map();
+  const blocks = [];
+  for (const row of message.rows) {
+    if (!row.lock) continue;
+    const text = JSON.stringify(row.lock);
+    const before = locksState.rows.get(row.path);
+    const block =
+      before && before.text === text ? before.block : lockBlock(row.lock, command, scope);
+    rows.set(row.path, { text, block });
+    blocks.push(block);
+  }
+  locksState.rows = rows;
+  parts.rows.replaceChildren(...blocks);
+  parts.folders.replaceChildren(
+    folderList(
+      message.rows.filter((row) => !row.lock),
+      command,
+    ) ?? '',
+  );
+  parts.empty.replaceChildren(
+    !message.root && message.rows.length === 0
+      ? el(
+          'p',
+          { class: 'muted empty' },
+          message.listed
+            ? `No ${command === 'locks' ? 'locks' : 'elections'} under ${message.path}. Waiting for changes.`
+            : 'reading…',
+        )
+      : '',
+  );
+  parts.pages.replaceChildren(pagesNav(message, command) ?? '');
+  parts.watched.replaceChildren(watchedLine(message.watched) ?? '');
+  parts.recent.replaceChildren(
+    recentPanel(message.recent ?? [], `Recent changes (under ${message.path})`),
   );
 }
 
@@ -474,7 +640,7 @@ const fleetState = {
 };
 
 function fleetRowElement(row) {
-  const [item, member, sessionId, token, since, waiting, , unread] = row;
+  const [item, member, sessionId, token, since, waiting, unread] = row;
   const poison = fleetState.meta?.poisoned?.find((entry) => entry.item === item);
   const owner = unread
     ? el('span', { class: 'muted' }, 'reading…')
@@ -533,6 +699,33 @@ function drawWindow() {
     `${filtered.length} of ${fleetState.names.length} items`;
 }
 
+/** A member's row, kept while what it shows is the same (a move changes two members' counts). */
+const memberRows = new Map();
+function memberRow(meta, member, index) {
+  const key = JSON.stringify([meta.view, meta.path, meta.kind, index, member]);
+  const kept = memberRows.get(member.id);
+  if (kept?.key === key) return kept.row;
+  const row = el(
+    'tr',
+    { dataset: { member: member.id } },
+    el('td', {}, String(index + 1)),
+    el('td', {}, member.id),
+    el('td', {}, session(member.sessionId, `${meta.view}:${meta.path}`)),
+    el('td', {}, data(member.data)),
+    el('td', {}, ticking(member.joinedAt, '', true), ' ago'),
+    meta.kind === 'partition' ? el('td', { class: 'num' }, String(member.items)) : null,
+  );
+  memberRows.set(member.id, { key, row });
+  return row;
+}
+
+function keptMemberRows(meta) {
+  const rows = meta.members.map((member, index) => memberRow(meta, member, index));
+  const present = new Set(meta.members.map((member) => member.id));
+  for (const id of memberRows.keys()) if (!present.has(id)) memberRows.delete(id);
+  return rows;
+}
+
 function fleetHeader(meta) {
   if (meta.found === false)
     return [
@@ -558,22 +751,7 @@ function fleetHeader(meta) {
         ].map((name) => el('th', {}, name)),
       ),
     ),
-    el(
-      'tbody',
-      {},
-      meta.members.map((member, index) =>
-        el(
-          'tr',
-          { dataset: { member: member.id } },
-          el('td', {}, String(index + 1)),
-          el('td', {}, member.id),
-          el('td', {}, session(member.sessionId, `${meta.view}:${meta.path}`)),
-          el('td', {}, data(member.data)),
-          el('td', {}, ticking(member.joinedAt, '', true), ' ago'),
-          meta.kind === 'partition' ? el('td', { class: 'num' }, String(member.items)) : null,
-        ),
-      ),
-    ),
+    el('tbody', {}, keptMemberRows(meta)),
   );
   const summary =
     meta.kind === 'partition'
@@ -966,13 +1144,20 @@ function onMessage(message) {
 }
 
 async function start() {
+  // Since the navigation began, for the bench: the script running, the user known, the first
+  // message in (before it is drawn; firstDrawMs: after).
+  document.body.dataset.scriptMs = String(Math.round(performance.now()));
   me = await fetch('api/me', { credentials: 'same-origin' }).then((response) => response.json());
+  document.body.dataset.meMs = String(Math.round(performance.now()));
   drawNav();
   const params = new URLSearchParams(query);
   params.set('view', view);
   if (view === 'sessions') params.set('id', route[1] ?? query.get('id') ?? '');
   const source = new EventSource(`api/stream?${params}`);
-  source.onmessage = (event) => onMessage(JSON.parse(event.data));
+  source.onmessage = (event) => {
+    document.body.dataset.firstMessageMs ??= String(Math.round(performance.now()));
+    onMessage(JSON.parse(event.data));
+  };
   source.addEventListener('session', (event) => {
     const { session: state } = JSON.parse(event.data);
     statusLine.textContent = state;

@@ -46,7 +46,10 @@ function notReached(error: ZkError): ZkError {
 }
 
 /** What FleetService uses of a membership (and its assignments). */
-export type Membership = Pick<PartitionMembership, 'joined' | 'assignment' | 'leave' | 'track'> & {
+export type Membership = Pick<
+  PartitionMembership,
+  'joined' | 'assignment' | 'errors$' | 'leave' | 'track'
+> & {
   readonly assignment$: Observable<Assignment>;
 };
 

@@ -196,6 +196,17 @@ export class FleetService implements OnModuleInit, OnModuleDestroy {
     // later whenever joining fails, until left or shut down.
     validatePartition(path, source, partitionOptions);
     const membership = this.connection.joinPartition(path, reported, partitionOptions);
+    // Every failure reaches the application's log: the member left (and joins again), or a
+    // problem it goes on through (a poison report not written...).
+    membership.errors$.subscribe(({ error, retryInMs, failures }) => {
+      if (retryInMs === undefined) this.logger.warn(String((error as Error)?.message ?? error));
+      else {
+        this.logger.error(
+          `left ${path} (${failures} failure${failures === 1 ? '' : 's'} in a row); joining again in ${Math.round(retryInMs)} ms`,
+          error,
+        );
+      }
+    });
     this.memberships.set(path, { items, membership });
     return membership.joined;
   }

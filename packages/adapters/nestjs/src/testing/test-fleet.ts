@@ -6,7 +6,7 @@ import type { TransactionOp, TransactionResult } from '@zkrx/core';
 import type { Assignment, OwnedItem } from '@zkrx/fleet';
 import { LockLostError, type LockLostReason } from '@zkrx/lock';
 import { LeaseRuns } from '@zkrx/lock/recipe';
-import { isObservable, type Observable, ReplaySubject, type Subscription } from 'rxjs';
+import { EMPTY, isObservable, type Observable, ReplaySubject, type Subscription } from 'rxjs';
 import type { Membership } from '../connection/zk-connection';
 import type { TestLedger } from './test-options';
 
@@ -59,6 +59,8 @@ export class TestOwnedItem implements OwnedItem {
 /** A partition membership in memory: owns what the test (or `owningAll`) says. */
 export class TestMembership implements Membership {
   readonly joined: Promise<void>;
+  /** Nothing fails in memory. */
+  readonly errors$ = EMPTY;
   private latest: Assignment | undefined;
   private readonly assignments = new ReplaySubject<Assignment>(1);
   private readonly runs = new LeaseRuns();
@@ -117,7 +119,6 @@ export class TestMembership implements Membership {
       items: [...next.keys()],
       added: [...next.keys()].filter((item) => !before.has(item)),
       removed: [...before.keys()].filter((item) => !next.has(item)),
-      members: [],
       owned: next,
       poisoned: new Map(),
     };
