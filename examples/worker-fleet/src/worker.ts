@@ -9,6 +9,7 @@ import { type OwnedItem, partition } from '@zkrx/fleet';
 import { whileLeader } from '@zkrx/leader';
 import {
   concatMap,
+  concatWith,
   defer,
   distinct,
   EMPTY,
@@ -18,7 +19,8 @@ import {
   interval,
   lastValueFrom,
   mergeMap,
-  share,
+  NEVER,
+  shareReplay,
   takeUntil,
   takeWhile,
 } from 'rxjs';
@@ -39,7 +41,7 @@ client.session$.subscribe(({ state }) => {
   if (state !== 'connecting') report({ type: 'session', state });
 });
 
-/** The leader's work: issue the next job every `issueEveryMs` until all are issued. */
+/** The leader's work: issue the next job every `issueEveryMs` until all are issued, then lead on. */
 const issueJobs = () =>
   interval(config.issueEveryMs).pipe(
     concatMap(async () => {
@@ -60,6 +62,9 @@ const issueJobs = () =>
     }),
     takeWhile((more) => more),
     mergeMap(() => EMPTY),
+    // Every job issued: the leader stays leader until it goes (a term that ended with its work
+    // would hand leadership round the fleet and leave nobody leading).
+    concatWith(NEVER),
   );
 
 whileLeader(
@@ -73,8 +78,11 @@ whileLeader(
   { id: config.id, requeue: false },
 ).subscribe({ error: (error: unknown) => report({ type: 'error', message: String(error) }) });
 
-/** Every job issued and not yet done, once each. */
-const jobs$ = client.watchChildren(paths.jobs).pipe(share());
+/**
+ * Every job issued and not yet done, once each; the latest listing replayed to a shard owned
+ * later (a shard that moves here after the last job was issued still finds its jobs).
+ */
+const jobs$ = client.watchChildren(paths.jobs).pipe(shareReplay({ bufferSize: 1, refCount: true }));
 
 function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {

@@ -4,8 +4,13 @@
  * For transport authors; applications use `@zkrx/core`.
  */
 
-export { Rc } from './errors';
-export { type Operation, type OperationInputs, operations, type PathMap } from './operations';
+export { Rc } from './errors/errors';
+export {
+  type Operation,
+  type OperationInputs,
+  operations,
+  type PathMap,
+} from './operations/operations';
 export { protocolTransport } from './protocol/transport';
 export type {
   ClientInfo,
@@ -25,4 +30,4 @@ export type {
   TransportOp,
   TransportOpResult,
   WatchEventType,
-} from './transport';
+} from './transport/transport';

@@ -2,7 +2,7 @@
  * The one module that touches the `zookeeper` native binding (Apache's C client): typed calls,
  * and guards against its traps (use after close, completions that run inside `close()`).
  */
-import { Rc } from '../errors';
+import { Rc } from '../errors/errors';
 import type { Code, NativeAcl, NativeInitOptions, NativeStat, NativeZooKeeper } from './addon';
 import { loadNative } from './addon';
 

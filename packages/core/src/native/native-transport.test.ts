@@ -4,7 +4,7 @@
  * does not build; this file runs on every line (`test:lines`), the Node 26 case on Node 26.
  */
 import { describe, expect, it } from 'vitest';
-import { ZkError, ZkErrorCode } from '../errors';
+import { ZkError, ZkErrorCode } from '../errors/errors';
 import { bindingUnavailable, nativeTransport } from './native-transport';
 
 const major = Number(process.versions.node.split('.')[0]);

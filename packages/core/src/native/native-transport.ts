@@ -2,13 +2,10 @@
  * The opt-in native transport: Apache's C client through the `zookeeper` npm binding (an
  * optional peer dependency), behind the same SessionHandle as the TypeScript transport.
  */
-import type { Acl } from '../acl';
-import { OPEN_ACL_UNSAFE } from '../acl';
-import { Rc, ZkError, ZkErrorCode } from '../errors';
-import { type Logger, levelRank, nativeLineLevel } from '../logger';
-import { operations } from '../operations';
-import type { Stat } from '../stat';
-import { timedReply } from '../telemetry';
+import { Rc, ZkError, ZkErrorCode } from '../errors/errors';
+import { operations } from '../operations/operations';
+import { timedReply } from '../telemetry/telemetry';
+import { type Logger, levelRank, nativeLineLevel } from '../transport/logger';
 import type {
   Created,
   NodeData,
@@ -21,7 +18,10 @@ import type {
   SessionListener,
   SessionOptions,
   Transport,
-} from '../transport';
+} from '../transport/transport';
+import type { Acl } from '../znode/acl';
+import { OPEN_ACL_UNSAFE } from '../znode/acl';
+import type { Stat } from '../znode/stat';
 import { loadNative, type NativeAcl, type NativeStat } from './addon';
 import { NativeHandle } from './binding';
 

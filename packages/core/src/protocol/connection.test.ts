@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
+import { ProtocolError } from '../wire/jute';
 import { Connection, coalescePauseMs, versionOf } from './connection';
 import { FrameReader } from './frames';
-import { ProtocolError } from './jute';
 
 function framed(...bodies: Buffer[]): Buffer {
   return Buffer.concat(

@@ -5,9 +5,9 @@
  */
 import { connect as connectTcp, type Socket } from 'node:net';
 import { type ConnectionOptions, connect as connectTls } from 'node:tls';
-import { ZkError, ZkErrorCode } from '../errors';
+import { ZkError, ZkErrorCode } from '../errors/errors';
+import { ProtocolError } from '../wire/jute';
 import { FrameReader } from './frames';
-import { ProtocolError } from './jute';
 
 /**
  * Where plain TCP connections read: one buffer for the whole process (Node's `onread`), so a

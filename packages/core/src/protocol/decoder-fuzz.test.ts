@@ -6,11 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { recordedFrames } from '../../test/recorded-frames';
-import { Rc } from '../errors';
-import { WatchRegistration } from '../operations';
-import { FrameReader } from './frames';
-import { JuteReader, ProtocolError } from './jute';
-import { PendingRequest, RequestPipeline } from './pipeline';
+import { Rc } from '../errors/errors';
+import { WatchRegistration } from '../wire/codes';
+import { JuteReader, ProtocolError } from '../wire/jute';
 import {
   decodeConnectResponse,
   readAcl,
@@ -18,7 +16,9 @@ import {
   readMultiResults,
   readStat,
   readWatcherEvent,
-} from './records';
+} from '../wire/records';
+import { FrameReader } from './frames';
+import { PendingRequest, RequestPipeline } from './pipeline';
 
 /** mulberry32: a small seeded generator. */
 function seeded(seed: number): () => number {

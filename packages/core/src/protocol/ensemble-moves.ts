@@ -4,9 +4,9 @@
  * session known alive from being reported `suspended` while it comes back on a server — after a
  * planned move's reattach, or through a reconfiguration's leader hand-off.
  */
-import type { ServerAddress } from '../ensemble-config';
-import type { Logger } from '../logger';
-import { coreTelemetry } from '../telemetry';
+import type { ServerAddress } from '../ensemble/ensemble-config';
+import { coreTelemetry } from '../telemetry/telemetry';
+import type { Logger } from '../transport/logger';
 import { type Connection, type Endpoint, formatEndpoint } from './connection';
 import type { HostList } from './hosts';
 import type { RequestPipeline } from './pipeline';

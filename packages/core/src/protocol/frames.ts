@@ -2,7 +2,7 @@
  * ZooKeeper's framing, read: 4-byte length-prefixed frames out of a byte stream, each at most
  * `maxFrameBytes` held, a larger one's header handed over and the rest dropped.
  */
-import { ProtocolError } from './jute';
+import { ProtocolError } from '../wire/jute';
 
 /**
  * The smallest frame a server sends: a ReplyHeader (xid, zxid, err) is 16 bytes, and a

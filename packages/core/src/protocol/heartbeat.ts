@@ -3,7 +3,7 @@
  * of the session timeout; the connection goes when the server has been silent for two thirds of
  * it, or when the server may soon expire the session whatever this process's stalls.
  */
-import { ZkError, ZkErrorCode } from '../errors';
+import { ZkError, ZkErrorCode } from '../errors/errors';
 import type { Connection } from './connection';
 
 /** How late a heartbeat timer may run before the delay counts as this process's own stall. */

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { Rc, type ZkError } from '../errors';
-import { WatchRegistration } from '../operations';
-import { EventType, OpCode, WatcherType, Xid } from './codes';
+import { Rc, type ZkError } from '../errors/errors';
+import { EventType, OpCode, WatcherType, WatchRegistration, Xid } from '../wire/codes';
+import { JuteReader, JuteWriter, ProtocolError, ustringBytes } from '../wire/jute';
 import type { Connection } from './connection';
-import { JuteReader, JuteWriter, ProtocolError, ustringBytes } from './jute';
 import { PendingRequest, RequestPipeline } from './pipeline';
 
 function fakeConnection() {

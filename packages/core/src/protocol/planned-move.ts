@@ -23,7 +23,7 @@
  * on the new server; persistent watches have no such replay, so the client reads their trees
  * again (watch-tree.ts), as after any reconnection.
  */
-import type { Logger } from '../logger';
+import type { Logger } from '../transport/logger';
 import type { Connection, Endpoint } from './connection';
 import { formatEndpoint } from './connection';
 import { SESSION_MARGIN } from './heartbeat';

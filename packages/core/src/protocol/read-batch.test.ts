@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { Rc, type ZkError } from '../errors';
-import { OpCode } from './codes';
+import { Rc, type ZkError } from '../errors/errors';
+import { OpCode } from '../wire/codes';
+import { JuteWriter, ProtocolError } from '../wire/jute';
+import { encodePathWatch, readNodeData } from '../wire/records';
 import type { Connection } from './connection';
-import { JuteWriter, ProtocolError } from './jute';
 import { PendingRequest, RequestPipeline } from './pipeline';
 import { batchLimit, isDataRead, MAX_BATCH_READS, RecentLargest } from './read-batch';
-import { encodePathWatch, readNodeData } from './records';
 
 /** A connection that records frames, and runs the pre-flush hook when told (end of the turn). */
 function fakeConnection() {

@@ -42,9 +42,9 @@
  * UnimplementedRequestProcessor; a reply with no results is taken the same way): the gets are
  * sent again the same way and the session stops batching.
  */
-import { Rc, ZkError, type ZkErrorCode } from '../errors';
-import { OpCode } from './codes';
-import { type JuteReader, ProtocolError, unreadableReply } from './jute';
+import { Rc, ZkError, type ZkErrorCode } from '../errors/errors';
+import { OpCode } from '../wire/codes';
+import { type JuteReader, ProtocolError, unreadableReply } from '../wire/jute';
 
 /** At most this many gets in one multiRead. */
 export const MAX_BATCH_READS = 64;

@@ -4,12 +4,17 @@
  * its caller aborts before it was written.
  */
 
-import { Rc, ZkError, ZkErrorCode } from '../errors';
-import { onAbort } from '../on-abort';
-import { type Operation, operations, type PathMap } from '../operations';
-import { timedReply } from '../telemetry';
-import type { OperationName, OperationRequest, OperationResult, Reply } from '../transport';
-import { WatcherType } from './codes';
+import { Rc, ZkError, ZkErrorCode } from '../errors/errors';
+import { type Operation, operations, type PathMap } from '../operations/operations';
+import { timedReply } from '../telemetry/telemetry';
+import { onAbort } from '../transport/on-abort';
+import type {
+  OperationName,
+  OperationRequest,
+  OperationResult,
+  Reply,
+} from '../transport/transport';
+import { WatcherType } from '../wire/codes';
 import { PendingRequest, type RequestPipeline } from './pipeline';
 
 /** The chroot of a connect string (`''` for none) as a {@link PathMap}. */

@@ -4,11 +4,11 @@
  * ZooKeeper's server names itself `zk-sasl-md5` for the protocol `zookeeper`.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { codeOfReturnCode, Rc, type ZkError } from '../errors';
-import { Xid } from './codes';
+import { codeOfReturnCode, Rc, type ZkError } from '../errors/errors';
+import { Xid } from '../wire/codes';
+import { JuteReader, ProtocolError } from '../wire/jute';
+import { encodeSasl } from '../wire/records';
 import type { Connection } from './connection';
-import { JuteReader, ProtocolError } from './jute';
-import { encodeSasl } from './records';
 
 /** The credentials of a DIGEST-MD5 login (a user of the server's JAAS `Server` section). */
 export interface SaslCredentials {

@@ -4,9 +4,9 @@
  * when the session expires, credentials are refused or the client closes it. Why a connection
  * was dropped or a session ended is decided here; requests go through the pipeline.
  */
-import type { ServerAddress } from '../ensemble-config';
-import { codeOfReturnCode, Rc, ZkError, ZkErrorCode } from '../errors';
-import { CONFIG_NODE, type PathMap } from '../operations';
+import { CONFIG_NODE, type ServerAddress } from '../ensemble/ensemble-config';
+import { codeOfReturnCode, Rc, ZkError, ZkErrorCode } from '../errors/errors';
+import type { PathMap } from '../operations/operations';
 import type {
   OperationName,
   OperationRequest,
@@ -17,8 +17,18 @@ import type {
   SessionListener,
   SessionOptions,
   WatchEventType,
-} from '../transport';
-import { EventType, OpCode } from './codes';
+} from '../transport/transport';
+import { EventType, OpCode } from '../wire/codes';
+import { JuteReader } from '../wire/jute';
+import {
+  type ConnectResponse,
+  decodeConnectResponse,
+  encodeAuth,
+  encodeConnectRequest,
+  encodeHeaderOnly,
+  sessionIdHex,
+  type WatcherEvent,
+} from '../wire/records';
 import {
   askServer,
   type Connection,
@@ -30,18 +40,8 @@ import {
 import { EnsembleMoves } from './ensemble-moves';
 import { startHeartbeat } from './heartbeat';
 import { HostList, parseConnectString } from './hosts';
-import { JuteReader } from './jute';
 import { PendingRequest, RequestPipeline } from './pipeline';
 import { searchReadWrite } from './read-write-search';
-import {
-  type ConnectResponse,
-  decodeConnectResponse,
-  encodeAuth,
-  encodeConnectRequest,
-  encodeHeaderOnly,
-  sessionIdHex,
-  type WatcherEvent,
-} from './records';
 import { chrootPaths, submitOperation, submitRemoveWatches } from './requests';
 import { saslLogin } from './sasl';
 

@@ -2,7 +2,7 @@
  * The default transport: ZooKeeper's wire protocol spoken in TypeScript over `node:net` or
  * `node:tls` — no native code, no build step at install.
  */
-import type { Transport } from '../transport';
+import type { Transport } from '../transport/transport';
 import { ProtocolSession } from './session';
 
 /**
