@@ -51,7 +51,8 @@ function readShared(connection: Connection, bytes: number): void {
  * each reply as it lands makes a turn of the event loop (a wake-up, a read, a write) for one or
  * two replies — measured: 1.4–4 replies per read with 256 gets in flight; the server then also
  * wakes per request. Read in batches, the same run costs the client about 40% less CPU per get
- * (BENCHMARKS.md, "The transport against node-zookeeper-client (issue 18)").
+ * (docs/benchmark-history.md, "2026-11-27, issue 18: the transport against node-zookeeper-client
+ * on a loaded machine").
  *
  * What it costs, and why the server never waits for it: a pause of P ms happens only while at
  * least 64·P requests await replies, and the server answers them in order, so the session still
