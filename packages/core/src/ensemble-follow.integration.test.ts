@@ -219,6 +219,7 @@ describe.runIf(transportName === 'typescript')('following through mapped address
     const client = await connectedClient({
       connect: proxies.map((proxy) => proxy.connectString).join(','),
       sessionTimeoutMs: 6_000,
+      ...(process.env.DEBUG_ENS ? { logger: console, logLevel: 'debug' as const } : {}),
       followEnsemble: {
         maxDelayMs: 50,
         address: ({ host, port }) => {
