@@ -292,7 +292,13 @@ describe.skipIf(!curator.available)(
       expect(zkrxElection.isLeader).toBe(true);
       // Curator: also on a new server with its session (it follows the configuration)...
       expect((await peer.sessionCredentials()).sessionId).toBe(javaSession);
-      expect(await ensemble.serverOf(javaSession)).toBeGreaterThanOrEqual(3);
+      // (Its last reconnection may still be under way: wait until a server lists it.)
+      let curatorOn: number | undefined;
+      await eventually(async () => {
+        curatorOn = await ensemble.serverOf(javaSession);
+        return curatorOn !== undefined;
+      });
+      expect(curatorOn).toBeGreaterThanOrEqual(3);
       // ...but it gets there through dropped connections (the leader's hand-off; its own server
       // stopped under it — measured: it stays on a removed server until the drain times out):
       // SUSPENDED each time, and the latch gives up its leadership.
