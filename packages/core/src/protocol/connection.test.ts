@@ -190,6 +190,23 @@ describe('Connection', () => {
     expect(calls.slice(1)).toEqual(['write abc', 'write d']);
   });
 
+  it('tells handlers attached after its close that it closed (a move target the server dropped)', async () => {
+    const { socket } = fakeSocket();
+    const connection = new Connection(socket, { host: 'h', port: 1 }, 1_024);
+    // Closed by the server before anyone attached (a planned move's target, idle).
+    socket.emit('end');
+    const closes: string[] = [];
+    connection.attach({ onFrame: () => {}, onClose: (reason) => closes.push(reason.message) });
+    await Promise.resolve();
+    expect(closes).toEqual(['h:1 closed the connection']);
+    // Replaced handlers before the close is told: only the last ones hear it, once.
+    const late: string[] = [];
+    connection.attach({ onFrame: () => {}, onClose: () => late.push('first') });
+    connection.attach({ onFrame: () => {}, onClose: () => late.push('second') });
+    await Promise.resolve();
+    expect(late).toEqual(['second']);
+  });
+
   it('writes a batch of large frames as they are, in one corked write (no copy)', async () => {
     const { socket, calls } = fakeSocket();
     const connection = new Connection(socket, { host: 'h', port: 1 }, 1_024);

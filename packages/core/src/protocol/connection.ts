@@ -124,6 +124,8 @@ export class Connection {
   private flushScheduled = false;
   private preFlush: (() => void) | undefined;
   private closed = false;
+  /** Why the connection closed (once closed): told to handlers attached after it. */
+  private closedBy: ZkError | undefined;
   private handlers: ConnectionHandlers | undefined;
   /** The pause of a deep pipeline's reads ({@link coalescePauseMs}), while it lasts. */
   private coalesceTimer: ReturnType<typeof setTimeout> | undefined;
@@ -182,9 +184,19 @@ export class Connection {
     return this.closed;
   }
 
-  /** Starts delivering frames to `handlers` (and the close, once). */
+  /**
+   * Starts delivering frames to `handlers` (and the close, once). A connection that closed
+   * before they were attached — a planned move's target the server dropped while the old
+   * connection drained (a leader's hand-off drops every client connection, idle ones too) —
+   * tells them its close right after: without it the session would wait on it for good.
+   */
   attach(handlers: ConnectionHandlers): void {
     this.handlers = handlers;
+    const reason = this.closedBy;
+    if (reason === undefined) return;
+    queueMicrotask(() => {
+      if (this.handlers === handlers) handlers.onClose(reason);
+    });
   }
 
   /** Queues a frame; it goes out with the others of this turn of the event loop. */
@@ -310,6 +322,7 @@ export class Connection {
   private drop(reason: ZkError): void {
     if (this.closed) return;
     this.closed = true;
+    this.closedBy = reason;
     this.outgoing = [];
     this.outgoingBytes = 0;
     this.preFlush = undefined;
