@@ -26,7 +26,7 @@ describe('zkrx console', () => {
     expect(home.headers.get('location')).toBe('/locks?path=%2Flocks');
     const page = await fetch(new URL('locks?path=/locks', url));
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
-    expect(await page.text()).toContain('<script type="module" src="assets/console.js">');
+    expect(await page.text()).toContain('<script type="module" src="assets/console.js?v=');
     expect(await (await fetch(new URL('api/me', url))).json()).toMatchObject({
       actions: false,
       canAct: false,
