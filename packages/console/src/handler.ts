@@ -154,13 +154,18 @@ export function consoleHandler(options: ConsoleOptions): ConsoleHandler {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    response.write('retry: 1000\n\n');
+    // One way onto the stream: nothing is written once it ended (the console closing every page,
+    // or the page gone) — a write after the end would be an 'error' event that takes the process
+    // down — and a failed socket ends the page's watches like a close.
+    const send = (text: string) => {
+      if (response.writableEnded || response.destroyed) return;
+      response.write(text);
+    };
+    send('retry: 1000\n\n');
     streams.add(response);
     const write = (message: object) => {
       const state = options.client.state;
-      response.write(
-        `data: ${JSON.stringify({ ...message, serverNow: Date.now(), session: state })}\n\n`,
-      );
+      send(`data: ${JSON.stringify({ ...message, serverNow: Date.now(), session: state })}\n\n`);
     };
     const view =
       spec.view === 'history'
@@ -171,9 +176,9 @@ export function consoleHandler(options: ConsoleOptions): ConsoleHandler {
             ? new PathLocksView(hub, spec, write)
             : new FleetView(hub, spec as FleetSpec, write);
     const sessions = options.client.session$.subscribe((event) => {
-      response.write(`event: session\ndata: ${JSON.stringify({ session: event.state })}\n\n`);
+      send(`event: session\ndata: ${JSON.stringify({ session: event.state })}\n\n`);
     });
-    const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    const keepAlive = setInterval(() => send(': keep-alive\n\n'), KEEP_ALIVE_MS);
     const end = () => {
       clearInterval(keepAlive);
       sessions.unsubscribe();
@@ -182,6 +187,7 @@ export function consoleHandler(options: ConsoleOptions): ConsoleHandler {
     };
     request.on('close', end);
     response.on('close', end);
+    response.on('error', end);
   };
 
   const act = async (

@@ -132,3 +132,24 @@ describe('the console mounted in an application', () => {
     }
   });
 });
+
+describe('the console closed with pages open', () => {
+  it('writes nothing to a stream it ended (a session change after close() took the process down)', async () => {
+    const client = createClient({ connect: (await testZooKeeper()).connectString });
+    await client.connected();
+    const handler = consoleHandler({ client });
+    const server = express().use('/zk', handler).listen(0, '127.0.0.1');
+    const origin = await listening(server);
+    const page = await fetch(`${origin}/zk/api/stream?view=locks&path=/`);
+    const reader = page.body!.getReader();
+    // The stream is open once its first bytes came.
+    expect((await reader.read()).done).toBe(false);
+    handler.close();
+    // The client's session changes after the console ended the stream: nothing is written to it
+    // (before, the write after its end was an unhandled 'error' event: the process died).
+    await client.close();
+    while (!(await reader.read()).done) {}
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+});
