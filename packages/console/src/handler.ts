@@ -157,15 +157,17 @@ export function consoleHandler(options: ConsoleOptions): ConsoleHandler {
     // One way onto the stream: nothing is written once it ended (the console closing every page,
     // or the page gone) — a write after the end would be an 'error' event that takes the process
     // down — and a failed socket ends the page's watches like a close.
-    const send = (text: string) => {
+    const toStream = (text: string) => {
       if (response.writableEnded || response.destroyed) return;
       response.write(text);
     };
-    send('retry: 1000\n\n');
+    toStream('retry: 1000\n\n');
     streams.add(response);
     const write = (message: object) => {
       const state = options.client.state;
-      send(`data: ${JSON.stringify({ ...message, serverNow: Date.now(), session: state })}\n\n`);
+      toStream(
+        `data: ${JSON.stringify({ ...message, serverNow: Date.now(), session: state })}\n\n`,
+      );
     };
     const view =
       spec.view === 'history'
@@ -176,9 +178,9 @@ export function consoleHandler(options: ConsoleOptions): ConsoleHandler {
             ? new PathLocksView(hub, spec, write)
             : new FleetView(hub, spec as FleetSpec, write);
     const sessions = options.client.session$.subscribe((event) => {
-      send(`event: session\ndata: ${JSON.stringify({ session: event.state })}\n\n`);
+      toStream(`event: session\ndata: ${JSON.stringify({ session: event.state })}\n\n`);
     });
-    const keepAlive = setInterval(() => send(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    const keepAlive = setInterval(() => toStream(': keep-alive\n\n'), KEEP_ALIVE_MS);
     const end = () => {
       clearInterval(keepAlive);
       sessions.unsubscribe();
