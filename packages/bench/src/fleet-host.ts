@@ -108,16 +108,13 @@ export class FleetHost {
 
   /**
    * One line every 5 s: event-loop delay (max, p99), event-loop use, heap, the members' session
-   * states now and the changes since the last line, items owned; and, where the core build
-   * counts them (`globalThis.__zkrxDrops`), why connections were dropped.
+   * states now and the changes since the last line, items owned.
    */
   private startDiagnostics(): void {
     const delay = monitorEventLoopDelay({ resolution: 20 });
     delay.enable();
     let elu = performance.eventLoopUtilization();
     const started = performance.now();
-    const drops = new Map<string, number>();
-    (globalThis as { __zkrxDrops?: Map<string, number> }).__zkrxDrops = drops;
     this.diagTimer = setInterval(() => {
       const now = performance.eventLoopUtilization(elu);
       elu = performance.eventLoopUtilization();
@@ -131,13 +128,10 @@ export class FleetHost {
         `[diag ${process.pid} ${Math.round((performance.now() - started) / 1000)}s] ` +
           `lag max ${Math.round(delay.max / 1e6)} p99 ${Math.round(delay.percentile(99) / 1e6)} ms, ` +
           `elu ${now.utilization.toFixed(2)}, heap ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB, ` +
-          `owned ${this.owned}; states ${list(states)}; entered ${list(this.entered)}` +
-          (drops.size > 0 ? `; drops ${list(drops)}` : '') +
-          '\n',
+          `owned ${this.owned}; states ${list(states)}; entered ${list(this.entered)}\n`,
       );
       delay.reset();
       this.entered.clear();
-      drops.clear();
     }, 5_000);
     this.diagTimer.unref();
     const profileSeconds = Number(process.env.ZKRX_FLEET_PROF_S ?? 0);
