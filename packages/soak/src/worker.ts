@@ -621,6 +621,7 @@ async function zkrxWorker(client: ZkClient): Promise<void> {
     case 'fleet':
     case 'broken-fleet':
     case 'slow-fleet':
+    case 'stale-fleet':
       return fleetWorker(client);
     default:
       throw new Error(`unknown mode ${config!.mode}`);
@@ -880,7 +881,7 @@ async function main(): Promise<void> {
     const client = createClient({
       connect: config!.connect,
       sessionTimeoutMs: config!.sessionTimeoutMs,
-      connectTimeoutMs: 60_000,
+      connectTimeoutMs: config!.connectTimeoutMs ?? 60_000,
       followEnsemble: { address: throughProxy },
       // ZKRX_SOAK_CLIENT_LOG=1: the client's own log lines come back as notes (the JSON report).
       ...(process.env.ZKRX_SOAK_CLIENT_LOG
