@@ -187,8 +187,8 @@ interface ModeShape {
   readonly slowMs?: number;
   /** `deploy-fleet`, `stale-fleet`: a rolling deploy after the rounds. */
   readonly deploy?: boolean;
-  /** `stale-fleet`: the worker whose replacement ignores the deploy's set. */
-  readonly staleWorker?: number;
+  /** `stale-fleet`: the deploy's first replacement ignores the deploy's set. */
+  readonly stale?: boolean;
   /** `boot-fleet`: every server down while the fleet joins, this long (ms). */
   readonly bootDownMs?: number;
 }
@@ -360,15 +360,15 @@ function shapeOf(mode: SoakMode, sessionTimeoutMs: number): ModeShape {
         deploy: true,
       };
     case 'stale-fleet':
-      // Positive control: the rolling deploy's replacement of worker 0 states the old set (it
-      // owns items no one was told to list: `item-sets`); churn only.
+      // Positive control: the rolling deploy's first replacement states the old set (it owns
+      // items it was not told to list while the others are replaced: `item-sets`); churn only.
       return {
         ...base,
-        workerModes: (index) => (index === 0 ? 'stale-fleet' : 'fleet'),
+        workerModes: () => 'stale-fleet',
         resources: () => [],
         weights: {},
         deploy: true,
-        staleWorker: 0,
+        stale: true,
       };
     case 'boot-fleet':
       // Every server down before the first joins, for several connect timeouts; then the rounds.
@@ -530,11 +530,10 @@ class FleetDriver {
   /**
    * A rolling deploy's step: `worker` replaced by one that states `items` (a member leaves, is
    * given the set, and joins again a moment later, as a restarted process would; a worker out of
-   * the fleet is given the set only).
+   * the fleet is given the set and joins: the new version runs everywhere).
    */
   async replace(worker: number, items: readonly string[]): Promise<void> {
-    const member = this.subscribed.has(worker);
-    if (member) {
+    if (this.subscribed.has(worker)) {
       this.apply({ kind: 'leave', worker });
       await sleep(REPLACE_GAP_MS);
     }
@@ -542,7 +541,7 @@ class FleetDriver {
     this.itemSets.push({ at: mono(), items, worker });
     this.send(worker, { type: 'items', items, deploy: true });
     this.log(`worker ${worker} replaced: ${items.length} items`);
-    if (member) this.apply({ kind: 'join', worker });
+    this.apply({ kind: 'join', worker });
   }
 
   /** What `worker` was last told to list. */
@@ -825,7 +824,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
                 path: fleet.path,
                 id: memberId(index),
                 items: fleetPlan.initialItems,
-                ...(shape.staleWorker === index ? { stale: true } : {}),
+                ...(shape.stale && fleetPlan.deploy?.order[0] === index ? { stale: true } : {}),
                 ...(shape.lateMs === undefined ? {} : { lateMs: shape.lateMs }),
                 ...(shape.slowMs === undefined ? {} : { slowMs: shape.slowMs }),
               },
@@ -1019,7 +1018,9 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
       if (fleetPlan.deploy) {
         // ---- a rolling deploy: every worker replaced by one with the new set, one at a time ----
         const { items, order } = fleetPlan.deploy;
-        log(`deploy: ${order.length} workers, one every ${fleetPlan.quietMs} ms, to ${items.length} items`);
+        log(
+          `deploy: ${order.length} workers, one every ${fleetPlan.quietMs} ms, to ${items.length} items`,
+        );
         for (const worker of order) {
           await fleet.replace(worker, items);
           await sleep(fleetPlan.quietMs);
