@@ -9,8 +9,9 @@
  *   fault (from its start to its heal), no join or leave asked by the coordinator, no member node
  *   created or deleted in the log, no item-set change, no lost item (a loss is the worker's own
  *   evidence of a fault: a busy machine can suspend a connection). At its end (1 ms before the
- *   next disturbance) the live members' assignments must split the item set ⌊n/m⌋ or ⌈n/m⌉ each,
- *   cover it, and nothing else may be owned (`balance`).
+ *   next disturbance) the live members' assignments must split the item set ⌊n/m⌋ or ⌈n/m⌉ each
+ *   and cover it (`balance`), and no member may own an item it was not told to list
+ *   (`item-sets`: one removed from the set and not given up).
  * - Between two judged quiet periods separated by one change and nothing else (one join, with its
  *   member node's creation; one leave, with its node's deletion by the member; or one item-set
  *   change; no fault, no loss), the items of both sets that changed owner are counted against the
@@ -29,7 +30,7 @@
  *   stays owned, one only some list is owned by one of them), and an item no live member lists is
  *   owned by no one (given up). The count per member is not judged then (the coordinator spreads
  *   each item over the members that list it). `unowned` judges the union of the live members'
- *   sets; where they agree, `balance` is as above.
+ *   sets; where they agree, `balance` and `item-sets` are as above.
  */
 import type { CheckedHold, FaultRecord } from './history';
 import type { ZooKeeperTruth } from './truth';
@@ -351,6 +352,8 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
     convergence.push(last - from);
 
     const problems: string[] = [];
+    /** Items owned by a live member that was not told to list them (`item-sets`). */
+    const unlisted: string[] = [];
     const owners = new Map<string, CheckedHold>();
     const inSet = new Set(items);
     const live = new Set(members);
@@ -360,30 +363,25 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
       const other = owners.get(item);
       if (other) problems.push(`${item} owned by workers ${other.worker} and ${hold.worker}`);
       else owners.set(item, hold);
-      if (!inSet.has(item)) problems.push(`worker ${hold.worker} owns ${item}, not in the set`);
       if (!live.has(hold.worker)) {
         problems.push(`worker ${hold.worker} owns ${item} and is not a live member`);
-      } else counts.set(hold.worker, (counts.get(hold.worker) ?? 0) + 1);
-    }
-    if (!listed.uniform) {
-      // A deploy under way: each item owned by one live member that lists it, nothing else.
-      stats.mixedPeriods += 1;
-      const mixed: string[] = [];
-      for (const hold of held) {
-        const item = itemOf(hold);
-        const position = members.indexOf(hold.worker);
-        if (position < 0) continue;
-        if (!listed.sets[position]?.includes(item)) {
-          mixed.push(
-            `worker ${hold.worker} owns ${item}, which it does not list${inSet.has(item) ? '' : ' (no live member lists it)'}`,
-          );
-        }
+        continue;
       }
-      const twice = problems.filter((problem) => / owned by workers /.test(problem));
-      const elsewhere = problems.filter((problem) => / is not a live member$/.test(problem));
+      counts.set(hold.worker, (counts.get(hold.worker) ?? 0) + 1);
+      if (listed.sets[members.indexOf(hold.worker)]?.includes(item)) continue;
+      unlisted.push(
+        listed.uniform
+          ? `worker ${hold.worker} owns ${item}, not in the set`
+          : `worker ${hold.worker} owns ${item}, which it does not list${inSet.has(item) ? '' : ' (no live member lists it)'}`,
+      );
+    }
+    const judgedAt = `after ${Math.round(to - from)} ms with no fault and no change (judged ${Math.round(at - from)} ms in)`;
+    if (!listed.uniform) {
+      // A deploy under way: each listed item owned by one live member that lists it, nothing else.
+      stats.mixedPeriods += 1;
       const uncovered = items.filter((item) => !owners.has(item));
       if (uncovered.length > 0) {
-        mixed.push(
+        problems.push(
           `${uncovered.length} of ${items.length} listed items owned by no one (${uncovered
             .slice(0, 6)
             .map(
@@ -393,16 +391,23 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
             .join('; ')}${uncovered.length > 6 ? ', …' : ''})`,
         );
       }
-      const all = [...twice, ...elsewhere, ...mixed];
+      const all = [...problems, ...unlisted];
       if (all.length > 0) {
         stats.mixedFailed += 1;
         violate(
           'item-sets',
-          `after ${Math.round(to - from)} ms with no fault and no change (judged ${Math.round(at - from)} ms in), members ${members.join(',')} listing ${listed.sets.map((set) => set.length).join('/')} items (${items.length} in all): ${all.join('; ')}`,
+          `${judgedAt}, members ${members.join(',')} listing ${listed.sets.map((set) => set.length).join('/')} items (${items.length} in all): ${all.join('; ')}`,
           held.map((hold) => hold.holdId),
         );
       }
       return { from, to, at, owners, balanced: false, items, members };
+    }
+    if (unlisted.length > 0) {
+      violate(
+        'item-sets',
+        `${judgedAt}, members ${members.join(',') || 'none'}: ${unlisted.join('; ')}`,
+        held.map((hold) => hold.holdId),
+      );
     }
     if (members.length > 0) {
       const uncovered = items.filter((item) => !owners.has(item));
@@ -424,11 +429,19 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
       stats.unbalanced += 1;
       violate(
         'balance',
-        `after ${Math.round(to - from)} ms with no fault and no change (judged ${Math.round(at - from)} ms in), members ${members.join(',') || 'none'}: ${problems.join('; ')}`,
+        `${judgedAt}, members ${members.join(',') || 'none'}: ${problems.join('; ')}`,
         held.map((hold) => hold.holdId),
       );
     }
-    return { from, to, at, owners, balanced: problems.length === 0, items, members };
+    return {
+      from,
+      to,
+      at,
+      owners,
+      balanced: problems.length === 0 && unlisted.length === 0,
+      items,
+      members,
+    };
   }
 
   // ---- no item unowned longer than the bound after the last disturbance ----
