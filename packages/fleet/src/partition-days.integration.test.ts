@@ -58,6 +58,11 @@ describe('partition on the days operators have', () => {
     const connect = `127.0.0.1:${port}`;
     // Members subscribed first, ZooKeeper unreachable for several connect timeouts (a whole
     // stack starting at once): every wait for a connection ends with ConnectTimeout meanwhile.
+    // Why a few timeouts stand for the issue's 60 s: every path waiting for the server (the
+    // coordinator queue, the member node, the locks) waits again with a fresh `connected()` on
+    // each ConnectTimeout, with nothing that grows per failure, and the client's own reconnect
+    // backoff is capped at 1 s (core's protocol/hosts.ts): once each has timed out twice, the
+    // state is that of any later moment, so a longer outage ends the same way.
     let timeouts = 0;
     const members = ['a', 'b'].map(() => {
       const client = createClient({ connect, connectTimeoutMs: 300, sessionTimeoutMs: 4_000 });
