@@ -664,3 +664,68 @@ describe('check (fleet): each live member told its own set (a rolling deploy)', 
     expect(report.violations[1]?.message).toContain('e (from +4000 ms)');
   });
 });
+
+describe('check (fleet): a boot before ZooKeeper', () => {
+  // Every server down from 0 to 1,000 (a `boot` fault); the joins are asked at 1 and 3, in it.
+  // The member nodes are made at 1,500 and 1,600, once the servers are up: the fleet's own work,
+  // no disturbance. One stretch from 1,000 to the end at 7,000, judged for `unowned` from
+  // 1,000 + 1,000 + 3,000 = 5,000 on (not from the member nodes' 1,600 + 4,000).
+  const boot: FaultRecord = {
+    id: 0,
+    kind: 'boot',
+    target: undefined,
+    start: 0,
+    healedAt: 1_000,
+    lossReference: 0,
+    detail: 'every server down',
+  };
+  const run = (dAt: number) => {
+    const owners = { a: 0, b: 0, c: 1, d: 1 };
+    const events: Event[] = [
+      { at: 1_500, create: memberNode(0), by: session(0) },
+      { at: 1_600, create: memberNode(1), by: session(1) },
+      { at: 7_500, remove: memberNode(0), by: session(0) },
+      { at: 7_501, remove: memberNode(1), by: session(1) },
+      ...Object.entries(owners).flatMap(([item, worker], index) => [
+        {
+          at: (item === 'd' ? dAt - 10 : 1_700) + index,
+          create: lockNode(item, 0),
+          by: session(worker),
+        },
+        { at: 7_600 + index, remove: lockNode(item, 0), by: session(worker) },
+      ]),
+    ];
+    return judge(
+      events,
+      (czxid) =>
+        Object.entries(owners).map(([item, worker], index) =>
+          ownership(
+            worker,
+            item,
+            lockNode(item, 0),
+            czxid,
+            item === 'd' ? dAt : 1_720 + index,
+            7_400,
+          ),
+        ),
+      { endAt: 7_000 },
+      { faults: [boot] },
+    );
+  };
+
+  it('passes a fleet that owns every item within the bound of the servers being up', () => {
+    const report = run(1_800);
+    expect(report.violations).toEqual([]);
+    expect(report.stats.fleet).toMatchObject({
+      ownedStretches: 1,
+      unownedItems: 0,
+      quietPeriods: 1,
+    });
+  });
+
+  it('counts the bound from the servers being up, not from the member nodes made after', () => {
+    const late = run(5_400);
+    expect(kinds(late)).toEqual(['unowned']);
+    expect(late.violations[0]?.message).toContain('d (from +4000 ms)');
+  });
+});

@@ -237,16 +237,35 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
           : `item set ${index}${set.worker === undefined ? '' : ` (worker ${set.worker})`}`,
     });
   }
+  // A boot before ZooKeeper (`boot` faults): the joins asked while every server was down are
+  // the fleet's own work once they are up. The first member node of each such worker made after
+  // the boot began disturbs nothing: the rules bite from the boot's end plus their bounds.
+  const bootJoined = new Set<(typeof memberLives)[number]>();
+  for (const boot of args.faults) {
+    if (boot.kind !== 'boot' || boot.healedAt === undefined) continue;
+    const healed = boot.healedAt;
+    for (const command of fleet.commands) {
+      if (command.kind !== 'join' || command.at < boot.start || command.at > healed) continue;
+      const first = memberLives
+        .filter(
+          (life) => workerOf(life.name) === command.worker && high(life.created) >= boot.start,
+        )
+        .sort((a, b) => a.created - b.created)[0];
+      if (first) bootJoined.add(first);
+    }
+  }
   for (const life of memberLives) {
     const worker = workerOf(life.name);
-    disturbances.push({
-      from: low(life.created),
-      to: high(life.created),
-      what: 'member',
-      worker,
-      kind: 'created',
-      label: `${life.name} joined`,
-    });
+    if (!bootJoined.has(life)) {
+      disturbances.push({
+        from: low(life.created),
+        to: high(life.created),
+        what: 'member',
+        worker,
+        kind: 'created',
+        label: `${life.name} joined`,
+      });
+    }
     if (life.deleted !== undefined) {
       disturbances.push({
         from: low(life.deleted),

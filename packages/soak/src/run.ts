@@ -980,6 +980,9 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
           detail: `every server down ${shape.bootDownMs} ms while the fleet joined`,
         });
         log(`boot: the servers are up at +${Math.round(mono() - downAt)} ms`);
+        // A stretch with nothing else, a second past `unowned`'s bound: judged from the servers'
+        // start (the joins' member nodes are the fleet's own work then: partition-check.ts).
+        await sleep(session + UNOWNED_GRACE_MS + 1_000);
       } else fleet.begin(fleetPlan.initialMembers);
       let offset = 0;
       for (const round of fleetPlan.rounds) {
