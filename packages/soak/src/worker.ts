@@ -905,7 +905,9 @@ async function main(): Promise<void> {
         at: mono(),
       });
     });
-    await client.connected();
+    // The first connection may take long on a loaded machine: boot-fleet's short connect timeout
+    // is for the fleet's own waits, not this one.
+    await client.connected(60_000);
     send({ type: 'ready', pid: process.pid, at: mono() });
     try {
       await zkrxWorker(client);
