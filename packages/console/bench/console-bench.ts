@@ -278,9 +278,10 @@ try {
     );
     const treeFolderViewMs = Date.now() - started;
     await treePage.close();
-    // Let go with the page: the console's watches of the tree end (one-shot child watches stay
-    // on the server until they fire: at most the rows of the last page).
-    await sleep(1_000);
+    // Let go with the page: the console's watches of the tree end, the one-shot child watches
+    // removed from the server (waited for, up to 10 s).
+    for (let waited = 0; waited < 10_000 && (await watchCount()) > treeWatchesBefore; waited += 100)
+      await sleep(100);
     const treeWatchesAfterClose = (await watchCount()) - treeWatchesBefore;
 
     const watchesBefore = await watches();

@@ -129,7 +129,7 @@ export class PathLocksView {
 
   private placeProbes(): void {
     // Not before the path itself is known to be a lock or not: a lock's queue nodes are not
-    // rows (and a one-shot watch set on each would stay on the server until it fired).
+    // rows (a child watch set on each, and removed again, would cost the server for nothing).
     if (this.root.mode === 'unknown') return;
     const wanted = new Set(this.pageNames().names.map((name) => joined(this.spec.path, name)));
     for (const [path, probe] of this.probes) {
