@@ -278,9 +278,10 @@ try {
     );
     const treeFolderViewMs = Date.now() - started;
     await treePage.close();
-    // Let go with the page: the console's watches of the tree end (one-shot child watches stay
-    // on the server until they fire: at most the rows of the last page).
-    await sleep(1_000);
+    // Let go with the page: the console's watches of the tree end, the one-shot child watches
+    // removed from the server (waited for, up to 10 s).
+    for (let waited = 0; waited < 10_000 && (await watchCount()) > treeWatchesBefore; waited += 100)
+      await sleep(100);
     const treeWatchesAfterClose = (await watchCount()) - treeWatchesBefore;
 
     const watchesBefore = await watches();
@@ -312,7 +313,9 @@ try {
     );
     const fleetComplete = Date.now() - started;
     const fleetNavigation = await fleetPage.evaluate(() => ({
-      firstMessage: Number(document.body.dataset.firstDrawMs),
+      drawn: Number(document.body.dataset.firstDrawMs),
+      // The console sent its first message (since the navigation began, this machine's clock).
+      sent: Math.round(Number(document.body.dataset.firstFleetSentAt) - performance.timeOrigin),
       script: Number(document.body.dataset.scriptMs),
       me: Number(document.body.dataset.meMs),
       messageIn: Number(document.body.dataset.firstMessageMs),
@@ -366,6 +369,7 @@ try {
     }
     const openWatchCount = Number((await mntr(hostPort)).zk_watch_count);
     const moveLatency: number[] = [];
+    const moveParts = { console: [] as number[], toPage: [] as number[], draw: [] as number[] };
     const handOverLatency: number[] = [];
     const openStart = await packets();
     const openT = Date.now();
@@ -379,7 +383,17 @@ try {
       const next = ids[((owners.get(item)?.member ?? 0) + 1) % MEMBERS] as string;
       const seenMove = await renderedAt(fleetPage, `.item-row[data-item="${item}"] .c-owner`, next);
       const moveDone = await move();
-      moveLatency.push(Math.max(0, (await seenMove()) - moveDone.at));
+      const drawnAt = await seenMove();
+      moveLatency.push(Math.max(0, drawnAt - moveDone.at));
+      // Where the move's time went: the console's share (the write's reply to its message
+      // sent), the message's way to the page, the page's draw.
+      const { sentAt, inAt } = await fleetPage.evaluate(() => ({
+        sentAt: Number(document.body.dataset.fleetSentAt),
+        inAt: Number(document.body.dataset.fleetInAt),
+      }));
+      moveParts.console.push(Math.max(0, sentAt - moveDone.at));
+      moveParts.toPage.push(Math.max(0, inAt - sentAt));
+      moveParts.draw.push(Math.max(0, drawnAt - inAt));
       const nextNode = queue[1]?.node as string;
       const seenHandOver = await renderedAt(lockPage, `tr.holder[data-node="${nextNode}"]`);
       const handed = await handOver();
@@ -420,6 +434,11 @@ try {
       lockFirstViewMs: lockFirst,
       lockPageTimings: lockTimes,
       moveLatencyMs: latencies(moveLatency),
+      moveLatencyPartsMs: {
+        console: latencies(moveParts.console),
+        toPage: latencies(moveParts.toPage),
+        draw: latencies(moveParts.draw),
+      },
       handOverLatencyMs: latencies(handOverLatency),
       consoleRssMiB: {
         idle: Math.round(idleRss),

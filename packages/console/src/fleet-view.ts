@@ -36,9 +36,12 @@ export function itemRow(item: InspectedItem): ItemRow {
   ];
 }
 
-/** A row whose owner is not read yet: `[item, …nulls, '', true]`. */
-function unreadRow(item: InspectedItem): readonly unknown[] {
-  return [item.item, null, null, null, null, '', true];
+/**
+ * A row whose owner is not read yet: its name alone (the page makes it a row of nulls) — most of
+ * a first look's 10,000 rows, which cost a third of the bytes so.
+ */
+function unreadRow(item: InspectedItem): string {
+  return item.item;
 }
 
 function meta(state: FleetState | null | undefined, complete: boolean) {

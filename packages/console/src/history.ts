@@ -40,14 +40,15 @@ export const KEPT_HISTORY = 1_000;
 export class History {
   private readonly entries: HistoryEntry[] = [];
   private next = 1;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(added: readonly HistoryEntry[]) => void>();
 
-  /** Adds entries (without their ids); tells the listeners. */
+  /** Adds entries (without their ids); tells the listeners which. */
   add(entries: readonly Omit<HistoryEntry, 'id'>[]): void {
     if (entries.length === 0) return;
-    for (const entry of entries) this.entries.push({ ...entry, id: this.next++ });
+    const added = entries.map((entry) => ({ ...entry, id: this.next++ }));
+    this.entries.push(...added);
     this.entries.splice(0, Math.max(0, this.entries.length - KEPT_HISTORY));
-    for (const listener of this.listeners) listener();
+    for (const listener of this.listeners) listener(added);
   }
 
   /** The entries kept, oldest first, optionally only those after `afterId`. */
@@ -57,8 +58,8 @@ export class History {
     return index < 0 ? [] : this.entries.slice(index);
   }
 
-  /** Calls `listener` after each addition; returns a function that stops it. */
-  onChange(listener: () => void): () => void {
+  /** Calls `listener` with each addition's entries; returns a function that stops it. */
+  onChange(listener: (added: readonly HistoryEntry[]) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }

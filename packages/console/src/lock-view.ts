@@ -94,8 +94,18 @@ export class PathLocksView {
       },
       error: () => this.schedule(),
     });
-    this.stopBook = hub.book.onChange(() => this.schedule());
-    this.stopHistory = hub.history.onChange(() => this.schedule());
+    // A read of a lock this page shows: the path's own, or a row's.
+    this.stopBook = hub.book.onChange((paths) => {
+      for (const path of paths) {
+        if (path === spec.path || this.probes.has(path)) return this.schedule();
+      }
+    });
+    // Only a lock's entry under the path changes what the page shows (a fleet's move, or a
+    // lock's elsewhere, would resend a 1,000-waiter queue for nothing).
+    this.stopHistory = hub.history.onChange((added) => {
+      if (added.some((entry) => entry.scope === 'lock' && isUnder(entry.path, spec.path)))
+        this.schedule();
+    });
   }
 
   close(): void {
@@ -129,7 +139,7 @@ export class PathLocksView {
 
   private placeProbes(): void {
     // Not before the path itself is known to be a lock or not: a lock's queue nodes are not
-    // rows (and a one-shot watch set on each would stay on the server until it fired).
+    // rows (a child watch set on each, and removed again, would cost the server for nothing).
     if (this.root.mode === 'unknown') return;
     const wanted = new Set(this.pageNames().names.map((name) => joined(this.spec.path, name)));
     for (const [path, probe] of this.probes) {

@@ -14,7 +14,7 @@ import { joinElection } from '@zkrx/leader';
 import { acquire, acquireSemaphore, inspect, type Lease } from '@zkrx/lock';
 import { acquireRead, acquireWrite } from '@zkrx/rwlock';
 import { connectedClient, connectedClients, zooKeeper35 } from '@zkrx/test-support';
-import { expireSession, mntr, testZooKeeper, uniqueRoot } from '@zkrx/testing';
+import { expireSession, mntr, startZooKeeper, testZooKeeper, uniqueRoot } from '@zkrx/testing';
 import type { Page } from 'playwright-core';
 import type { Subscription } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -266,46 +266,75 @@ describe.skipIf(chromiumMissing !== undefined)(
       await page.close();
     });
 
-    it('watches what is on screen: one watch a row of the page, none for the tree under them', async () => {
-      const console = await openReadOnly();
-      const root = uniqueRoot('console');
-      const client = await connectedClient();
-      const folders = Array.from(
-        { length: 120 },
-        (_, index) => `${root}/app-${String(index).padStart(3, '0')}`,
-      );
-      await client.promises.mkdirp(root);
-      await Promise.all(folders.map((folder) => client.promises.create(folder)));
-      await Promise.all(
-        folders.flatMap((folder) =>
-          Array.from({ length: 5 }, (_, index) =>
-            client.promises.create(`${folder}/node-${index}`),
-          ),
-        ),
-      );
-      const { connectString } = await testZooKeeper();
-      // The server's watch count (`mntr`): this test is the server's only activity meanwhile.
+    it('watches what is on screen: one watch a row of the page, none for the tree under them, none once closed', async () => {
+      // A server of its own: its watch count (`mntr`) is this test's alone — on the file's
+      // server, the watches an earlier test's pages let go are removed while this one counts.
       // (`wchs`/`wchc` leave one-shot child watches out on 3.8.)
-      const watchCount = async () => Number((await mntr(connectString)).zk_watch_count);
-      const before = await watchCount();
-      const page = await open(console, `locks?path=${encodeURIComponent(root)}`);
-      await page.waitForFunction(() => document.querySelectorAll('ul.folders li').length === 50);
-      // The root's listing and one child watch per folder row: 51, not one per node (720).
-      await expect.poll(async () => (await watchCount()) - before).toBeGreaterThanOrEqual(51);
-      const onFirstPage = (await watchCount()) - before;
-      expect(onFirstPage).toBeLessThanOrEqual(52);
-      recordMeasurement(
-        'server watches added by a page of 50 folders over 720 nodes',
-        onFirstPage,
-        'watches',
-      );
-      await page.goto(new URL(`locks?path=${encodeURIComponent(root)}&page=2`, console.url).href);
-      await page.waitForFunction(() => document.querySelectorAll('ul.folders li').length === 20);
-      // The last page's 20 rows are watched; the first page's rows are let go (a one-shot watch
-      // stays on the server until it fires: at most the 50 of the page before).
-      await expect.poll(async () => (await watchCount()) - before).toBeGreaterThanOrEqual(21);
-      expect((await watchCount()) - before).toBeLessThanOrEqual(52 + 21);
-      await page.close();
+      const server = await startZooKeeper({ tmpfs: true });
+      const client = createClient({ connect: server.connectString });
+      const watcher = createClient({ connect: server.connectString });
+      let console: RunningConsole | undefined;
+      try {
+        await Promise.all([client.connected(), watcher.connected()]);
+        console = await startConsole({ client: watcher });
+        const root = uniqueRoot('console');
+        const folders = Array.from(
+          { length: 120 },
+          (_, index) => `${root}/app-${String(index).padStart(3, '0')}`,
+        );
+        await client.promises.mkdirp(root);
+        await Promise.all(folders.map((folder) => client.promises.create(folder)));
+        await Promise.all(
+          folders.flatMap((folder) =>
+            Array.from({ length: 5 }, (_, index) =>
+              client.promises.create(`${folder}/node-${index}`),
+            ),
+          ),
+        );
+        const watchCount = async () => Number((await mntr(server.connectString)).zk_watch_count);
+        const added = async () => (await watchCount()) - before;
+        const before = await watchCount();
+        const rows = (page: Page, count: number) =>
+          page.waitForFunction(
+            (count) => document.querySelectorAll('ul.folders li').length === count,
+            count,
+          );
+        const first = await open(console, `locks?path=${encodeURIComponent(root)}`);
+        await rows(first, 50);
+        // The root's listing and one child watch per folder row: 51, not one per node (720).
+        await expect.poll(added).toBe(51);
+        recordMeasurement(
+          'server watches added by a page of 50 folders over 720 nodes',
+          await added(),
+          'watches',
+        );
+        // The rows that leave the screen let their watches go: the last page's 20 rows stay.
+        await first.goto(
+          new URL(`locks?path=${encodeURIComponent(root)}&page=2`, console.url).href,
+        );
+        await rows(first, 20);
+        await expect.poll(added).toBe(21);
+        // A second page shares the root's listing: the first page's rows again, 50 more.
+        const second = await open(console, `locks?path=${encodeURIComponent(root)}`);
+        await rows(second, 50);
+        await expect.poll(added).toBe(71);
+        // The first page closes: its 20 rows' watches go, the listing the second one needs stays
+        // (a child made now shows there).
+        await first.close();
+        await expect.poll(added).toBe(51);
+        await client.promises.create(`${root}/app-120`);
+        await second.waitForFunction(() =>
+          document.querySelector('nav.pages')?.textContent?.includes('(121 children)'),
+        );
+        expect(await added()).toBe(51);
+        // The last page closes: the server has the watches it had before any.
+        await second.close();
+        await expect.poll(added).toBe(0);
+      } finally {
+        await console?.close();
+        await Promise.all([client.close(), watcher.close()]);
+        await server.close();
+      }
     });
 
     it("shows a semaphore's holders and a read-write lock's queue in the order each admits", async () => {

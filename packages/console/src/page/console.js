@@ -636,8 +636,18 @@ const fleetState = {
   meta: null,
   scroller: null,
   body: null,
+  /** The scroller's height (its style's, until a layout tells it). */
+  height: 420,
+  resized: null,
+  /** Each row's searchText, made when the filter first needs it. */
+  texts: new Map(),
   flashed: new Map(),
 };
+
+/** A row as sent: an item whose owner is not read yet comes as its name alone. */
+function rowOf(sent) {
+  return typeof sent === 'string' ? [sent, null, null, null, null, '', true] : sent;
+}
 
 function fleetRowElement(row) {
   const [item, member, sessionId, token, since, waiting, unread] = row;
@@ -670,14 +680,22 @@ function fleetRowElement(row) {
   );
 }
 
+/** What the filter searches in a row, lowercased once (a move's redraw filters 10,000 rows). */
+function searchText(row) {
+  return `${row[0]}\n${row[1] ?? ''}\n${row[2] ?? ''}\n${row[5]}`.toLowerCase();
+}
+
 function filteredNames() {
   const needle = fleetState.filter.toLowerCase();
   if (needle === '') return fleetState.names;
+  const texts = fleetState.texts;
   return fleetState.names.filter((name) => {
-    const row = fleetState.items.get(name);
-    return [row[0], row[1] ?? '', row[2] ?? '', row[5]].some((field) =>
-      String(field).toLowerCase().includes(needle),
-    );
+    let text = texts.get(name);
+    if (text === undefined) {
+      text = searchText(fleetState.items.get(name));
+      texts.set(name, text);
+    }
+    return text.includes(needle);
   });
 }
 
@@ -686,7 +704,7 @@ function drawWindow() {
   const scroller = fleetState.scroller;
   if (!scroller) return;
   const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - 5);
-  const count = Math.ceil(scroller.clientHeight / ROW_HEIGHT) + 10;
+  const count = Math.ceil(fleetState.height / ROW_HEIGHT) + 10;
   const rows = filtered
     .slice(first, first + count)
     .map((name) => fleetRowElement(fleetState.items.get(name)));
@@ -804,6 +822,15 @@ function drawFleetShell(message) {
   const body = el('div', { class: 'scroll-body' });
   scroller.append(body);
   scroller.addEventListener('scroll', () => requestAnimationFrame(drawWindow));
+  // Its height as laid out, told after each layout that changed it: a message's redraw reads no
+  // layout (reading clientHeight there would lay out the page before its first paint).
+  fleetState.resized?.disconnect();
+  fleetState.resized = new ResizeObserver(([entry]) => {
+    if (entry.contentRect.height === fleetState.height) return;
+    fleetState.height = entry.contentRect.height;
+    drawWindow();
+  });
+  fleetState.resized.observe(scroller);
   fleetState.scroller = partition ? scroller : null;
   fleetState.body = body;
   const recent = el('aside', { class: 'recent', id: 'fleet-recent' });
@@ -859,19 +886,27 @@ function drawFleet(message) {
     fleetState.meta.kind !== message.kind ||
     fleetState.meta.found !== message.found
   ) {
-    fleetState.items = new Map(message.items.map((row) => [row[0], row]));
+    fleetState.items = new Map();
+    fleetState.texts = new Map();
+    for (const sent of message.items) {
+      const row = rowOf(sent);
+      fleetState.items.set(row[0], row);
+    }
     fleetState.names = [...fleetState.items.keys()];
     drawFleetShell(message);
   } else {
     let added = false;
     const at = Date.now();
-    for (const row of message.items) {
+    for (const sent of message.items) {
+      const row = rowOf(sent);
       if (!fleetState.items.has(row[0])) added = true;
       fleetState.items.set(row[0], row);
+      fleetState.texts.delete(row[0]);
       fleetState.flashed.set(row[0], at);
     }
     for (const name of message.removed ?? []) {
       fleetState.items.delete(name);
+      fleetState.texts.delete(name);
       added = true;
     }
     if (added) fleetState.names = [...fleetState.items.keys()].sort();
@@ -1134,6 +1169,10 @@ function onMessage(message) {
   statusLine.className = `status ${state === 'connected' || state === 'reconnected' ? 'ok' : 'alarm'}`;
   if (message.type === 'locks') drawLocks(message);
   else if (message.type === 'fleet') {
+    // For the bench: the last fleet message's sending (server clock) and arrival (this one's).
+    document.body.dataset.fleetSentAt = String(message.serverNow);
+    document.body.dataset.fleetInAt = String(Date.now());
+    document.body.dataset.firstFleetSentAt ??= String(message.serverNow);
     drawFleet(message);
     drawFleetRecent(lastRecent);
   } else if (message.type === 'session') drawSession(message);

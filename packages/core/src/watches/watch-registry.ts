@@ -1,10 +1,12 @@
 /**
  * Watch streams: one ZooKeeper watch per path and kind shared by every subscriber, re-armed by
- * the read that observes each change, kept across reconnects and re-read after session expiry.
+ * the read that observes each change, kept across reconnects and re-read after session expiry,
+ * and removed from the server (`removeWatches`) when the last subscriber of its path leaves.
  */
 import { Observable, type Subscriber } from 'rxjs';
 import { errorFromRc, isTransientRc, Rc, ZkError, ZkErrorCode } from '../errors/errors';
 import type { NodeData, SessionHandle, WatchEventType } from '../transport/transport';
+import { WatcherType } from '../wire/codes';
 import type { Stat } from '../znode/stat';
 
 /** The kind of a watch stream (`watchData`, `watchExists`, `watchChildren`). */
@@ -35,6 +37,12 @@ interface Entry {
   reading: boolean;
   dead: boolean;
   cancelWait: (() => void) | undefined;
+  /**
+   * The one-shot watch this entry's last read left on the server, by ZooKeeper's WatcherType
+   * (`children`; `data` for a get, an exists, or a missing node's existence watch); undefined
+   * once its event consumed it, or before any.
+   */
+  armed: number | undefined;
 }
 
 // Which entry kinds a ZooKeeper event concerns: the server clears the matching registrations.
@@ -141,6 +149,7 @@ export class WatchRegistry {
           reading: false,
           dead: false,
           cancelWait: undefined,
+          armed: undefined,
         };
         this.entries.set(key, entry);
         this.read(entry, false);
@@ -148,7 +157,11 @@ export class WatchRegistry {
       const owned = entry;
       return () => {
         owned.subscribers.delete(sink);
-        if (owned.subscribers.size === 0) this.drop(owned);
+        if (owned.subscribers.size === 0) {
+          this.drop(owned);
+          // A read in flight removes what it arms when its reply comes (the entry is dead).
+          if (!owned.reading) this.unwatch(owned);
+        }
       };
     });
   }
@@ -158,6 +171,7 @@ export class WatchRegistry {
     for (const kind of kindsOfEvent[event]) {
       const entry = this.entries.get(`${kind}:${path}`);
       if (!entry) continue;
+      entry.armed = undefined;
       const absent = event === 'deleted';
       // A deletion is final news: tell subscribers now, re-arm only if someone still listens.
       if (absent) this.emit(entry, absentValue(kind));
@@ -168,6 +182,7 @@ export class WatchRegistry {
   /** A new session: every ZooKeeper watch is gone, so every stream reads again. */
   resync(): void {
     for (const entry of this.entries.values()) {
+      entry.armed = undefined;
       entry.cancelWait?.();
       entry.cancelWait = undefined;
       if (!entry.reading) this.read(entry, false);
@@ -183,6 +198,27 @@ export class WatchRegistry {
     entry.dead = true;
     entry.cancelWait?.();
     if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
+  }
+
+  /**
+   * The last subscriber left: the entry's one-shot watch is removed from the server (it would
+   * stay there until its node changed), unless another stream of the path may need it: a new
+   * stream of the same key (its read, sent before this removal, set the same watch), or, for a
+   * data watch, any stream of the path (one data watch serves `data`, `exists` and a missing
+   * node's `children` alike). ZooKeeper answers a session in order, so a read sent after the
+   * removal sets its watch again. Best effort: a
+   * removal that fails (no connection, a server older than 3.5, the native transport) leaves the
+   * watch to fire once, and the event finds no entry.
+   */
+  private unwatch(entry: Entry): void {
+    const type = entry.armed;
+    entry.armed = undefined;
+    if (type === undefined || this.host.isClosed()) return;
+    const kinds =
+      type === WatcherType.data ? (['data', 'exists', 'children'] as const) : [entry.kind];
+    if (kinds.some((kind) => this.entries.has(`${kind}:${entry.path}`))) return;
+    const handle = this.host.currentHandle();
+    handle?.call('removeWatches', { path: entry.path, type }, () => {});
   }
 
   private emit(entry: Entry, value: unknown): void {
@@ -232,6 +268,12 @@ export class WatchRegistry {
     if (knownAbsent) return this.armExistence(entry, handle);
     const reply = inWireOrder((rc: number, value: unknown, cause?: Error) => {
       entry.reading = false;
+      // What the read left on the server: a get or a listing only when the node is there, an
+      // exists either way. A read whose stream ended meanwhile removes it at once.
+      if (rc === Rc.ok || (rc === Rc.noNode && entry.kind === 'exists')) {
+        entry.armed = entry.kind === 'children' ? WatcherType.children : WatcherType.data;
+      }
+      if (entry.dead) return this.unwatch(entry);
       if (rc === Rc.ok && value) return this.emit(entry, value);
       if (rc === Rc.noNode) {
         return entry.kind === 'exists' ? this.emit(entry, null) : this.absent(entry, handle);
@@ -264,6 +306,8 @@ export class WatchRegistry {
       { path: entry.path, watch: true },
       inWireOrder((rc, stat) => {
         entry.reading = false;
+        if (rc === Rc.ok || rc === Rc.noNode) entry.armed = WatcherType.data;
+        if (entry.dead) return this.unwatch(entry);
         if (rc === Rc.ok && stat) {
           // Created meanwhile: read the real value (this also arms the proper watch).
           if (entry.kind === 'exists') return this.emit(entry, stat);

@@ -15,6 +15,7 @@ import {
   sleep,
   statesOf,
   testRoot,
+  transportName,
   waitFor,
   watchedPaths,
 } from '../../test/support';
@@ -106,8 +107,13 @@ describe('watchData', () => {
       expect(watchedGets()).toBe(3);
       expect(await watchedPaths(connectString, client.sessionId!)).toEqual([path]);
 
-      // The last subscriber leaves: the pending watch fires once more and is not re-armed.
+      // The last subscriber leaves: its watch is removed from the server, not left to fire (the
+      // native transport lacks removeWatches: there it fires once more, to no one).
       second.subscription.unsubscribe();
+      if (transportName !== 'native')
+        await waitFor(
+          async () => (await watchedPaths(connectString, client.sessionId!)).length === 0,
+        );
       await writer.promises.set(path, 'd');
       await sleep(200);
       expect(watchedGets()).toBe(3);
@@ -234,6 +240,59 @@ describe('watchChildren', () => {
     await waitFor(() => stream.values.at(-1)?.length === 0);
     expect(stream.error).toBeUndefined();
   });
+
+  it.skipIf(transportName === 'native')(
+    "removes its child watch from the server once the last of a path's subscribers leaves",
+    async () => {
+      const { connectString } = await testZooKeeper();
+      const client = await connectedClient();
+      const root = await testRoot();
+      const listed = `${root}/listed`;
+      const absent = `${root}/absent`;
+      await client.promises.create(listed);
+      // How each removeWatches the client sends is answered (0: the server had that watch).
+      const removals: Array<{ path: string; type: number; rc: number }> = [];
+      const call = sessionPrototype().call;
+      const calls = vi.spyOn(sessionPrototype(), 'call').mockImplementation(function (
+        this: unknown,
+        operation,
+        request,
+        reply,
+      ) {
+        const answer =
+          operation === 'removeWatches'
+            ? (rc: number, ...rest: unknown[]) => {
+                removals.push({ ...(request as { path: string; type: number }), rc });
+                (reply as (...args: unknown[]) => void)(rc, ...rest);
+              }
+            : reply;
+        return (call as (...args: unknown[]) => void).call(this, operation, request, answer);
+      } as typeof call);
+      try {
+        const first = record(client.watchChildren(listed));
+        const second = record(client.watchChildren(listed));
+        const missing = record(client.watchChildren(absent));
+        await waitFor(() => first.values.length === 1 && missing.values.length === 1);
+        first.subscription.unsubscribe();
+        // Shared: the path's other subscriber keeps the watch, and is told of the change.
+        await client.promises.create(`${listed}/a`);
+        await waitFor(() => second.values.at(-1)?.length === 1);
+        expect(removals).toEqual([]);
+        second.subscription.unsubscribe();
+        // A missing node's children wait on an existence watch (which wchc lists).
+        expect(await watchedPaths(connectString, client.sessionId!)).toEqual([absent]);
+        missing.subscription.unsubscribe();
+        await waitFor(() => removals.length === 2);
+        expect(removals).toEqual([
+          { path: listed, type: 1, rc: 0 },
+          { path: absent, type: 2, rc: 0 },
+        ]);
+        expect(await watchedPaths(connectString, client.sessionId!)).toEqual([]);
+      } finally {
+        calls.mockRestore();
+      }
+    },
+  );
 });
 
 describe('watchExists', () => {
