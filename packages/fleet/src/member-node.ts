@@ -24,6 +24,24 @@ const ignore = () => {};
  */
 const joinsOf = new WeakMap<ZkClient, Set<string>>();
 
+/**
+ * Removals of our member nodes under way, by client and path: a join of that path on that client
+ * waits for them first (it would adopt the node, one session's, that they are deleting).
+ */
+const removalsOf = new WeakMap<ZkClient, Map<string, Promise<void>>>();
+
+/** Tracks `work`, a removal of `node`, for `client.close()` and for the next join of `node`. */
+function trackRemoval(client: ZkClient, node: string, work: Promise<void>): void {
+  client.track(work);
+  const removals = removalsOf.get(client) ?? new Map<string, Promise<void>>();
+  removalsOf.set(client, removals);
+  const all = Promise.all([removals.get(node), work]).then(ignore);
+  removals.set(node, all);
+  void all.finally(() => {
+    if (removals.get(node) === all) removals.delete(node);
+  });
+}
+
 const lostConnection: readonly ZkErrorCode[] = [
   ZkErrorCode.ConnectionLoss,
   ZkErrorCode.OperationTimeout,
@@ -49,6 +67,11 @@ export class MemberNode {
   private writing = false;
   /** Our data changed while a write was in flight: write it again after. */
   private writeAgain = false;
+  /**
+   * A session on which a create of ours may have been applied without our hearing back (its
+   * reply lost with the connection), until we join: leaving then removes that session's node.
+   */
+  private uncertain: string | undefined;
   /** Every session this client had while we were a member: their nodes are ours, going. */
   private readonly ownSessions = new Set<string>();
   private readonly subscriptions: Subscription[] = [];
@@ -123,6 +146,10 @@ export class MemberNode {
     const joined = this.joined;
     this.joined = undefined;
     if (joined) removeMemberNode(this.client, joined);
+    // Left before the join retried a create whose reply was lost (its connection gone): the
+    // node it may have made is ours while that session lives, and nothing else would remove it.
+    else if (this.uncertain) removeNodeOfSession(this.client, this.node, this.uncertain);
+    this.uncertain = undefined;
   }
 
   private onNodeValue(value: NodeData | null): void {
@@ -199,6 +226,7 @@ export class MemberNode {
     if (this.joining || this.stopped) return;
     this.joining = true;
     try {
+      await removalsOf.get(this.client)?.get(this.node);
       for (;;) {
         if (this.stopped || this.client.isClosed) return;
         try {
@@ -224,8 +252,9 @@ export class MemberNode {
           } catch (error) {
             // Left while the create was in flight and its reply was lost: it may have been
             // applied. Our session's node, if there is one, is removed.
-            if (this.stopped && isZkError(error, ZkErrorCode.ConnectionLoss)) {
-              removeNodeOfSession(this.client, this.node, session);
+            if (isZkError(error, ...lostConnection)) {
+              if (this.stopped) removeNodeOfSession(this.client, this.node, session);
+              else this.uncertain = session;
             }
             throw error;
           }
@@ -285,6 +314,7 @@ export class MemberNode {
   }
 
   private adopt(joined: Joined): void {
+    this.uncertain = undefined;
     this.joined = joined;
     this.knownVersion = 0;
     this.events.joined(joined);
@@ -395,7 +425,7 @@ export function removeMemberNode(client: ZkClient, joined: Joined): void {
       await client.connected().catch(ignore);
     }
   })();
-  client.track(work);
+  trackRemoval(client, joined.node, work);
 }
 
 /**
@@ -419,5 +449,5 @@ function removeNodeOfSession(client: ZkClient, node: string, sessionId: string):
       }
     }
   })();
-  client.track(work);
+  trackRemoval(client, node, work);
 }

@@ -201,6 +201,26 @@ describe('members', () => {
     expect(one.state.error).toBeUndefined();
   });
 
+  it('leaves nothing behind when unsubscribed after its create was lost, before it reconnects', async () => {
+    // The soak's fleet run at seed 20261125: a member's create applied as the quorum went, its
+    // reply lost with the connection; the member left while the servers were down; its session
+    // came back, and its node stayed a member's (with no member behind it) for 16 s.
+    const { a, proxy, observer, path, one } = await joinedWithReplyHeld();
+    const session = a.sessionId;
+    proxy.refuse();
+    proxy.cut();
+    // The create has failed (ConnectionLoss): the join waits for a connection to try again.
+    await vi.waitUntil(() => a.state !== 'connected' && a.state !== 'reconnected');
+    one.subscription.unsubscribe();
+    proxy.holdReplies(false);
+    proxy.refuse(false);
+    await a.connected();
+    expect(a.sessionId).toBe(session);
+    // The same session comes back: the node its lost create made is removed.
+    await vi.waitUntil(async () => (await childrenOf(observer, path)).length === 0);
+    expect(one.state.error).toBeUndefined();
+  });
+
   it('refuses an id another live member has: DuplicateMemberError, the other undisturbed', async () => {
     const [a, b] = (await connectedClients(2)) as [ZkClient, ZkClient];
     const path = `${uniqueRoot('fleet')}/workers`;
