@@ -36,11 +36,12 @@ timed() { # timed "what" command...: runs it, says how long it took, and returns
 }
 
 # What runs beside the suite (`test.sh --beside`, from below): typecheck and the package checks,
-# pack-install, then the native transport and test:lines on the other lines — one step after
-# another, so one stream beside the suite at any moment (the suite's tests wait on servers more
-# than they compute; pack-install already ran beside them). Every step runs, whatever failed
+# the tests of the beside packages, pack-install, then the native transport and test:lines on
+# the other lines — one step after another, so one stream beside the suite at any moment (the
+# suite's tests wait on servers more than they compute; pack-install already ran beside them,
+# and the two lines' tests beside each other). Every step runs, whatever failed
 # before it; the steps fail if one did. `--only`: bootstrap built everything, and a build
-# replayed from turbo's cache would rewrite the dist/ the suite's CLI, bench and soak tests run.
+# replayed from turbo's cache would rewrite the dist/ that the CLI, bench and soak tests run.
 line_steps() { # line_steps VERSION: what runs on that line
   local line=$1
   echo "test.sh: on Node $line"
@@ -50,11 +51,20 @@ line_steps() { # line_steps VERSION: what runs on that line
   fi
   timed "test:lines on Node $line" pnpm exec turbo run test:lines --concurrency=1 --output-logs=full
 }
+# The packages whose tests run beside the suite rather than in it: the examples, the adapters,
+# the README examples and the built CLI and bench — small suites of what is built on the recipes
+# (the suite keeps the protocol, the recipes, testing, interop and the soak), which like every
+# test here wait for events, never for a time. They shorten the suite by as much as they
+# lengthen the steps beside it, which had the time.
+beside_packages=(@zkrx/bench @zkrx/cli @zkrx/docs @zkrx/express @zkrx/nestjs
+  @zkrx/example-express-app @zkrx/example-nestjs-app @zkrx/example-worker-fleet)
 beside_steps() {
   local status=0 began=$SECONDS
   timed "typecheck and package checks" \
     pnpm exec turbo run typecheck check:package --only --concurrency=1 --output-logs=errors-only ||
     status=1
+  timed "tests of ${beside_packages[*]} on Node $suite" pnpm exec turbo run test --concurrency=1 \
+    --output-logs=full "${beside_packages[@]/#/--filter=}" || status=1
   # Each published package from its tarball, alone, as users install it (RELEASING.md), on every
   # runtime (it waits on npm and servers more than it computes).
   timed pack-install node scripts/pack-install/main.mjs || status=1
@@ -82,7 +92,8 @@ echo "test.sh: typecheck, package checks, pack-install and the other Node lines 
 
 # One package at a time: integration tests time failovers on 2 cores.
 suite_status=0
-timed "tests on Node $suite" pnpm exec turbo run test --concurrency=1 --output-logs=full || suite_status=1
+timed "tests on Node $suite" pnpm exec turbo run test --concurrency=1 --output-logs=full \
+  "${beside_packages[@]/#/--filter=!}" || suite_status=1
 
 beside_status=0
 wait "$beside_pid" || beside_status=$?
