@@ -161,7 +161,8 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-function integer(name: string, value: string | undefined, min: number): number | undefined {
+/** `--name`'s value as an integer >= `min` (undefined when absent); UsageError otherwise. */
+export function integer(name: string, value: string | undefined, min: number): number | undefined {
   if (value === undefined) return undefined;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < min) {

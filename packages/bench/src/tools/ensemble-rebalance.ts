@@ -23,24 +23,30 @@
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import { createClient, type ZkClient } from '@zkrx/core';
 import { startJavaFollowers } from '@zkrx/interop';
 import { acquire, type Lease } from '@zkrx/lock';
 import { type Ensemble, startEnsemble } from '@zkrx/testing';
+import { toolArgs } from './tool-args';
 
-const { values: args } = parseArgs({
-  options: {
-    clients: { type: 'string', default: '60' },
-    java: { type: 'string', default: '60' },
-    'session-timeout-ms': { type: 'string', default: '10000' },
-    rounds: { type: 'string', default: '1' },
-    host: { type: 'string', default: '127.0.0.1' },
+const args = toolArgs(
+  `usage: node packages/bench/dist/tools/ensemble-rebalance.js [--clients 60] [--java 60]
+  [--session-timeout-ms 10000] [--rounds 1] [--host 127.0.0.1]
+
+zkrx clients holding locks beside Apache's Java client on an ensemble grown from 3 servers to 5,
+then moved to 3 others: clients per server, moves, suspensions, leases ended at each step.`,
+  {
+    clients: '60',
+    java: '60',
+    'session-timeout-ms': '10000',
+    rounds: '1',
+    host: '127.0.0.1',
   },
-});
-const clientCount = Number(args.clients);
-const javaCount = Number(args.java);
-const sessionTimeoutMs = Number(args['session-timeout-ms']);
+);
+const clientCount = args.count('clients', 1);
+const javaCount = args.count('java', 0);
+const sessionTimeoutMs = args.count('session-timeout-ms', 1);
+const rounds = args.count('rounds', 1);
 
 interface Tracked {
   readonly client: ZkClient;
@@ -67,7 +73,7 @@ async function sessionsPerServer(ensemble: Ensemble): Promise<Map<number, Set<st
 }
 
 async function round(index: number): Promise<void> {
-  const host = args.host!;
+  const host = args.text('host');
   const ensemble = await startEnsemble({ size: 3, reconfig: true, tmpfs: true, host });
   const tracked: Tracked[] = [];
   let java: Awaited<ReturnType<typeof startJavaFollowers>> | undefined;
@@ -211,4 +217,4 @@ async function round(index: number): Promise<void> {
   }
 }
 
-for (let index = 1; index <= Number(args.rounds); index++) await round(index);
+for (let index = 1; index <= rounds; index++) await round(index);

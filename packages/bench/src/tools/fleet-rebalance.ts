@@ -25,23 +25,29 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { createClient, type ZkClient } from '@zkrx/core';
 import { type Assignment, partition } from '@zkrx/fleet';
 import { startZooKeeper } from '@zkrx/testing';
 import type { Subscription } from 'rxjs';
 import { percentile, round } from '../stats';
+import { toolArgs } from './tool-args';
 
-const { values: args } = parseArgs({
-  options: {
-    connect: { type: 'string' },
-    items: { type: 'string', default: '12,120' },
-    rounds: { type: 'string', default: '5' },
-    impl: { type: 'string', default: 'zkrx,kazoo' },
-    'time-boundary': { type: 'string', default: '1' },
-    python: { type: 'string', default: '/usr/bin/python3' },
+const args = toolArgs(
+  `usage: node packages/bench/dist/tools/fleet-rebalance.js [--connect H:P] [--items 12,120]
+  [--rounds 5] [--impl zkrx,kazoo] [--time-boundary 1] [--python /usr/bin/python3]
+
+What a membership change (3 -> 4 members, 4 -> 3) costs @zkrx/fleet's partition against kazoo's
+SetPartitioner: time to converge, items moved. Without --connect it starts its own ZooKeeper.`,
+  {
+    connect: '',
+    items: '12,120',
+    rounds: '5',
+    impl: 'zkrx,kazoo',
+    'time-boundary': '1',
+    python: '/usr/bin/python3',
   },
-});
+);
+const timeBoundary = String(args.seconds('time-boundary'));
 
 interface Line {
   impl: 'zkrx' | 'kazoo';
@@ -194,11 +200,9 @@ function kazooRound(connect: string, count: number, roundNumber: number): Promis
   const script = fileURLToPath(new URL('../../python/set_partitioner.py', import.meta.url));
   const load1 = round(loadavg()[0] as number, 2);
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      args.python as string,
-      [script, connect, String(count), '1', args['time-boundary'] as string],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const child = spawn(args.text('python'), [script, connect, String(count), '1', timeBoundary], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
@@ -216,14 +220,14 @@ function kazooRound(connect: string, count: number, roundNumber: number): Promis
   });
 }
 
-const server = args.connect ? undefined : await startZooKeeper();
-const connect = args.connect ?? (server?.connectString as string);
-const counts = (args.items as string).split(',').map(Number);
-const impls = (args.impl as string).split(',') as ('zkrx' | 'kazoo')[];
-const rounds = Number(args.rounds);
+const counts = args.counts('items', 1);
+const impls = args.list('impl', ['zkrx', 'kazoo'] as const);
+const rounds = args.count('rounds', 1);
+const server = args.text('connect') ? undefined : await startZooKeeper();
+const connect = args.text('connect') || (server?.connectString as string);
 const lines: Line[] = [];
 console.error(
-  `fleet-rebalance: ${connect}, items ${counts.join(', ')}, ${rounds} rounds, ${impls.join(' vs ')}, kazoo time_boundary ${args['time-boundary']} s`,
+  `fleet-rebalance: ${connect}, items ${counts.join(', ')}, ${rounds} rounds, ${impls.join(' vs ')}, kazoo time_boundary ${timeBoundary} s`,
 );
 try {
   for (let roundNumber = 1; roundNumber <= rounds; roundNumber++) {
