@@ -88,7 +88,7 @@ beside_log=${ZKRX_BESIDE_LOG:-$PWD/.beside.log}
 setsid ./scripts/test.sh --beside >"$beside_log" 2>&1 </dev/null &
 beside_pid=$!
 trap 'kill -- "-$beside_pid" 2>/dev/null || true' EXIT
-echo "test.sh: typecheck, package checks, pack-install and the other Node lines run beside the tests (pid $beside_pid, log $beside_log)"
+echo "test.sh: typecheck, package checks, the tests of ${beside_packages[*]}, pack-install and the other Node lines run beside the suite, one after another (pid $beside_pid, log $beside_log)"
 
 # One package at a time: integration tests time failovers on 2 cores.
 suite_status=0
