@@ -35,13 +35,14 @@ timed() { # timed "what" command...: runs it, says how long it took, and returns
   return "$status"
 }
 
-# What runs beside the suite (`test.sh --beside`, from below): typecheck and the package checks,
-# the tests of the beside packages, pack-install, then the native transport and test:lines on
-# the other lines — one step after another, so one stream beside the suite at any moment (the
-# suite's tests wait on servers more than they compute; pack-install already ran beside them,
-# and the two lines' tests beside each other). Every step runs, whatever failed
-# before it; the steps fail if one did. `--only`: bootstrap built everything, and a build
-# replayed from turbo's cache would rewrite the dist/ that the CLI, bench and soak tests run.
+# What runs beside the suite (`test.sh --beside`, from below): typecheck and the package checks
+# with pack-install, then the tests of the beside packages, then the native transport and
+# test:lines on the other lines — one step after another, so one stream of tests beside the
+# suite at any moment (the suite's tests wait on servers more than they compute; pack-install
+# already ran beside them, and the two lines' tests beside each other). Every step runs,
+# whatever failed before it; the steps fail if one did. `--only`: bootstrap built everything, and
+# a build replayed from turbo's cache would rewrite the dist/ that the CLI, bench, soak and
+# pack-install run.
 line_steps() { # line_steps VERSION: what runs on that line
   local line=$1
   echo "test.sh: on Node $line"
@@ -59,15 +60,20 @@ line_steps() { # line_steps VERSION: what runs on that line
 beside_packages=(@zkrx/bench @zkrx/cli @zkrx/docs @zkrx/express @zkrx/nestjs
   @zkrx/example-express-app @zkrx/example-nestjs-app @zkrx/example-worker-fleet)
 beside_steps() {
-  local status=0 began=$SECONDS
+  local status=0 began=$SECONDS pack_pid
+  # Each published package from its tarball, alone, as users install it (RELEASING.md), on every
+  # runtime: it waits on npm and servers more than it computes, so beside typecheck (which
+  # computes and tests nothing), its output in a log of its own, printed once it ends.
+  local pack_log=$PWD/.pack-install.log
+  timed pack-install node scripts/pack-install/main.mjs >"$pack_log" 2>&1 </dev/null &
+  pack_pid=$!
   timed "typecheck and package checks" \
     pnpm exec turbo run typecheck check:package --only --concurrency=1 --output-logs=errors-only ||
     status=1
+  wait "$pack_pid" || status=1
+  cat "$pack_log"
   timed "tests of ${beside_packages[*]} on Node $suite" pnpm exec turbo run test --concurrency=1 \
     --output-logs=full "${beside_packages[@]/#/--filter=}" || status=1
-  # Each published package from its tarball, alone, as users install it (RELEASING.md), on every
-  # runtime (it waits on npm and servers more than it computes).
-  timed pack-install node scripts/pack-install/main.mjs || status=1
   # The native transport where the stock binding builds (build-binding.sh built it for this
   # line), then what changed between the lines under zkrx (async context, address selection,
   # timers and signals, socket reads) on the other lines: each line in a process of its own.
