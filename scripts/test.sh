@@ -96,9 +96,10 @@ beside_pid=$!
 trap 'kill -- "-$beside_pid" 2>/dev/null || true' EXIT
 echo "test.sh: typecheck, package checks, the tests of ${beside_packages[*]}, pack-install and the other Node lines run beside the suite, one after another (pid $beside_pid, log $beside_log)"
 
-# One package at a time: integration tests time failovers on 2 cores.
+# One package at a time: integration tests time failovers on 2 cores. Every package runs, whatever
+# failed before it (the steps beside the suite take as long anyway): one failure hides no other.
 suite_status=0
-timed "tests on Node $suite" pnpm exec turbo run test --concurrency=1 --output-logs=full \
+timed "tests on Node $suite" pnpm exec turbo run test --concurrency=1 --continue=always --output-logs=full \
   "${beside_packages[@]/#/--filter=!}" || suite_status=1
 
 beside_status=0
