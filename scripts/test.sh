@@ -99,8 +99,8 @@ echo "test.sh: typecheck, package checks, the tests of ${beside_packages[*]}, pa
 # One package at a time: integration tests time failovers on 2 cores. Every package runs, whatever
 # failed before it (the steps beside the suite take as long anyway): one failure hides no other.
 suite_status=0
-timed "tests on Node $suite" pnpm exec turbo run test --concurrency=1 --continue=always --output-logs=full \
-  "${beside_packages[@]/#/--filter=!}" || suite_status=1
+timed "tests on Node $suite" pnpm exec turbo run test --concurrency=1 --continue=always \
+  --output-logs=full "${beside_packages[@]/#/--filter=!}" || suite_status=1
 
 beside_status=0
 wait "$beside_pid" || beside_status=$?
