@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createClient, type ZkClient } from '@zkrx/core';
 import { type Assignment, partition } from '@zkrx/fleet';
@@ -89,6 +90,12 @@ export class FleetHost {
   private readonly items: readonly string[];
   private readonly next: readonly string[];
 
+  /** `ZKRX_FLEET_DIAG=1`: what the process goes through, on stderr every 5 s. */
+  private diagTimer: ReturnType<typeof setInterval> | undefined;
+  /** Session state changes of this process's members, by the state entered. */
+  private readonly entered = new Map<string, number>();
+  private owned = 0;
+
   constructor(
     private readonly settings: FleetHostSettings,
     private readonly report: (event: FleetEvent) => void,
@@ -96,6 +103,39 @@ export class FleetHost {
     // One array each, shared by the members of this process (checked once, as a service would).
     this.items = fleetItems(settings.items);
     this.next = settings.replaced ? nextFleetItems(settings.items, settings.replaced) : this.items;
+    if (process.env.ZKRX_FLEET_DIAG) this.startDiagnostics();
+  }
+
+  /**
+   * One line every 5 s: event-loop delay (max, p99), event-loop use, heap, the members' session
+   * states now and the changes since the last line, items owned.
+   */
+  private startDiagnostics(): void {
+    const delay = monitorEventLoopDelay({ resolution: 20 });
+    delay.enable();
+    let elu = performance.eventLoopUtilization();
+    const started = performance.now();
+    this.diagTimer = setInterval(() => {
+      const now = performance.eventLoopUtilization(elu);
+      elu = performance.eventLoopUtilization();
+      const states = new Map<string, number>();
+      for (const member of this.members.values()) {
+        states.set(member.client.state, (states.get(member.client.state) ?? 0) + 1);
+      }
+      const list = (map: Map<string, number>) =>
+        [...map].map(([key, count]) => `${key}=${count}`).join(' ');
+      process.stderr.write(
+        `[diag ${process.pid} ${Math.round((performance.now() - started) / 1000)}s] ` +
+          `lag max ${Math.round(delay.max / 1e6)} p99 ${Math.round(delay.percentile(99) / 1e6)} ms, ` +
+          `elu ${now.utilization.toFixed(2)}, heap ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB, ` +
+          `owned ${this.owned}; states ${list(states)}; entered ${list(this.entered)}\n`,
+      );
+      delay.reset();
+      this.entered.clear();
+    }, 5_000);
+    this.diagTimer.unref();
+    const profileSeconds = Number(process.env.ZKRX_FLEET_PROF_S ?? 0);
+    if (profileSeconds > 0) void profileFor(profileSeconds);
   }
 
   /** Runs one command; resolves what it answers (the CPU time for `cpu`). */
@@ -144,6 +184,11 @@ export class FleetHost {
       sessionTimeoutMs: this.settings.sessionTimeoutMs,
     });
     this.members.set(id, { client, subscription: undefined, proxy });
+    if (this.diagTimer) {
+      client.session$.subscribe((event) => {
+        this.entered.set(event.state, (this.entered.get(event.state) ?? 0) + 1);
+      });
+    }
     await client.connected(60_000);
   }
 
@@ -159,6 +204,7 @@ export class FleetHost {
       id,
     }).subscribe({
       next: (assignment: Assignment) => {
+        this.owned += assignment.added.length - assignment.removed.length;
         this.report({
           type: 'assignment',
           id,
@@ -176,6 +222,7 @@ export class FleetHost {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.diagTimer);
     for (const member of this.members.values()) member.subscription?.unsubscribe();
     await Promise.all(
       [...this.members.values()].map(async (member) => {
@@ -185,6 +232,20 @@ export class FleetHost {
     );
     this.members.clear();
   }
+}
+
+/** `ZKRX_FLEET_PROF_S`: a CPU profile of this process's first seconds, in the working directory. */
+async function profileFor(seconds: number): Promise<void> {
+  const { Session } = await import('node:inspector/promises');
+  const { writeFileSync } = await import('node:fs');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000).unref());
+  const { profile } = await session.post('Profiler.stop');
+  writeFileSync(`fleet-${process.pid}.cpuprofile`, JSON.stringify(profile));
+  session.disconnect();
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 import type { Subscription } from 'rxjs';
 import { assign } from './assign';
 import { type AssignmentNode, decodeAssignmentNode, encodeAssignmentNode } from './assignment-node';
+import { BurstClock } from './burst-clock';
 import { PartitionProblemError, type PartitionTask } from './errors';
 import { compareNames, type ItemSet } from './item-set';
 import { keepWatching } from './kept-watch';
@@ -42,21 +43,6 @@ interface NodeState {
   learned: boolean;
 }
 
-/**
- * Membership changes closer than this to each other are a burst (a fleet starting, a deploy; a
- * new item set stated, which every member states within moments): the assignment is written
- * once the burst is this quiet...
- */
-const BURST_QUIET_MS = 150;
-/** ... or this long after it began, whichever is first. */
-const BURST_LONGEST_MS = 3_000;
-/**
- * A fleet's first assignment (none written yet: a fleet starting, its members joining one after
- * another over seconds) waits for the joins to calm as long as this at most: items taken by the
- * first few would move again to each that comes after.
- */
-const FIRST_LONGEST_MS = 10_000;
-
 const ignore = () => {};
 
 /**
@@ -82,9 +68,7 @@ export class CoordinatorTerm {
   private stopped = false;
   /** Nothing written yet by any coordinator: the first write waits for the joins to calm. */
   private fresh = true;
-  private lastChange = 0;
-  private burstStart = 0;
-  private inBurst = false;
+  private readonly bursts = new BurstClock();
   private wait: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -183,11 +167,7 @@ export class CoordinatorTerm {
       const was = before?.get(id)?.record.set?.digest;
       if (was !== undefined && was !== member.record.set?.digest) newSet = true;
     }
-    const wasQuiet = now - this.lastChange >= BURST_QUIET_MS;
-    if (wasQuiet) this.burstStart = now;
-    this.inBurst =
-      newSet || !wasQuiet || (this.inBurst && now - this.burstStart < BURST_LONGEST_MS);
-    this.lastChange = now;
+    this.bursts.changed(now, newSet);
     this.schedule();
   }
 
@@ -252,21 +232,12 @@ export class CoordinatorTerm {
     setImmediate(() => void this.writeAll());
   }
 
-  /** How long to wait for the joins to calm before writing (0: write now). */
-  private calmIn(): number {
-    const now = Date.now();
-    if (!this.fresh && !this.inBurst) return 0;
-    const quiet = this.lastChange + BURST_QUIET_MS - now;
-    const longest = this.burstStart + (this.fresh ? FIRST_LONGEST_MS : BURST_LONGEST_MS) - now;
-    return Math.max(0, Math.min(quiet, longest));
-  }
-
   private async writeAll(): Promise<void> {
     try {
       do {
         this.dirty = false;
         if (this.stopped) return;
-        const calm = this.calmIn();
+        const calm = this.bursts.waitMs(Date.now(), this.fresh);
         if (calm > 0) {
           await new Promise<void>((resolve) => {
             this.wait = setTimeout(resolve, calm);
@@ -342,7 +313,7 @@ export class CoordinatorTerm {
     }
     this.targets = targets;
     this.fresh = false;
-    this.inBurst = false;
+    this.bursts.ended();
     await Promise.all(writes);
   }
 

@@ -25,6 +25,7 @@ import type { MemberProblem } from './member-record';
 import { itemPath, type ResolvedPartition } from './options';
 import { type OwnedItem, OwnedItemHandle } from './owned-item';
 import { type PoisonedItem, PoisonReports, samePoison } from './poison';
+import { MAX_WINDOW, TakeWindow } from './take-window';
 
 /** What a member owns, emitted whenever that, or its poison items, change. */
 export interface Assignment {
@@ -57,10 +58,12 @@ const noPoison: ReadonlyMap<string, PoisonedItem> = new Map();
  * watch) stays bounded when a share is large (10,000 items for a member of few), and one turn
  * of the event loop never starts thousands of acquisitions. The price: while all of them wait on
  * locks someone else holds (a member giving them up after its runs, for `releaseTimeoutMs` at
- * most; a session that ended, until it expires), the rest of the share waits too. Liveness only:
- * an item is still owned only under its lock.
+ * most; a session that ended, until it expires), the rest of the share waits too. Of these, at
+ * most the take window's (take-window.ts) are on their way into their queues (not queued yet:
+ * their requests are in the server's queues) — what keeps a thousand members starting at once
+ * from burying the server. Liveness only: an item is still owned only under its lock.
  */
-const TAKING_AT_ONCE = 128;
+const TAKING_AT_ONCE = MAX_WINDOW;
 
 /** Runs callbacks in the async context of the subscription (not of the lock that woke us). */
 function contextOfNow(): <T>(fn: () => T) => T {
@@ -130,6 +133,10 @@ export class PartitionEngine {
   private readonly slots = new Map<string, Slot>();
   /** The items queued for and not held yet (at most TAKING_AT_ONCE). */
   private readonly waiting = new Set<string>();
+  /** Of those, the ones whose node is not in their queue yet, and when each was started. */
+  private readonly unqueued = new Map<string, number>();
+  /** How many may be unqueued at once: opens while the server answers fast, halves when slow. */
+  private readonly window: TakeWindow;
   /**
    * The rest of the target still to look at for queueing (undefined: all looked at). Each step
    * starts it again from the target's first item; a held lock goes on from where it stopped, so
@@ -163,6 +170,7 @@ export class PartitionEngine {
   ) {
     this.client = resolved.client;
     this.path = resolved.path;
+    this.window = new TakeWindow(this.client.sessionTimeoutMs / 10);
     this.poisonedHere = new PoisonReports(this.client, this.path, resolved.id, {
       changed: () => {
         this.updatePoisoned();
@@ -348,12 +356,16 @@ export class PartitionEngine {
     if (this.emitted === undefined || this.emittedPoison !== this.poisoned) this.flush();
   }
 
-  /** Queues for the next items of the target, up to TAKING_AT_ONCE waiting. */
+  /** Queues for the next items of the target, up to TAKING_AT_ONCE waiting, the window's unqueued. */
   private fill(): void {
     const set = this.set;
     const toTake = this.toTake;
     if (!set || !toTake) return;
-    while (this.waiting.size < TAKING_AT_ONCE && !this.finished) {
+    while (
+      this.waiting.size < TAKING_AT_ONCE &&
+      this.unqueued.size < this.window.limit &&
+      !this.finished
+    ) {
       const next = toTake.next();
       if (next.done) {
         this.toTake = undefined;
@@ -379,11 +391,13 @@ export class PartitionEngine {
     const slot: Slot = { item, state: 'waiting', subscription: undefined, owned: undefined };
     this.slots.set(item, slot);
     this.waiting.add(item);
+    this.unqueued.set(item, performance.now());
     // Not re-entrant: every slot makes its own node, whatever async context it was started in.
     slot.subscription = mutex(this.client, itemPath(this.path, item), {
       data: this.id,
       onSuspended: this.resolved.onSuspended,
       reentrant: false,
+      onQueued: () => this.onQueued(slot),
     }).subscribe({
       next: (lease) => this.onHeld(slot, lease),
       error: (error: unknown) => this.onSlotError(slot, error),
@@ -392,9 +406,20 @@ export class PartitionEngine {
     });
   }
 
+  /** The slot's node is in its queue: how long that took says how busy the server is. */
+  private onQueued(slot: Slot): void {
+    if (this.finished || this.slots.get(slot.item) !== slot) return;
+    const startedAt = this.unqueued.get(slot.item);
+    if (startedAt === undefined) return;
+    this.unqueued.delete(slot.item);
+    this.window.answered(startedAt, performance.now());
+    this.scheduleFill();
+  }
+
   /** IN ONLY WHILE HELD: the lock's `next` is the one place an item enters `owned`. */
   private onHeld(slot: Slot, lease: Lease): void {
     if (this.finished || this.slots.get(slot.item) !== slot || slot.state !== 'waiting') return;
+    this.unqueued.delete(slot.item);
     slot.state = 'held';
     slot.owned = new OwnedItemHandle(slot.item, itemPath(this.path, slot.item), lease);
     this.owned.set(slot.item, slot.owned);
@@ -408,12 +433,14 @@ export class PartitionEngine {
     if (this.finished || this.slots.get(slot.item) !== slot) return;
     this.slots.delete(slot.item);
     if (this.waiting.delete(slot.item)) this.scheduleReconcile();
+    if (this.unqueued.delete(slot.item)) this.scheduleFill();
     const owned = slot.owned;
     if (!LockLostError.isInstance(error)) {
       if (isZkError(error, ZkErrorCode.ClientClosed)) return this.end('closed');
       // No connection for longer than the client waits for one (a waiting slot's ConnectTimeout,
       // say): not the partition's failure. Queue again once connected (or once that wait ends).
       if (isZkError(error) && (error.isRetryable || transientCodes.includes(error.code))) {
+        this.window.congested(performance.now());
         const retry = () => this.scheduleReconcile();
         this.client.connected().then(retry, retry);
         return;
@@ -448,6 +475,7 @@ export class PartitionEngine {
     for (const slot of slots) {
       this.slots.delete(slot.item);
       this.waiting.delete(slot.item);
+      this.unqueued.delete(slot.item);
       const owned = slot.owned;
       if (!owned) {
         slot.subscription?.unsubscribe();

@@ -53,7 +53,12 @@ export type FaultKind =
   | 'quorum-loss'
   | 'reconfig'
   | 'idle-gap'
-  | 'stall';
+  | 'stall'
+  /**
+   * `boot-fleet`: every server down from before the fleet's first joins until they are all up
+   * again (a whole stack starting at once). Not planned by the nemesis: the run does it.
+   */
+  | 'boot';
 
 export const FAULT_KINDS: readonly FaultKind[] = [
   'expire',
@@ -66,4 +71,5 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'reconfig',
   'idle-gap',
   'stall',
+  'boot',
 ];

@@ -159,6 +159,9 @@ function durationOf(
       return reapWaitMs;
     case 'stall':
       return session * random.between(0.4, 2);
+    case 'boot':
+      // The run's own (boot-fleet), never planned.
+      return 0;
   }
 }
 

@@ -2,7 +2,7 @@
  * The command line of `pnpm soak`: modes, seed, fleet size and timings, with the defaults of
  * the bounded default run (>= 10,000 acquisitions in <= 10 minutes on 2 cores).
  */
-import { CONTROL_MODES, DEFAULT_MODES, type SoakMode } from './run';
+import { CONTROL_MODES, DEFAULT_MODES, EXTRA_MODES, type SoakMode } from './run';
 
 export interface SoakOptions {
   readonly modes: readonly SoakMode[];
@@ -41,8 +41,10 @@ Worker processes take locks on a real 3-server ZooKeeper ensemble behind fault p
 seeded nemesis injects faults; a checker judges the history against ZooKeeper's transaction log.
 One summary line per mode on stdout, progress on stderr; exit 1 on any violation.
 
-  --modes a,b,...        ${[...DEFAULT_MODES, ...CONTROL_MODES].join(', ')} (default: ${DEFAULT_MODES.join(',')};
-                         broken, deaf, broken-fleet and slow-fleet are positive controls: they must fail)
+  --modes a,b,...        ${[...DEFAULT_MODES, ...EXTRA_MODES, ...CONTROL_MODES].join(', ')} (default: ${DEFAULT_MODES.join(',')};
+                         deploy-fleet (a rolling deploy that changes the set) and boot-fleet (the
+                         fleet joins with every server down) run when named; broken, deaf,
+                         broken-fleet, slow-fleet and stale-fleet are positive controls: they must fail)
   --seed N               replay a run's fault plan (printed at start)
   --workers N            worker processes (default 8)
   --fleet-workers N      the fleet modes' members, one worker process each (default 20)
@@ -57,7 +59,7 @@ One summary line per mode on stdout, progress on stderr; exit 1 on any violation
   --verbose              every fault and every violation on stderr
 `;
 
-const ALL_MODES: readonly SoakMode[] = [...DEFAULT_MODES, ...CONTROL_MODES];
+const ALL_MODES: readonly SoakMode[] = [...DEFAULT_MODES, ...EXTRA_MODES, ...CONTROL_MODES];
 
 /**
  * Parses `pnpm soak`'s arguments.

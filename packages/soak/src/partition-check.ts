@@ -9,8 +9,9 @@
  *   fault (from its start to its heal), no join or leave asked by the coordinator, no member node
  *   created or deleted in the log, no item-set change, no lost item (a loss is the worker's own
  *   evidence of a fault: a busy machine can suspend a connection). At its end (1 ms before the
- *   next disturbance) the live members' assignments must split the item set ⌊n/m⌋ or ⌈n/m⌉ each,
- *   cover it, and nothing else may be owned (`balance`).
+ *   next disturbance) the live members' assignments must split the item set ⌊n/m⌋ or ⌈n/m⌉ each
+ *   and cover it (`balance`), and no member may own an item it was not told to list
+ *   (`item-sets`: one removed from the set and not given up).
  * - Between two judged quiet periods separated by one change and nothing else (one join, with its
  *   member node's creation; one leave, with its node's deletion by the member; or one item-set
  *   change; no fault, no loss), the items of both sets that changed owner are counted against the
@@ -23,6 +24,13 @@
  *   from the bound on to the next disturbance, every item of the set is held at every moment (by
  *   someone: who, and how many, is `balance`'s and the lock rules' to judge). A member that died
  *   shows when its session expires (a session timeout); the rest is the fleet's own work.
+ * - Each worker's set is what it was last told (to all, or to it alone in a rolling deploy). Where
+ *   the live members' sets differ at a quiet period's end (`item-sets`): every item some live
+ *   member lists is owned by exactly one live member that lists it (so an item every member lists
+ *   stays owned, one only some list is owned by one of them), and an item no live member lists is
+ *   owned by no one (given up). The count per member is not judged then (the coordinator spreads
+ *   each item over the members that list it). `unowned` judges the union of the live members'
+ *   sets; where they agree, `balance` and `item-sets` are as above.
  */
 import type { CheckedHold, FaultRecord } from './history';
 import type { ZooKeeperTruth } from './truth';
@@ -34,8 +42,15 @@ export interface FleetHistory {
   readonly path: string;
   /** How long a quiet period must last to be judged (ms). */
   readonly settleMs: number;
-  /** The item sets given to the members, from the first. */
-  readonly itemSets: readonly { readonly at: number; readonly items: readonly string[] }[];
+  /**
+   * The item sets given to the workers, from the first: to every worker, or (`worker`) to one
+   * (a rolling deploy replaces one worker at a time by one with another set).
+   */
+  readonly itemSets: readonly {
+    readonly at: number;
+    readonly items: readonly string[];
+    readonly worker?: number;
+  }[];
   /** Joins (subscribe) and leaves (unsubscribe) asked of the workers. */
   readonly commands: readonly {
     readonly at: number;
@@ -67,6 +82,12 @@ export interface FleetStats {
   unownedItems: number;
   /** Each judged stretch: from its start until every item of the set was held (ms). */
   allOwnedAfter: Latency;
+  /**
+   * Quiet periods whose live members were told different sets (a deploy under way), judged by
+   * `item-sets` instead of the count of `balance`, and those that failed.
+   */
+  mixedPeriods: number;
+  mixedFailed: number;
   /** Members at the judged quiet periods' ends (fewest, most), items (fewest, most). */
   members: { min: number; max: number };
   items: { min: number; max: number };
@@ -209,19 +230,42 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
       from: set.at,
       to: set.at,
       what: 'items',
-      label: index === 0 ? 'the first item set' : `item set ${index}`,
+      ...(set.worker === undefined ? {} : { worker: set.worker }),
+      label:
+        index === 0
+          ? 'the first item set'
+          : `item set ${index}${set.worker === undefined ? '' : ` (worker ${set.worker})`}`,
     });
+  }
+  // A boot before ZooKeeper (`boot` faults): the joins asked while every server was down are
+  // the fleet's own work once they are up. The first member node of each such worker made after
+  // the boot began disturbs nothing: the rules bite from the boot's end plus their bounds.
+  const bootJoined = new Set<(typeof memberLives)[number]>();
+  for (const boot of args.faults) {
+    if (boot.kind !== 'boot' || boot.healedAt === undefined) continue;
+    const healed = boot.healedAt;
+    for (const command of fleet.commands) {
+      if (command.kind !== 'join' || command.at < boot.start || command.at > healed) continue;
+      const first = memberLives
+        .filter(
+          (life) => workerOf(life.name) === command.worker && high(life.created) >= boot.start,
+        )
+        .sort((a, b) => a.created - b.created)[0];
+      if (first) bootJoined.add(first);
+    }
   }
   for (const life of memberLives) {
     const worker = workerOf(life.name);
-    disturbances.push({
-      from: low(life.created),
-      to: high(life.created),
-      what: 'member',
-      worker,
-      kind: 'created',
-      label: `${life.name} joined`,
-    });
+    if (!bootJoined.has(life)) {
+      disturbances.push({
+        from: low(life.created),
+        to: high(life.created),
+        what: 'member',
+        worker,
+        kind: 'created',
+        label: `${life.name} joined`,
+      });
+    }
     if (life.deleted !== undefined) {
       disturbances.push({
         from: low(life.deleted),
@@ -243,11 +287,24 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
   disturbances.sort((a, b) => a.from - b.from);
 
   // ---- the state at a moment ----
-  const itemsAt = (at: number): readonly string[] => {
+  /** What `worker` was last told to list at `at`. */
+  const setOf = (worker: number, at: number): readonly string[] => {
     let items: readonly string[] = [];
-    for (const set of fleet.itemSets) if (set.at <= at) items = set.items;
+    for (const set of fleet.itemSets) {
+      if (set.at <= at && (set.worker === undefined || set.worker === worker)) items = set.items;
+    }
     return items;
   };
+  /** The union of the live members' sets at `at`, and whether they all agree. */
+  const listedAt = (at: number, members: readonly number[]) => {
+    const sets = members.map((worker) => setOf(worker, at));
+    const keys = new Set(sets.map((items) => items.join('\u0000')));
+    const union = new Set<string>();
+    for (const items of sets) for (const item of items) union.add(item);
+    return { sets, union, uniform: keys.size <= 1 };
+  };
+  /** The items the fleet should own at `at`: the union of the live members' sets. */
+  const itemsAt = (at: number): readonly string[] => [...listedAt(at, membersAt(at)).union];
   const membersAt = (at: number): number[] =>
     memberLives
       .filter(
@@ -278,6 +335,8 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
     ownedStretches: 0,
     unownedItems: 0,
     allOwnedAfter: args.latency([]),
+    mixedPeriods: 0,
+    mixedFailed: 0,
     members: { min: Number.POSITIVE_INFINITY, max: 0 },
     items: { min: Number.POSITIVE_INFINITY, max: 0 },
   };
@@ -293,8 +352,9 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
 
   function judgeQuiet(from: number, to: number): Quiet {
     const at = to - 1;
-    const items = itemsAt(at);
     const members = membersAt(at);
+    const listed = listedAt(at, members);
+    const items = [...listed.union];
     const held = heldAt(at);
     stats.quietPeriods += 1;
     stats.members.min = Math.min(stats.members.min, members.length);
@@ -311,6 +371,8 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
     convergence.push(last - from);
 
     const problems: string[] = [];
+    /** Items owned by a live member that was not told to list them (`item-sets`). */
+    const unlisted: string[] = [];
     const owners = new Map<string, CheckedHold>();
     const inSet = new Set(items);
     const live = new Set(members);
@@ -320,10 +382,51 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
       const other = owners.get(item);
       if (other) problems.push(`${item} owned by workers ${other.worker} and ${hold.worker}`);
       else owners.set(item, hold);
-      if (!inSet.has(item)) problems.push(`worker ${hold.worker} owns ${item}, not in the set`);
       if (!live.has(hold.worker)) {
         problems.push(`worker ${hold.worker} owns ${item} and is not a live member`);
-      } else counts.set(hold.worker, (counts.get(hold.worker) ?? 0) + 1);
+        continue;
+      }
+      counts.set(hold.worker, (counts.get(hold.worker) ?? 0) + 1);
+      if (listed.sets[members.indexOf(hold.worker)]?.includes(item)) continue;
+      unlisted.push(
+        listed.uniform
+          ? `worker ${hold.worker} owns ${item}, not in the set`
+          : `worker ${hold.worker} owns ${item}, which it does not list${inSet.has(item) ? '' : ' (no live member lists it)'}`,
+      );
+    }
+    const judgedAt = `after ${Math.round(to - from)} ms with no fault and no change (judged ${Math.round(at - from)} ms in)`;
+    if (!listed.uniform) {
+      // A deploy under way: each listed item owned by one live member that lists it, nothing else.
+      stats.mixedPeriods += 1;
+      const uncovered = items.filter((item) => !owners.has(item));
+      if (uncovered.length > 0) {
+        problems.push(
+          `${uncovered.length} of ${items.length} listed items owned by no one (${uncovered
+            .slice(0, 6)
+            .map(
+              (item) =>
+                `${item}, listed by ${members.filter((_, index) => listed.sets[index]?.includes(item)).join('+')}`,
+            )
+            .join('; ')}${uncovered.length > 6 ? ', …' : ''})`,
+        );
+      }
+      const all = [...problems, ...unlisted];
+      if (all.length > 0) {
+        stats.mixedFailed += 1;
+        violate(
+          'item-sets',
+          `${judgedAt}, members ${members.join(',')} listing ${listed.sets.map((set) => set.length).join('/')} items (${items.length} in all): ${all.join('; ')}`,
+          held.map((hold) => hold.holdId),
+        );
+      }
+      return { from, to, at, owners, balanced: false, items, members };
+    }
+    if (unlisted.length > 0) {
+      violate(
+        'item-sets',
+        `${judgedAt}, members ${members.join(',') || 'none'}: ${unlisted.join('; ')}`,
+        held.map((hold) => hold.holdId),
+      );
     }
     if (members.length > 0) {
       const uncovered = items.filter((item) => !owners.has(item));
@@ -345,11 +448,19 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
       stats.unbalanced += 1;
       violate(
         'balance',
-        `after ${Math.round(to - from)} ms with no fault and no change (judged ${Math.round(at - from)} ms in), members ${members.join(',') || 'none'}: ${problems.join('; ')}`,
+        `${judgedAt}, members ${members.join(',') || 'none'}: ${problems.join('; ')}`,
         held.map((hold) => hold.holdId),
       );
     }
-    return { from, to, at, owners, balanced: problems.length === 0, items, members };
+    return {
+      from,
+      to,
+      at,
+      owners,
+      balanced: problems.length === 0 && unlisted.length === 0,
+      items,
+      members,
+    };
   }
 
   // ---- no item unowned longer than the bound after the last disturbance ----

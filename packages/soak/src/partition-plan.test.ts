@@ -72,4 +72,31 @@ describe('planFleet', () => {
       }
     }
   });
+
+  it('plans a rolling deploy: every worker once, in a seeded order, to the last set with a share replaced', () => {
+    expect(planFleet(options).deploy).toBeUndefined();
+    const plan = planFleet({ ...options, items: 200, deployChange: 0.03 });
+    const deploy = plan.deploy;
+    if (!deploy) throw new Error('no deploy');
+    expect([...deploy.order].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(deploy.order).not.toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    // The set at the rounds' end: the last item-set change of the plan.
+    const changes = plan.rounds.flatMap((round) => [
+      ...round.storm.map(({ change }) => change),
+      ...round.calm,
+    ]);
+    let last = plan.initialItems;
+    for (const change of changes) if (change.kind === 'items') last = change.items;
+    const kept = deploy.items.filter((item) => last.includes(item));
+    expect(deploy.items).toHaveLength(last.length);
+    expect(last.length - kept.length).toBe(Math.round(0.03 * last.length));
+    // The new names were never in any set of the plan.
+    const ever = new Set([
+      ...plan.initialItems,
+      ...changes.flatMap((change) => (change.kind === 'items' ? change.items : [])),
+    ]);
+    expect(
+      deploy.items.filter((item) => !kept.includes(item)).every((item) => !ever.has(item)),
+    ).toBe(true);
+  });
 });

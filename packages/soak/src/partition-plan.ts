@@ -31,6 +31,12 @@ export interface FleetPlan {
   /** The calm's wait after each change (and before the first): the checker's settle time plus a margin. */
   readonly quietMs: number;
   readonly rounds: readonly FleetRound[];
+  /**
+   * After the rounds, a rolling deploy (the `deploy-fleet` modes): every worker replaced, one at
+   * a time in `order`, by one stating `items` (the set at the rounds' end with a few items
+   * replaced), each replacement followed by a quiet wait.
+   */
+  readonly deploy?: { readonly items: readonly string[]; readonly order: readonly number[] };
 }
 
 export interface FleetPlanOptions {
@@ -45,6 +51,8 @@ export interface FleetPlanOptions {
   readonly calmChanges: number;
   /** Mean time between two changes in a storm (ms). */
   readonly meanChangeGapMs: number;
+  /** A rolling deploy after the rounds that replaces this share of the items (0.01 to 0.05). */
+  readonly deployChange?: number;
 }
 
 /** A round is about this long, so that a long run has several storms. */
@@ -132,7 +140,27 @@ export function planFleet(options: FleetPlanOptions): FleetPlan {
     const calm = Array.from({ length: options.calmChanges }, nextChange);
     rounds.push({ stormMs: Math.round(stormMs), storm, calm });
   }
-  return { initialMembers, initialItems, quietMs: options.quietMs, rounds };
+  if (options.deployChange === undefined) {
+    return { initialMembers, initialItems, quietMs: options.quietMs, rounds };
+  }
+  // The deploy's set: the last one with a share of its items replaced by names never used yet.
+  const replaced = Math.max(1, Math.round(options.deployChange * items.length));
+  const gone = new Set(random.sample(items, Math.min(replaced, items.length)));
+  const fresh = Array.from({ length: gone.size }, (_, index) => itemName(universe.length + index));
+  const deployItems = [...items.filter((item) => !gone.has(item)), ...fresh].sort(byIndex);
+  // A random order (the coordinator's worker anywhere in it, last included).
+  const order = Array.from({ length: workers }, (_, index) => index);
+  for (let index = order.length - 1; index > 0; index--) {
+    const other = Math.min(index, Math.floor(random.between(0, 1) * (index + 1)));
+    [order[index], order[other]] = [order[other] as number, order[index] as number];
+  }
+  return {
+    initialMembers,
+    initialItems,
+    quietMs: options.quietMs,
+    rounds,
+    deploy: { items: deployItems, order },
+  };
 }
 
 function byIndex(a: string, b: string): number {

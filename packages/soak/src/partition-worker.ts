@@ -101,6 +101,8 @@ export class PartitionMember {
         this.leave();
         break;
       case 'items':
+        // stale-fleet: the replacement goes on with the set it had.
+        if (message.deploy && this.context.fleet.stale) break;
         this.items$.next(message.items);
         break;
       default:

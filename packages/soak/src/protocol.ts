@@ -22,7 +22,12 @@ export type WorkerMode =
   /** Positive control: a partition member that keeps each item a while after giving it up. */
   | 'broken-fleet'
   /** Positive control: a partition member that begins to work on each item it is given late. */
-  | 'slow-fleet';
+  | 'slow-fleet'
+  /**
+   * Positive control (one worker of `stale-fleet`): a partition member that ignores the set its
+   * replacement in a rolling deploy is given, and goes on stating the one it had.
+   */
+  | 'stale-fleet';
 
 /** What one hold is, for the checker's rules. */
 export type HoldKind = 'exclusive' | 'read' | 'write' | 'lease' | 'leader';
@@ -68,6 +73,8 @@ export interface WorkerConfig {
   readonly multiCount: number;
   readonly onSuspended: 'release' | 'continue';
   readonly profile: HoldProfile;
+  /** The client's connect timeout (ms; default 60 s): `boot-fleet` makes it short. */
+  readonly connectTimeoutMs?: number;
   /** Fleet modes: the partition, and the item set a member starts with. */
   readonly fleet?: FleetWorkerConfig;
 }
@@ -83,6 +90,8 @@ export interface FleetWorkerConfig {
   readonly lateMs?: number;
   /** `slow-fleet`: how long after it is given an item the member begins to own it (ms). */
   readonly slowMs?: number;
+  /** `stale-fleet`: ignores the set a rolling deploy gives it (states the one it had). */
+  readonly stale?: boolean;
 }
 
 /** The identity of one hold as the worker reports it. */
@@ -127,7 +136,8 @@ export type CoordinatorMessage =
   /** Fleet modes: subscribe to the partition (join), unsubscribe (leave), a new item set. */
   | { readonly type: 'join' }
   | { readonly type: 'leave' }
-  | { readonly type: 'items'; readonly items: readonly string[] }
+  /** `deploy`: the set of this worker's replacement in a rolling deploy. */
+  | { readonly type: 'items'; readonly items: readonly string[]; readonly deploy?: boolean }
   | { readonly type: 'write-reply'; readonly id: number; readonly accepted: readonly boolean[] }
   /** A server added (the `reconfig` fault): its client address, and this worker's proxy to it. */
   | { readonly type: 'routes'; readonly routes: Readonly<Record<string, string>> };

@@ -30,7 +30,7 @@ export function formatModeLine(report: ModeReport): string {
     .join(', ');
   const fleet = report.check.stats.fleet;
   const fleetLine = fleet
-    ? `fleet: ${fleet.quietPeriods} quiet periods judged (${fleet.unbalanced} unbalanced, converged p50/max ms ${latency(fleet.convergence)}), ${fleet.changesJudged} changes made alone judged: ${fleet.moves} moves for a minimum of ${fleet.minimumMoves}, ${fleet.interruptions} interrupted; ${fleet.ownedStretches} stretches judged for unowned items (${fleet.unownedItems} unowned past the bound, all owned after p50/max ms ${latency(fleet.allOwnedAfter)})`
+    ? `fleet: ${fleet.quietPeriods} quiet periods judged (${fleet.unbalanced} unbalanced, ${fleet.mixedPeriods} with members told different sets (${fleet.mixedFailed} failed), converged p50/max ms ${latency(fleet.convergence)}), ${fleet.changesJudged} changes made alone judged: ${fleet.moves} moves for a minimum of ${fleet.minimumMoves}, ${fleet.interruptions} interrupted; ${fleet.ownedStretches} stretches judged for unowned items (${fleet.unownedItems} unowned past the bound, all owned after p50/max ms ${latency(fleet.allOwnedAfter)})`
     : undefined;
   const violations = report.check.violations;
   const byKind = new Map<string, number>();

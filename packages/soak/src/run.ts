@@ -30,7 +30,10 @@ import { buildTruth } from './truth';
 import { readQuorumLog } from './txn-log';
 import { type Latency, latencyOf } from './verdict';
 
-/** What `pnpm soak` can run; `broken`, `deaf`, `broken-fleet` and `slow-fleet` are the positive controls. */
+/**
+ * What `pnpm soak` can run; `broken`, `deaf`, `broken-fleet`, `slow-fleet` and `stale-fleet` are
+ * the positive controls; `deploy-fleet` and `boot-fleet` are fleet modes outside the default run.
+ */
 export type SoakMode =
   | 'mutex'
   | 'one-client'
@@ -44,7 +47,10 @@ export type SoakMode =
   | 'deaf'
   | 'fleet'
   | 'broken-fleet'
-  | 'slow-fleet';
+  | 'slow-fleet'
+  | 'deploy-fleet'
+  | 'boot-fleet'
+  | 'stale-fleet';
 
 export const DEFAULT_MODES: readonly SoakMode[] = [
   'mutex',
@@ -57,11 +63,30 @@ export const DEFAULT_MODES: readonly SoakMode[] = [
   'continue',
   'fleet',
 ];
-export const CONTROL_MODES: readonly SoakMode[] = ['broken', 'deaf', 'broken-fleet', 'slow-fleet'];
+export const CONTROL_MODES: readonly SoakMode[] = [
+  'broken',
+  'deaf',
+  'broken-fleet',
+  'slow-fleet',
+  'stale-fleet',
+];
+/** Fleet modes run on request only: a rolling deploy, a boot before ZooKeeper. */
+export const EXTRA_MODES: readonly SoakMode[] = ['deploy-fleet', 'boot-fleet'];
 
 /** Fleet modes: the workers are members of one `@zkrx/fleet` partition. */
 export const isFleetMode = (mode: SoakMode) =>
-  mode === 'fleet' || mode === 'broken-fleet' || mode === 'slow-fleet';
+  mode === 'fleet' ||
+  mode === 'broken-fleet' ||
+  mode === 'slow-fleet' ||
+  mode === 'deploy-fleet' ||
+  mode === 'boot-fleet' ||
+  mode === 'stale-fleet';
+
+/** The share of the items a rolling deploy replaces (`deploy-fleet`, `stale-fleet`). */
+const DEPLOY_CHANGE = 0.03;
+/** `boot-fleet`: the workers' connect timeout, and how long the servers stay down (ms). */
+const BOOT_CONNECT_TIMEOUT_MS = 1_000;
+const BOOT_DOWN_MS = 8_000;
 
 export interface ModeOptions {
   readonly mode: SoakMode;
@@ -160,6 +185,12 @@ interface ModeShape {
   readonly lateMs?: number;
   /** `slow-fleet`: how long after it is given an item a member begins to own it (ms). */
   readonly slowMs?: number;
+  /** `deploy-fleet`, `stale-fleet`: a rolling deploy after the rounds. */
+  readonly deploy?: boolean;
+  /** `stale-fleet`: the deploy's first replacement ignores the deploy's set. */
+  readonly stale?: boolean;
+  /** `boot-fleet`: every server down while the fleet joins, this long (ms). */
+  readonly bootDownMs?: number;
 }
 
 const EVERY_FAULT: Partial<Record<FaultKind, number>> = {
@@ -319,6 +350,35 @@ function shapeOf(mode: SoakMode, sessionTimeoutMs: number): ModeShape {
         weights: {},
         slowMs: 3 * sessionTimeoutMs + 5_000,
       };
+    case 'deploy-fleet':
+      // The fleet's rounds (faults and churn), then a rolling deploy that changes the set.
+      return {
+        ...base,
+        workerModes: () => 'fleet',
+        resources: () => [],
+        weights: FLEET_FAULTS,
+        deploy: true,
+      };
+    case 'stale-fleet':
+      // Positive control: the rolling deploy's first replacement states the old set (it owns
+      // items it was not told to list while the others are replaced: `item-sets`); churn only.
+      return {
+        ...base,
+        workerModes: () => 'stale-fleet',
+        resources: () => [],
+        weights: {},
+        deploy: true,
+        stale: true,
+      };
+    case 'boot-fleet':
+      // Every server down before the first joins, for several connect timeouts; then the rounds.
+      return {
+        ...base,
+        workerModes: () => 'fleet',
+        resources: () => [],
+        weights: FLEET_FAULTS,
+        bootDownMs: BOOT_DOWN_MS,
+      };
   }
 }
 
@@ -410,6 +470,9 @@ class RunState {
   }
 }
 
+/** A rolling deploy's replacement: from the old member's leave to the new one's join (ms). */
+const REPLACE_GAP_MS = 300;
+
 /** A fleet worker's member id. */
 const memberId = (worker: number) => `member-${worker}`;
 
@@ -422,7 +485,9 @@ class FleetDriver {
   /** Workers told to join and not told to leave since. */
   readonly subscribed = new Set<number>();
   items: readonly string[];
-  private readonly itemSets: { at: number; items: readonly string[] }[] = [];
+  /** Workers told a set of their own since the last set given to all (a rolling deploy). */
+  private readonly own = new Map<number, readonly string[]>();
+  private readonly itemSets: { at: number; items: readonly string[]; worker?: number }[] = [];
   private readonly commands: { at: number; worker: number; kind: 'join' | 'leave' }[] = [];
 
   constructor(
@@ -445,6 +510,7 @@ class FleetDriver {
     const at = mono();
     if (change.kind === 'items') {
       this.items = change.items;
+      this.own.clear();
       this.itemSets.push({ at, items: change.items });
       for (let worker = 0; worker < this.state.workerCount; worker++) {
         this.send(worker, { type: 'items', items: change.items });
@@ -459,6 +525,28 @@ class FleetDriver {
     this.log(
       `${change.kind} of worker ${change.worker}: members ${[...this.subscribed].join(',')}`,
     );
+  }
+
+  /**
+   * A rolling deploy's step: `worker` replaced by one that states `items` (a member leaves, is
+   * given the set, and joins again a moment later, as a restarted process would; a worker out of
+   * the fleet is given the set and joins: the new version runs everywhere).
+   */
+  async replace(worker: number, items: readonly string[]): Promise<void> {
+    if (this.subscribed.has(worker)) {
+      this.apply({ kind: 'leave', worker });
+      await sleep(REPLACE_GAP_MS);
+    }
+    this.own.set(worker, items);
+    this.itemSets.push({ at: mono(), items, worker });
+    this.send(worker, { type: 'items', items, deploy: true });
+    this.log(`worker ${worker} replaced: ${items.length} items`);
+    this.apply({ kind: 'join', worker });
+  }
+
+  /** What `worker` was last told to list. */
+  setOf(worker: number): readonly string[] {
+    return this.own.get(worker) ?? this.items;
   }
 
   /** Undefined once the fleet has converged; else what is off. */
@@ -477,19 +565,37 @@ class FleetDriver {
         counts.set(worker, (counts.get(worker) ?? 0) + 1);
       }
     }
-    const unowned = this.items.filter((item) => !owners.has(item));
-    if (unowned.length > 0) return `${unowned.length} items owned by no one (${unowned.join(',')})`;
     const members = this.subscribed.size;
+    const sets = [...this.subscribed].map((worker) => this.setOf(worker));
+    if (new Set(sets.map((set) => set.join('\u0000'))).size > 1) {
+      // Members told different sets: each listed item owned by one that lists it, nothing else.
+      const listed = new Set(sets.flat());
+      const unowned = [...listed].filter((item) => !owners.has(item));
+      if (unowned.length > 0) return `${unowned.length} listed items owned by no one`;
+      for (const [item, worker] of owners) {
+        if (!this.subscribed.has(worker) || !this.setOf(worker).includes(item)) {
+          return `worker ${worker} owns ${item}, which it does not list`;
+        }
+      }
+      return undefined;
+    }
+    const items = sets[0] ?? this.items;
+    const unowned = items.filter((item) => !owners.has(item));
+    if (unowned.length > 0) return `${unowned.length} items owned by no one (${unowned.join(',')})`;
     if (members === 0) return 'no member';
-    const base = Math.floor(this.items.length / members);
-    const most = base + (this.items.length % members === 0 ? 0 : 1);
+    const listed = new Set(items);
+    for (const [item, worker] of owners) {
+      if (!listed.has(item)) return `worker ${worker} owns ${item}, not in the set`;
+    }
+    const base = Math.floor(items.length / members);
+    const most = base + (items.length % members === 0 ? 0 : 1);
     for (const [worker, owned] of counts) {
       if (!this.subscribed.has(worker)) return `worker ${worker} owns ${owned} and is no member`;
     }
     for (const worker of this.subscribed) {
       const owned = counts.get(worker) ?? 0;
       if (owned < base || owned > most) {
-        return `worker ${worker} owns ${owned} of ${this.items.length} items (${members} members)`;
+        return `worker ${worker} owns ${owned} of ${items.length} items (${members} members)`;
       }
     }
     return undefined;
@@ -540,6 +646,7 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         quietMs: settleMs + 1_000,
         calmChanges: options.calmChanges ?? 4,
         meanChangeGapMs: options.meanFaultGapMs,
+        ...(shape.deploy ? { deployChange: DEPLOY_CHANGE } : {}),
       })
     : undefined;
   const fleet = new FleetDriver(
@@ -710,12 +817,14 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         multiCount: shape.multiCount,
         onSuspended: shape.onSuspended,
         profile: shape.profile,
+        ...(shape.bootDownMs === undefined ? {} : { connectTimeoutMs: BOOT_CONNECT_TIMEOUT_MS }),
         ...(fleetPlan
           ? {
               fleet: {
                 path: fleet.path,
                 id: memberId(index),
                 items: fleetPlan.initialItems,
+                ...(shape.stale && fleetPlan.deploy?.order[0] === index ? { stale: true } : {}),
                 ...(shape.lateMs === undefined ? {} : { lateMs: shape.lateMs }),
                 ...(shape.slowMs === undefined ? {} : { slowMs: shape.slowMs }),
               },
@@ -851,7 +960,30 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
     let finalRecovery: number[];
     if (fleetPlan) {
       // ---- the fleet: storms (faults and changes at once), each followed by a calm ----
-      fleet.begin(fleetPlan.initialMembers);
+      if (shape.bootDownMs !== undefined) {
+        // boot-fleet: the fleet subscribes with every server down (a whole stack starting at
+        // once), for several connect timeouts; the checker excuses it until they are all up.
+        const downAt = mono();
+        await Promise.all(ensemble.servers.map((server) => ensemble!.stopServer(server.index)));
+        log(`boot: every server down; the fleet joins`);
+        fleet.begin(fleetPlan.initialMembers);
+        await sleep(shape.bootDownMs);
+        await Promise.all(ensemble.servers.map((server) => ensemble!.startServer(server.index)));
+        await ensemble.leaderIndex(60_000);
+        state.faults.push({
+          id: 0,
+          kind: 'boot',
+          target: undefined,
+          start: downAt,
+          healedAt: mono(),
+          lossReference: downAt,
+          detail: `every server down ${shape.bootDownMs} ms while the fleet joined`,
+        });
+        log(`boot: the servers are up at +${Math.round(mono() - downAt)} ms`);
+        // A stretch with nothing else, a second past `unowned`'s bound: judged from the servers'
+        // start (the joins' member nodes are the fleet's own work then: partition-check.ts).
+        await sleep(session + UNOWNED_GRACE_MS + 1_000);
+      } else fleet.begin(fleetPlan.initialMembers);
       let offset = 0;
       for (const round of fleetPlan.rounds) {
         const slice: PlannedFault[] = plan
@@ -883,6 +1015,17 @@ export async function runMode(options: ModeOptions): Promise<ModeReport> {
         await sleep(fleetPlan.quietMs);
         for (const change of round.calm) {
           fleet.apply(change);
+          await sleep(fleetPlan.quietMs);
+        }
+      }
+      if (fleetPlan.deploy) {
+        // ---- a rolling deploy: every worker replaced by one with the new set, one at a time ----
+        const { items, order } = fleetPlan.deploy;
+        log(
+          `deploy: ${order.length} workers, one every ${fleetPlan.quietMs} ms, to ${items.length} items`,
+        );
+        for (const worker of order) {
+          await fleet.replace(worker, items);
           await sleep(fleetPlan.quietMs);
         }
       }

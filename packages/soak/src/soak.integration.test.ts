@@ -1,7 +1,8 @@
 /**
  * The soak in the suite: its positive controls must fail (a lock that does not wait, a holder
- * that hears of its loss a session timeout late, and a partition member that keeps its items
- * after giving them up), and a short seeded run of every mode must
+ * that hears of its loss a session timeout late, a partition member that keeps its items after
+ * giving them up, one that works on them late, one that ignores a deploy's set), and a short
+ * seeded run of every mode must
  * pass. Each run has its own 3-server ensemble. Verdicts only:
  * no assertion here is about a time.
  */
@@ -73,6 +74,23 @@ describe('positive controls: the checker fails what must fail', () => {
     );
     expect(report.acquisitions).toBeGreaterThan(0);
     expect([...violationKinds(report)], formatModeLine(report)).toContain('unowned');
+  });
+
+  it('a rolling deploy whose first replacement states the old set: it owns items it was not told to list', async () => {
+    // 30 items, one replaced by the deploy: at the end only the stale member lists the removed
+    // one, so the fleet gives it that item, which the checker knows it was told to drop.
+    // It never converges: the wait for it is cut short (the rule judges the quiet periods).
+    const report = await runMode(
+      short('stale-fleet', {
+        workers: 3,
+        faultPhaseMs: 4_000,
+        calmChanges: 0,
+        fleetItems: 30,
+        progressTimeoutMs: 1_000,
+      }),
+    );
+    expect(report.acquisitions).toBeGreaterThan(0);
+    expect([...violationKinds(report)], formatModeLine(report)).toContain('item-sets');
   });
 });
 

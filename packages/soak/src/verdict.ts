@@ -21,7 +21,8 @@ export type ViolationKind =
   /** Fleet mode (partition-check.ts). */
   | 'balance'
   | 'stickiness'
-  | 'unowned';
+  | 'unowned'
+  | 'item-sets';
 
 export interface Violation {
   readonly kind: ViolationKind;

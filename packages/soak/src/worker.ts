@@ -621,6 +621,7 @@ async function zkrxWorker(client: ZkClient): Promise<void> {
     case 'fleet':
     case 'broken-fleet':
     case 'slow-fleet':
+    case 'stale-fleet':
       return fleetWorker(client);
     default:
       throw new Error(`unknown mode ${config!.mode}`);
@@ -880,7 +881,7 @@ async function main(): Promise<void> {
     const client = createClient({
       connect: config!.connect,
       sessionTimeoutMs: config!.sessionTimeoutMs,
-      connectTimeoutMs: 60_000,
+      connectTimeoutMs: config!.connectTimeoutMs ?? 60_000,
       followEnsemble: { address: throughProxy },
       // ZKRX_SOAK_CLIENT_LOG=1: the client's own log lines come back as notes (the JSON report).
       ...(process.env.ZKRX_SOAK_CLIENT_LOG
@@ -904,7 +905,9 @@ async function main(): Promise<void> {
         at: mono(),
       });
     });
-    await client.connected();
+    // The first connection may take long on a loaded machine: boot-fleet's short connect timeout
+    // is for the fleet's own waits, not this one.
+    await client.connected(60_000);
     send({ type: 'ready', pid: process.pid, at: mono() });
     try {
       await zkrxWorker(client);

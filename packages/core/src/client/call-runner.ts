@@ -4,7 +4,14 @@
  * aborts, and failed with a ZkError that says what happened.
  */
 
-import { errorFromRc, Rc, ZkAbortError, ZkError, ZkErrorCode } from '../errors/errors';
+import {
+  errorFromRc,
+  Rc,
+  withoutStack,
+  ZkAbortError,
+  ZkError,
+  ZkErrorCode,
+} from '../errors/errors';
 import {
   type Operation,
   type OperationContext,
@@ -169,6 +176,8 @@ export class CallRunner {
     let retries = 0;
     /** An earlier attempt was lost with its connection: it may have reached the server. */
     let lostBefore = false;
+    /** True while `attempt` hands the request over: a settle then runs in the caller's stack. */
+    let calling = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let cancelWait: (() => void) | undefined;
     /**
@@ -232,7 +241,12 @@ export class CallRunner {
       if (outcome.rc === Rc.connectionLoss || outcome.rc === Rc.operationTimeout) {
         lostBefore = true;
       }
-      const error = this.errorOf(outcome.rc, name, path, why);
+      // Answered from the socket (or a retry's timer): no caller's frame to show, so no stack
+      // captured (a lost connection fails every request in flight at once). Settled within the
+      // call itself (no session to send it on), the caller's stack is kept.
+      const error = calling
+        ? this.errorOf(outcome.rc, name, path, why)
+        : withoutStack(() => this.errorOf(outcome.rc, name, path, why));
       if (
         idempotent &&
         !this.closed &&
@@ -267,9 +281,14 @@ export class CallRunner {
         return;
       }
       const handle = this.keeper.handle;
-      if (!handle) return settle(Rc.closing);
-      call.inFlight = true;
-      handle.call(name, request, settle, signal);
+      calling = true;
+      try {
+        if (!handle) return settle(Rc.closing);
+        call.inFlight = true;
+        handle.call(name, request, settle, signal);
+      } finally {
+        calling = false;
+      }
       listen();
     };
     /** (Re)places `aborted` last among the signal's listeners, while the call is pending. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Rc, type ZkError } from '../errors/errors';
 import { EventType, OpCode, WatcherType, WatchRegistration, Xid } from '../wire/codes';
 import { JuteReader, JuteWriter, ProtocolError, ustringBytes } from '../wire/jute';
+import { encodePathWatch } from '../wire/records';
 import type { Connection } from './connection';
 import { PendingRequest, RequestPipeline } from './pipeline';
 
@@ -163,5 +164,50 @@ describe('RequestPipeline', () => {
     requests.receive(reply(Xid.ping, 0, 0));
     requests.receive(reply(Xid.auth, 0, Rc.authFailed));
     expect(auth).toEqual([Rc.authFailed]);
+  });
+});
+
+/**
+ * Requests made while there is no connection wait in the pipeline: sent in the order they were
+ * made once one is attached, and each may be withdrawn (its signal aborted) in constant time — a
+ * fleet member ending thousands of acquisitions while disconnected withdraws them all.
+ */
+function waitingRequests(count: number) {
+  const requests = new RequestPipeline(
+    { onNotification: () => {}, onAuthReply: () => {} },
+    { maxFrameBytes: 1024 * 1024 },
+  );
+  const told = new Map<number, number>();
+  const made = Array.from({ length: count }, (_, at) => {
+    const xid = requests.xid();
+    const frame = encodePathWatch(xid, OpCode.exists, `/n${at}`, false);
+    requests.submit(xid, frame, new PendingRequest(undefined, (rc: number) => told.set(xid, rc)));
+    return { xid, frame };
+  });
+  return { requests, made, told };
+}
+
+describe('requests waiting for a connection', () => {
+  it('go out in the order they were made, less the ones withdrawn', () => {
+    const { requests, made, told } = waitingRequests(50_000);
+    expect(requests.outstanding).toBe(50_000);
+    // Every other one withdrawn, last first (the worst order for a list scanned from the front).
+    for (let at = made.length - 1; at >= 0; at -= 2) {
+      expect(requests.withdraw(made[at]!.xid)).toBe(true);
+    }
+    expect(requests.withdraw(made[1]!.xid)).toBe(false);
+    expect(requests.outstanding).toBe(25_000);
+    const { connection, sent } = fakeConnection();
+    requests.attach(connection, []);
+    expect(sent).toEqual(made.filter((_, at) => at % 2 === 0).map((request) => request.frame));
+    expect(told.size).toBe(0);
+  });
+
+  it('fail with the connection, withdrawn ones untold', () => {
+    const { requests, made, told } = waitingRequests(10);
+    requests.withdraw(made[3]!.xid);
+    requests.detach(Rc.connectionLoss);
+    expect([...told.keys()]).toEqual(made.filter((_, at) => at !== 3).map(({ xid }) => xid));
+    expect(new Set(told.values())).toEqual(new Set([Rc.connectionLoss]));
   });
 });

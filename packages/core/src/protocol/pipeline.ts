@@ -80,7 +80,8 @@ export class RequestPipeline {
   readonly watches = new ServerWatches();
   private nextXid = 1;
   private readonly inflight = new Map<number, PendingRequest | ReadBatch<PendingRequest>>();
-  private waiting: Waiting[] = [];
+  /** Requests waiting for a connection, by xid, in the order they were made (withdraw: O(1)). */
+  private waiting = new Map<number, Waiting>();
   private connection: Connection | undefined;
   private setWatchesInFlight = 0;
   /** Set once the session is over: the return code every request fails with. */
@@ -141,7 +142,7 @@ export class RequestPipeline {
 
   /** Requests in flight or waiting (each get of a batch counts). */
   get outstanding(): number {
-    let count = this.waiting.length + this.run.length;
+    let count = this.waiting.size + this.run.length;
     for (const entry of this.inflight.values()) {
       count += entry instanceof ReadBatch ? entry.members.length : 1;
     }
@@ -172,7 +173,7 @@ export class RequestPipeline {
       this.send(connection, xid, frame, request);
       return;
     }
-    this.waiting.push({ xid, frame, request });
+    this.waiting.set(xid, { xid, frame, request });
   }
 
   private send(
@@ -318,10 +319,7 @@ export class RequestPipeline {
         connection.send(frame);
       }
     }
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const request of waiting)
-      this.send(connection, request.xid, request.frame, request.request);
+    this.sendWaiting(connection);
   }
 
   /**
@@ -359,10 +357,7 @@ export class RequestPipeline {
     this.quiescing = undefined;
     const connection = this.connection;
     if (!connection || connection.isClosed) return;
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const request of waiting)
-      this.send(connection, request.xid, request.frame, request.request);
+    this.sendWaiting(connection);
   }
 
   /**
@@ -389,10 +384,15 @@ export class RequestPipeline {
       this.runPathBytes -= member!.path.length;
       return true;
     }
-    const index = this.waiting.findIndex((entry) => entry.xid === xid);
-    if (index === -1) return false;
-    this.waiting.splice(index, 1);
-    return true;
+    return this.waiting.delete(xid);
+  }
+
+  /** Sends every request that waited for a connection, in the order they were made. */
+  private sendWaiting(connection: Connection): void {
+    const waiting = this.waiting;
+    this.waiting = new Map();
+    for (const request of waiting.values())
+      this.send(connection, request.xid, request.frame, request.request);
   }
 
   /** The session is over: everything outstanding fails, and so does every request made later. */
@@ -432,9 +432,9 @@ export class RequestPipeline {
     const inflight = [...this.inflight.values()].flatMap((entry) =>
       entry instanceof ReadBatch ? entry.members.map((member) => member.request) : [entry],
     );
-    const waiting = [...this.run, ...this.waiting].map((entry) => entry.request);
+    const waiting = [...this.run, ...this.waiting.values()].map((entry) => entry.request);
     this.inflight.clear();
-    this.waiting = [];
+    this.waiting = new Map();
     this.run = [];
     this.runPathBytes = 0;
     for (const request of inflight) request.reply(rc, undefined, inFlightReason);
