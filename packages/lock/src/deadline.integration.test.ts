@@ -116,7 +116,12 @@ describe('the deadline of an acquisition', () => {
 
 describe('a release', () => {
   it('returns while the server is blackholed; the node goes once it answers again', async () => {
-    const { client, proxy } = await proxiedClient({ sessionTimeoutMs: 10_000 });
+    // The release resolves on the client's session clock, a session timeout after the pause
+    // (once the servers may have expired the session), not once the client's own retries of the
+    // delete in flight give up: here they would go on for 10 minutes.
+    const { client, proxy } = await proxiedClient({
+      retry: { maxRetries: 10_000, maxElapsedMs: 600_000 },
+    });
     const other = await connectedClient();
     const path = lockPath();
     const lease = await acquire(client, path, { onSuspended: 'continue' });

@@ -4,6 +4,7 @@
  * have made, and of a lock path an acquisition made and never used.
  */
 import { isReadWriteState, isZkError, joinPath, op, type ZkClient, ZkErrorCode } from '@zkrx/core';
+import type { Subscription } from 'rxjs';
 import { type LocalNode, localNodes } from './local-hand-off';
 
 const ignore = () => {};
@@ -74,9 +75,15 @@ export function removeOwnNode(client: ZkClient, node: string, sessionId: string)
     let removed = false;
     /** Waits for the session's servers-may-expire point, only while the connection is down. */
     let sessionClock: ReturnType<typeof setTimeout> | undefined;
-    const done = () => {
+    /** The connection dropping with the delete in flight starts the clock too (see below). */
+    let states: Subscription | undefined;
+    const settle = () => {
       removed = true;
       clearTimeout(sessionClock);
+      states?.unsubscribe();
+    };
+    const done = () => {
+      settle();
       local?.removed();
       resolve();
     };
@@ -120,6 +127,12 @@ export function removeOwnNode(client: ZkClient, node: string, sessionId: string)
           .then(() => (over() ? done() : remove()));
       });
     };
+    // A delete in flight when the connection drops is retried by the client itself (its retry
+    // policy: up to 30 s by default) before it fails here: the clock starts on the drop, not on
+    // that failure, or the release would wait the retries out instead of the session timeout.
+    states = client.session$.subscribe(({ state }) => {
+      if (!isReadWriteState(state)) watchSessionClock();
+    });
     if (!waiter) return remove();
     // The hand-off (its safety argument: `local-hand-off.ts`), sent now, before anything this
     // client sends next. All or nothing: applied, the waiter holds; not applied — the waiter's
@@ -127,12 +140,13 @@ export function removeOwnNode(client: ZkClient, node: string, sessionId: string)
     // with it in flight (applied or not) — the node is deleted plainly, and the waiter lists.
     client.promises.multi([op.check(waiter.node), op.delete(node)]).then(
       () => {
-        removed = true;
+        settle();
         (local as LocalNode).handedTo(waiter);
         resolve();
       },
       (error: unknown) => {
         if (isZkError(error)) return remove();
+        settle();
         local?.removed();
         reject(error);
       },
