@@ -59,8 +59,13 @@ const ignore = () => {};
 export class SetKeeper {
   private watch: Subscription | undefined;
   private set: ItemSet | undefined;
-  /** Our claim, while we hold one: its session. */
+  /**
+   * Our claim, while we hold one or may (its create's reply lost with the connection): its
+   * session.
+   */
   private claim: { readonly digest: string; readonly sessionId: string } | undefined;
+  /** The digest we stored whole (our claim marked ready). */
+  private stored: string | undefined;
   private writing = false;
   private retry: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
@@ -108,6 +113,7 @@ export class SetKeeper {
     this.claim = undefined;
     if (claim && this.set) removeSet(this.client, this.path, claim, this.set);
     this.set = undefined;
+    this.stored = undefined;
   }
 
   private later(action: () => void): void {
@@ -127,10 +133,15 @@ export class SetKeeper {
       return;
     }
     this.claim = undefined;
+    this.stored = undefined;
     void this.write(digest);
   }
 
-  /** Claims the set and writes it; NodeExists: another member did first (its claim is watched). */
+  /**
+   * Claims the set and writes it; NodeExists: another member did first (its claim is watched),
+   * or we did on this session and its reply was lost (then we write it on). Tried again until
+   * stored: a claim left unready would keep the set from every reader while our session lives.
+   */
   private async write(digest: string): Promise<void> {
     const set = this.set;
     if (this.writing || !set || set.digest !== digest) return;
@@ -148,8 +159,21 @@ export class SetKeeper {
           { mode: 'ephemeral', parents: 'container' },
         );
       } catch (error) {
-        if (isZkError(error, ZkErrorCode.NodeExists)) return;
-        throw error;
+        if (isZkError(error, ZkErrorCode.NodeExists)) {
+          const stat = await client.promises.exists(headPath(this.path, digest));
+          // Another member's claim (watched: we write when it goes), or gone meanwhile (the
+          // watch brings that too). Ours (the reply of our create was lost): written on.
+          if (stat?.ephemeralOwner !== sessionId) return;
+        } else {
+          // It may have been applied: ours until we know (removed when we let go).
+          if (isZkError(error) && error.isRetryable) {
+            const claim = { digest, sessionId };
+            if (this.set?.digest !== digest || this.stopped)
+              removeSet(client, this.path, claim, set);
+            else this.claim = claim;
+          }
+          throw error;
+        }
       }
       if (this.set?.digest !== digest || this.stopped) {
         removeSet(client, this.path, { digest, sessionId }, set);
@@ -167,12 +191,13 @@ export class SetKeeper {
         }
       }
       await client.promises.set(headPath(this.path, digest), encodeHead({ ...head, ready: true }));
+      this.stored = digest;
     } catch (error) {
       if (this.stopped || isZkError(error, ZkErrorCode.ClientClosed)) return;
       this.failed(error);
       // Tried again: the claim's watch tells when it goes (a lost session); else after a while.
       this.later(() => {
-        if (this.set?.digest === digest && !this.claim) void this.write(digest);
+        if (this.set?.digest === digest && this.stored !== digest) void this.write(digest);
       });
     } finally {
       this.writing = false;
@@ -187,15 +212,27 @@ function removeSet(
   claim: { readonly digest: string; readonly sessionId: string },
   set: ItemSet,
 ): void {
-  if (client.isClosed || client.sessionId !== claim.sessionId) return;
   const work = (async () => {
     const head = headPath(path, claim.digest);
-    const stat = await client.promises.exists(head);
-    if (!stat || stat.ephemeralOwner !== claim.sessionId) return;
-    for (let index = 0; index < setChunks(set).length; index++) {
-      await client.promises.delete(chunkPath(path, claim.digest, index)).catch(ignore);
+    // Retried across disconnections (a member that leaves while the servers are away).
+    for (;;) {
+      if (client.isClosed || client.sessionId !== claim.sessionId) return;
+      try {
+        const stat = await client.promises.exists(head);
+        if (!stat || stat.ephemeralOwner !== claim.sessionId) return;
+        for (let index = 0; index < setChunks(set).length; index++) {
+          await client.promises.delete(chunkPath(path, claim.digest, index)).catch((error) => {
+            if (!isZkError(error, ZkErrorCode.NoNode)) throw error;
+          });
+        }
+        await client.promises.delete(head);
+        return;
+      } catch (error) {
+        if (isZkError(error, ZkErrorCode.NoNode)) return;
+        if (!isZkError(error) || !error.isRetryable) return;
+      }
+      await client.connected().catch(ignore);
     }
-    await client.promises.delete(head).catch(ignore);
   })().catch(ignore);
   client.track(work);
 }
