@@ -156,6 +156,29 @@ describe('check (fleet): balance at the end of each quiet period', () => {
     );
   });
 
+  it('says so when a member that owns nothing was told to leave and its node is still there', () => {
+    // The fleet run at seed 20261125: worker 0 left while the servers were away, its member
+    // node stayed; the others split everything between them.
+    const others = { a: 1, b: 1, c: 2, d: 2 };
+    const report = judge(
+      [...members, { at: 5, create: memberNode(2), by: session(2) }, ...locks(others)],
+      owning(others),
+      {
+        commands: [
+          { at: 1, worker: 0, kind: 'join' },
+          { at: 3, worker: 1, kind: 'join' },
+          { at: 3, worker: 2, kind: 'join' },
+          { at: 4, worker: 0, kind: 'leave' },
+        ],
+      },
+    );
+    expect(kinds(report)).toEqual(['balance']);
+    expect(report.violations[0]?.message).toContain(
+      'worker 0 owns 0 (told to leave 595 ms before: its member node is still there)',
+    );
+    expect(report.violations[0]?.message).not.toContain('worker 1 owns 2 (');
+  });
+
   it('fails a worker that owns items while ZooKeeper has no member node of it', () => {
     const report = judge(
       [

@@ -312,6 +312,18 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
           high(life.created) <= at && (life.deleted === undefined || low(life.deleted) > at),
       )
       .map((life) => workerOf(life.name));
+  /**
+   * For a message: a live member whose last command was a leave (its member node outlived it: a
+   * member that is not there, for the fleet as for this checker).
+   */
+  const leftAlready = (worker: number, at: number): string => {
+    const last = fleet.commands
+      .filter((command) => command.worker === worker && command.at <= at)
+      .at(-1);
+    return last?.kind === 'leave'
+      ? ` (told to leave ${Math.round(at - last.at)} ms before: its member node is still there)`
+      : '';
+  };
   const heldAt = (at: number): CheckedHold[] =>
     itemHolds.filter(
       (hold) => hold.acquiredAt <= at && (hold.endedAt ?? Number.POSITIVE_INFINITY) > at,
@@ -440,7 +452,7 @@ export function checkFleet(args: FleetCheckArgs): FleetStats {
       const off = [...counts].filter(([, count]) => count < base || count > most);
       if (off.length > 0) {
         problems.push(
-          `${items.length} items over ${members.length} members should be ${base}${most > base ? ` or ${most}` : ''} each: ${off.map(([worker, count]) => `worker ${worker} owns ${count}`).join(', ')}`,
+          `${items.length} items over ${members.length} members should be ${base}${most > base ? ` or ${most}` : ''} each: ${off.map(([worker, count]) => `worker ${worker} owns ${count}${leftAlready(worker, at)}`).join(', ')}`,
         );
       }
     }
