@@ -2,7 +2,7 @@
  * The command line: the peers' options (`--connect --scenario --clients --ops --warmup
  * --warmup-hold-ms --stall-s`) plus `--json`, `--chart` and `--scale`, checked into one object.
  */
-import { parseArgs } from 'node:util';
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 
 /** Every scenario, in the order of the matrix and the table. */
 export const SCENARIO_NAMES = [
@@ -185,6 +185,22 @@ function isScenario(name: string): name is ScenarioName {
 }
 
 /**
+ * `parseArgs` on `argv`, strict and without positionals: an unknown option or a missing value
+ * is a UsageError.
+ */
+export function parseStrict(
+  argv: readonly string[],
+  options: ParseArgsOptionsConfig,
+): Record<string, string | boolean | undefined> {
+  try {
+    return parseArgs({ args: [...argv], strict: true, allowPositionals: false, options })
+      .values as Record<string, string | boolean | undefined>;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/**
  * Parses the command line; throws UsageError on an unknown option or a bad value.
  *
  * ## Example
@@ -194,44 +210,34 @@ function isScenario(name: string): name is ScenarioName {
  * ```
  */
 export function parseOptions(argv: readonly string[]): BenchOptions {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        connect: { type: 'string' },
-        scenario: { type: 'string' },
-        clients: { type: 'string' },
-        ops: { type: 'string' },
-        members: { type: 'string' },
-        items: { type: 'string' },
-        processes: { type: 'string' },
-        'fleet-steps': { type: 'string' },
-        impl: { type: 'string' },
-        form: { type: 'string' },
-        'one-client': { type: 'boolean' },
-        'timeout-ms': { type: 'string' },
-        'in-flight': { type: 'string' },
-        'data-bytes': { type: 'string' },
-        peers: { type: 'string' },
-        rounds: { type: 'string' },
-        'peers-dir': { type: 'string' },
-        warmup: { type: 'string' },
-        'warmup-hold-ms': { type: 'string' },
-        'stall-s': { type: 'string' },
-        json: { type: 'string' },
-        chart: { type: 'string' },
-        scale: { type: 'string' },
-        help: { type: 'boolean' },
-        'self-test-broken': { type: 'boolean' },
-        'self-test-stall': { type: 'boolean' },
-      },
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const values = parseStrict(argv, {
+    connect: { type: 'string' },
+    scenario: { type: 'string' },
+    clients: { type: 'string' },
+    ops: { type: 'string' },
+    members: { type: 'string' },
+    items: { type: 'string' },
+    processes: { type: 'string' },
+    'fleet-steps': { type: 'string' },
+    impl: { type: 'string' },
+    form: { type: 'string' },
+    'one-client': { type: 'boolean' },
+    'timeout-ms': { type: 'string' },
+    'in-flight': { type: 'string' },
+    'data-bytes': { type: 'string' },
+    peers: { type: 'string' },
+    rounds: { type: 'string' },
+    'peers-dir': { type: 'string' },
+    warmup: { type: 'string' },
+    'warmup-hold-ms': { type: 'string' },
+    'stall-s': { type: 'string' },
+    json: { type: 'string' },
+    chart: { type: 'string' },
+    scale: { type: 'string' },
+    help: { type: 'boolean' },
+    'self-test-broken': { type: 'boolean' },
+    'self-test-stall': { type: 'boolean' },
+  });
   const text = (key: string) => values[key] as string | undefined;
   const scenarios: ScenarioName[] = [];
   for (const name of (text('scenario') ?? '').split(',').filter(Boolean)) {

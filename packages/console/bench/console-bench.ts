@@ -29,6 +29,7 @@ const { values } = parseArgs({
     waiters: { type: 'string', default: '1000' },
     moves: { type: 'string', default: '20' },
     tree: { type: 'string', default: '100000' },
+    'join-moves': { type: 'string', default: '10' },
   },
 });
 const TREE = Number(values.tree);
@@ -36,6 +37,8 @@ const ITEMS = Number(values.items);
 const MEMBERS = Number(values.members);
 const WAITERS = Number(values.waiters);
 const MOVES = Number(values.moves);
+/** Moves made each right after a member joins (the join's own reads under way). */
+const JOIN_MOVES = Number(values['join-moves']);
 
 /** The value at quantile q (0..1) of the samples, nearest rank. */
 const quantile = (values: number[], q: number) =>
@@ -373,7 +376,8 @@ try {
     const handOverLatency: number[] = [];
     const openStart = await packets();
     const openT = Date.now();
-    for (let index = 0; index < MOVES; index++) {
+    /** A move drawn on the fleet page: from the write's reply to the row drawn, and its parts. */
+    const measureMove = async (before?: () => Promise<void>) => {
       const item = items[(moved * 97) % items.length] as string;
       await fleetPage.fill('input[type=search]', item);
       await fleetPage.waitForFunction(
@@ -382,16 +386,21 @@ try {
       );
       const next = ids[((owners.get(item)?.member ?? 0) + 1) % MEMBERS] as string;
       const seenMove = await renderedAt(fleetPage, `.item-row[data-item="${item}"] .c-owner`, next);
+      await before?.();
       const moveDone = await move();
       const drawnAt = await seenMove();
-      moveLatency.push(Math.max(0, drawnAt - moveDone.at));
+      return { latency: Math.max(0, drawnAt - moveDone.at), at: moveDone.at, drawnAt };
+    };
+    for (let index = 0; index < MOVES; index++) {
+      const { latency, at, drawnAt } = await measureMove();
+      moveLatency.push(latency);
       // Where the move's time went: the console's share (the write's reply to its message
       // sent), the message's way to the page, the page's draw.
       const { sentAt, inAt } = await fleetPage.evaluate(() => ({
         sentAt: Number(document.body.dataset.fleetSentAt),
         inAt: Number(document.body.dataset.fleetInAt),
       }));
-      moveParts.console.push(Math.max(0, sentAt - moveDone.at));
+      moveParts.console.push(Math.max(0, sentAt - at));
       moveParts.toPage.push(Math.max(0, inAt - sentAt));
       moveParts.draw.push(Math.max(0, drawnAt - inAt));
       const nextNode = queue[1]?.node as string;
@@ -402,6 +411,22 @@ try {
     }
     const openPerChange = ((await packets()) - openStart) / (2 * MOVES);
     const openMinutes = (Date.now() - openT) / 60_000;
+    // A member joins (its node made) and an item moves at once: the join's reads are under way
+    // while the move is drawn; then the member leaves again.
+    const joinMoveLatency: number[] = [];
+    const joinStart = await packets();
+    for (let index = 0; index < JOIN_MOVES; index++) {
+      const joiner = `${fleet}/members/joiner-${index}`;
+      const { latency } = await measureMove(async () => {
+        await admin.promises.create(joiner, `joiner-${index}:1`, { mode: 'ephemeral' });
+      });
+      joinMoveLatency.push(latency);
+      await admin.promises.delete(joiner);
+      await sleep(500);
+    }
+    // A join and a leave with a move each, less the move's share of a change measured above.
+    const packetsPerJoin =
+      JOIN_MOVES > 0 ? ((await packets()) - joinStart) / JOIN_MOVES - openPerChange : undefined;
     const busyRss = rssOf(child.pid as number);
     const latencies = (values: number[]) => ({
       median: quantile(values, 0.5),
@@ -439,6 +464,9 @@ try {
         toPage: latencies(moveParts.toPage),
         draw: latencies(moveParts.draw),
       },
+      moveWhileJoiningLatencyMs: JOIN_MOVES > 0 ? latencies(joinMoveLatency) : undefined,
+      // The server's packets for one member joining and leaving, with the console open.
+      packetsPerJoinAndLeave: packetsPerJoin === undefined ? undefined : Math.round(packetsPerJoin),
       handOverLatencyMs: latencies(handOverLatency),
       consoleRssMiB: {
         idle: Math.round(idleRss),

@@ -3,7 +3,8 @@
  * watch on its path, put in place first and reading nothing of the tree itself (`snapshot:
  * false`); a first look at once (the members, the items' names, the first owners: the first
  * screen), then `inspectFleet` read whole once the watch is in place, after each gap and when
- * a member joins or leaves, or a poison report comes or goes; an item's lock alone read again
+ * a poison report comes or goes or the coordinator changes; the members alone when one joins,
+ * leaves or writes its node; an item's lock alone read again
  * (`inspect`) when a change is under it, and applied to the kept fleet (`FleetState`) — so a
  * move costs a read of one item and the work of one row, not of 10,000.
  */
@@ -157,11 +158,16 @@ export class FleetWatch {
     ) {
       return;
     }
+    // A member joined, left or wrote its node (a problem, another set): the members alone are
+    // read again (a read per member; the holds named again from them, the balance counted
+    // again) — not the whole fleet, whose 20,000 reads on this session would hold every move
+    // back behind them for seconds. The items it takes or gives up are changes under items.
+    if (state?.kind === 'partition' && path.startsWith(`${state.membersPath}/`)) {
+      this.members.request();
+      return;
+    }
     if (item === undefined || !state || state.kind !== 'partition') {
-      // A member joined or left: its name is read at once (the items it takes are named by
-      // it), and the whole fleet again for the rest (the members' records, poison reports).
-      if (state?.kind === 'partition' && path.startsWith(`${state.membersPath}/`))
-        this.members.request();
+      // Anything else (the coordinator, poison reports, the fleet made or removed): read whole.
       this.readWhole();
       return;
     }

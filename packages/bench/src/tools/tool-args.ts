@@ -3,8 +3,7 @@
  * an unknown option or a bad value prints what is wrong and the usage, and exits 2 — never a
  * stack trace. Every option is a string with a default; `count` reads one as an integer.
  */
-import { parseArgs } from 'node:util';
-import { integer, UsageError } from '../options';
+import { integer, parseStrict, UsageError } from '../options';
 
 /** What a tool reads from its command line. */
 export interface ToolArgs<Names extends string> {
@@ -37,20 +36,15 @@ export function toolArgs<Names extends string>(
 ): ToolArgs<Names> {
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: 'boolean' },
-        ...Object.fromEntries(
-          Object.entries<string>(defaults).map(([name, value]) => [
-            name,
-            { type: 'string' as const, default: value },
-          ]),
-        ),
-      },
-    }));
+    values = parseStrict(argv, {
+      help: { type: 'boolean' },
+      ...Object.fromEntries(
+        Object.entries<string>(defaults).map(([name, value]) => [
+          name,
+          { type: 'string' as const, default: value },
+        ]),
+      ),
+    });
   } catch (error) {
     return exitWithUsage(usage, (error as Error).message);
   }
