@@ -131,9 +131,20 @@ export class EnsembleMoves {
     return true;
   }
 
-  /** The session must be back on a server by `deadline`, or be reported suspended then. */
+  /**
+   * The session must be back on a server by `deadline`, or be reported suspended then. A
+   * deadline already past (a stall of ours between the bound's reckoning and the switch ate it)
+   * is reported at once: what the session asks for now is asked after the bound, so no answer
+   * can make it in time — not even one read before the grace's timer is looked at.
+   */
   startGrace(deadline: number, what: string, kind: MoveKind = 'planned'): void {
     clearTimeout(this.grace?.timer);
+    this.grace = undefined;
+    if (deadline <= performance.now()) {
+      countMove('suspended');
+      this.session.graceOver(what);
+      return;
+    }
     const timer = setTimeout(
       // The answer may be in the socket, unread behind a stall of ours: look after the poll.
       () =>

@@ -578,7 +578,9 @@ export class ProtocolSession implements SessionHandle {
   /**
    * A planned move's switch: the drained old connection goes (nothing in flight on it), the
    * session is reattached on `to`; if it is not back on a server by `deadline`, it is
-   * suspended then, as after a lost connection.
+   * suspended then, as after a lost connection. A deadline already past (a stall of ours ate
+   * the bound before the switch) is a suspension now, before the ConnectRequest goes: `to` is
+   * then tried as any reconnection, with an attempt's time.
    */
   private reattach(from: Connection, to: Connection, deadline: number): void {
     this.stopConnectionWork();
@@ -589,7 +591,8 @@ export class ProtocolSession implements SessionHandle {
       new ZkError(ZkErrorCode.ConnectionLoss, `moved to ${to.describe()} (a planned move)`),
     );
     this.moves.startGrace(deadline, `the planned move to ${to.describe()}`, 'planned');
-    this.handshake(to, Math.max(1, deadline - performance.now()));
+    const left = deadline - performance.now();
+    this.handshake(to, left > 0 ? left : this.attemptTimeoutMs());
   }
 
   /** A grace ran out before the session was back on a server: it is suspended now. */
