@@ -15,7 +15,10 @@
  * (heartbeat.ts, rule 2), so a holder hears `suspended` at least `SESSION_MARGIN·T` before the
  * server could expire the session; the second is the heartbeat's read timeout, so it hears it
  * no later than it would of a server gone silent. A move whose ping came back too late to leave
- * at least `MIN_MOVE_MS` does not start (the old connection stays, its heartbeat goes on).
+ * at least `MIN_MOVE_MS` does not start (the old connection stays, its heartbeat goes on); one
+ * whose bound a stall of ours ate before the switch is suspended at the switch, before anything
+ * is asked of the new server (ensemble-moves.ts: an answer asked for after the bound never
+ * counts as back in time).
  * Everything sent on the old connection was answered before the reattach, and the new server
  * accepts the session only once it has seen the last zxid the client read (ConnectRequest's
  * `lastZxidSeen`): the session's order and what it read stay as they were. One-shot watches
