@@ -110,9 +110,15 @@ describe('semaphore', () => {
     const [a, b] = await connectedClients(2);
     const path = lockPath('sem');
     const first = await tryAcquireSemaphore(a!, path, { leases: 2 });
+    // The first taker's gate node goes without being waited for (its delete from a's session
+    // may be applied after b's join): a try that meets it answers null, as documented. Wait for
+    // the gate to be free, so the try below meets only the leases.
+    await vi.waitUntil(async () => (await childrenOf(a!, `${path}/locks`)).length === 0);
     const second = await tryAcquireSemaphore(b!, path, { leases: 2 });
     expect(first?.isHeld).toBe(true);
     expect(second?.isHeld).toBe(true);
+    // The gate free again: the null below is the leases' answer, not a taker's at the gate.
+    await vi.waitUntil(async () => (await childrenOf(a!, `${path}/locks`)).length === 0);
     expect(await tryAcquireSemaphore(b!, path, { leases: 2 })).toBeNull();
     // The try that found every slot taken left nothing behind: two leases, no taker at the gate.
     expect(await childrenOf(a!, `${path}/leases`)).toHaveLength(2);
