@@ -401,28 +401,40 @@ describe.runIf(transportName === 'typescript')('a TLS client following the ensem
   });
 });
 
-describe.runIf(transportName === 'native')('the native transport following the ensemble', () => {
+describe.runIf(transportName === 'native')('the native transport and a moving ensemble', () => {
   let ensemble: Ensemble;
   beforeAll(async () => {
     ensemble = await startEnsemble({ size: 3, reconfig: true });
   });
   afterAll(() => ensemble?.close());
 
-  it('takes the servers followed at its next reconnection, never moving by itself', async () => {
+  // It once handed the servers followed to the C client (`zoo_set_servers`) while reconnecting:
+  // the process aborted in 3 runs of 9. Now a session keeps its servers and says so.
+  it('keeps its servers through a reconfiguration (no zoo_set_servers: it aborted the process), and says so', async () => {
     const first = ensemble.servers[0]!;
+    const warned: string[] = [];
     const client = await connectedClient({
-      connect: first.connectString,
+      connect: ensemble.connectString,
       sessionTimeoutMs: 6_000,
       followEnsemble: { maxDelayMs: 0 },
+      logLevel: 'warn',
+      logger: { debug: () => {}, info: () => {}, warn: (message) => warned.push(message) },
     });
     const sessionId = client.sessionId!;
     await follows(client, ensemble.connectString.split(','));
+    expect(
+      warned.some((message) => message.includes('native transport cannot change servers')),
+    ).toBe(true);
     const session = record(client.session$);
-    // Its only server of the connect string goes: the C client reconnects to one followed.
+    // A server of its connect string goes (maybe its own): the session stays, on the others.
     await ensemble.removeServer(first.index, { drainTimeoutMs: 0 });
-    await waitFor(() => client.state === 'reconnected', 20_000);
+    await follows(
+      client,
+      ensemble.connectString.split(',').filter((host) => host !== first.connectString),
+    );
+    await client.promises.exists('/');
     expect(client.sessionId).toBe(sessionId);
-    expect(statesOf(session)).toContain('suspended');
+    expect(statesOf(session).filter((state) => state === 'expired')).toEqual([]);
     expect((await firstValueFrom(client.ensemble$)).moves).toBe(0);
   });
 });

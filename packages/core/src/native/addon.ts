@@ -103,8 +103,6 @@ export interface NativeZooKeeper {
     cb: (rc: Code, e: string, stat: NativeStat | null, data: Buffer | null) => void,
   ) => Code;
   add_auth(scheme: string, auth: string, cb: VoidCallback): Code;
-  /** `zoo_set_servers`: the host list (`host:port,...`, no chroot) from now on. */
-  set_servers?: (servers: string) => Code;
   take_log?: () => string[];
   readonly state: number;
   readonly client_id: string;

@@ -259,17 +259,6 @@ export class NativeHandle {
     );
   }
 
-  /**
-   * Hands the C client a new host list (`zoo_set_servers`): connected, it may close its
-   * connection to rebalance (the Java client's rule); disconnected, its next attempts use the
-   * list. False when the binding has no `set_servers` or the handle is dead.
-   */
-  setServers(hosts: string): boolean {
-    const setServers = this.native.set_servers;
-    if (this.dead || typeof setServers !== 'function') return false;
-    return setServers.call(this.native, hosts) === 0;
-  }
-
   addAuth(scheme: string, credentials: string, cb: (rc: Code) => void): void {
     this.send(cb, [], (done) => this.native.add_auth(scheme, credentials, (rc) => done(rc)));
   }
