@@ -160,9 +160,12 @@ export class SetKeeper {
         );
       } catch (error) {
         if (isZkError(error, ZkErrorCode.NodeExists)) {
+          // Another member's claim — one of another session, or another keeper's of this
+          // client (watched: we write when it goes) — or gone meanwhile (the watch brings that
+          // too). Ours (this keeper's create, its reply lost on this session): written on.
+          const ours = this.claim?.digest === digest && this.claim.sessionId === sessionId;
+          if (!ours) return;
           const stat = await client.promises.exists(headPath(this.path, digest));
-          // Another member's claim (watched: we write when it goes), or gone meanwhile (the
-          // watch brings that too). Ours (the reply of our create was lost): written on.
           if (stat?.ephemeralOwner !== sessionId) return;
         } else {
           // It may have been applied: ours until we know (removed when we let go).
