@@ -124,6 +124,40 @@ describe('a lock path made and given up on before the node went in', () => {
       });
     }));
 
+  it("removes it when the path was made by a create sent in front of the node's", async () => {
+    // A client whose lock paths were missing lately sends the path's create in front of its
+    // node's (queue-node.ts, `makePathAhead`): two acquisitions on missing paths teach it.
+    const client = await connectedClient();
+    const observer = await connectedClient();
+    const path = lockPath();
+    const controller = new AbortController();
+    let armed = false;
+    let sentAhead = false;
+    const wrapped = withCreate(client, async (real, ...args) => {
+      if (!armed) return real(...args);
+      if (isPath(args)) {
+        sentAhead = true;
+        return real(...args);
+      }
+      // Our node's create, sent right behind the path's: given up before it is sent.
+      controller.abort();
+      return real(...args);
+    });
+    for (const name of ['first', 'second']) {
+      const lease = await acquire(wrapped, `${path}-${name}`);
+      await lease.release();
+    }
+    armed = true;
+    const error = await acquire(wrapped, path, { signal: controller.signal }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect((error as Error).name).toBe('AbortError');
+    expect(sentAhead).toBe(true);
+    await client.close();
+    expect(await neverUsed(observer, path)).toEqual([]);
+  });
+
   it('keeps a path whose queue got a node in the gap: the holder is not disturbed', async () => {
     const client = await connectedClient();
     const holder = await connectedClient();

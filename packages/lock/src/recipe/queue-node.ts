@@ -60,6 +60,48 @@ const lostConnection: readonly ZkErrorCode[] = [
 
 const ignore = () => {};
 
+/**
+ * How often a client's first creates on a lock path new to it lately found that path missing: a
+ * moving average (each outcome weighs a quarter) kept per client, beside the paths it made a
+ * node in lately (those exist, or went since; they teach nothing). Where new paths are mostly
+ * missing (a fleet's start: 100,000 item locks, none made yet) a create costs 5 requests — the
+ * create (NoNode), the listing behind it (NoNode), the container, the create again, the listing;
+ * with the container's create sent in front of ours (`makePathAhead`) it costs 3, missing or
+ * not, where a path that exists costs 2 without it. So in front above a third: 3 < 2 + 3·rate.
+ */
+class MissingPaths {
+  private rate = 0;
+  /** Paths this client made a node in, the latest last (a bounded list: a few KB a client). */
+  private readonly known = new Map<string, true>();
+  /** Whether a create on a new path should send the path's create in front. */
+  get likely(): boolean {
+    return this.rate > 1 / 3;
+  }
+  /** Whether `path` is new to this client: its create's outcome teaches. */
+  isNew(path: string): boolean {
+    return !this.known.has(path);
+  }
+  saw(missing: boolean): void {
+    this.rate += ((missing ? 1 : 0) - this.rate) / 4;
+  }
+  /** A node of ours was made in `path`. */
+  madeIn(path: string): void {
+    this.known.delete(path);
+    this.known.set(path, true);
+    if (this.known.size > KNOWN_PATHS) this.known.delete(this.known.keys().next().value as string);
+  }
+}
+const KNOWN_PATHS = 512;
+const missingPaths = new WeakMap<ZkClient, MissingPaths>();
+function missingPathsOf(client: ZkClient): MissingPaths {
+  let found = missingPaths.get(client);
+  if (!found) {
+    found = new MissingPaths();
+    missingPaths.set(client, found);
+  }
+  return found;
+}
+
 /** Our node in the queue, from its create until it holds or is given up. */
 export class QueueNode {
   private readonly client: ZkClient;
@@ -89,11 +131,18 @@ export class QueueNode {
    */
   async create(): Promise<FirstListing | typeof RESTART> {
     const { client, path, marker, data, sequential } = this.options;
-    for (;;) {
+    const missing = missingPathsOf(client);
+    for (let attempt = 0; ; attempt++) {
       this.deadline.check();
       const { prefix, name } = protectedName(marker);
       const session = client.sessionId;
       const signal = this.deadline.signal;
+      const follows = this.followsOwnNode(session);
+      // The first attempt on a path new to this client learns whether such paths tend to be
+      // missing; where they do, the container goes in front.
+      const learning = attempt === 0 && !follows && missing.isNew(path);
+      const ahead = learning && missing.likely;
+      if (ahead) this.makePathAhead(missing);
       const created = client.promises.create(joinPath(path, name), data, {
         mode: 'ephemeral',
         sequential,
@@ -103,11 +152,13 @@ export class QueueNode {
       // listing is made after our node exists (and if the create failed, it is not used). A read
       // needs no signal of its own (nothing to withdraw: it changes nothing): its wait is given
       // up by the deadline's race.
-      const listed = this.followsOwnNode(session)
+      const listed = follows
         ? undefined
         : client.promises.children(path).then(sortChildren, () => undefined);
       try {
         this.created = await created;
+        if (learning && !ahead) missing.saw(false);
+        missing.madeIn(path);
       } catch (error) {
         if (ZkAbortError.isInstance(error)) {
           // Given up (the deadline, the caller's abort). Withdrawn before it was written
@@ -122,6 +173,7 @@ export class QueueNode {
         }
         if (isZkError(error, ZkErrorCode.NoNode)) {
           // The parent (a container) is missing: make it and try again.
+          if (learning && !ahead) missing.saw(true);
           await this.makePath();
           continue;
         }
@@ -200,20 +252,45 @@ export class QueueNode {
    * `removeUnusedContainer`); a parent reaped meanwhile is left to the next create.
    */
   private async makePath(): Promise<void> {
-    const { client, path } = this.options;
-    const mark = randomUUID();
-    // Left before the create is sent: whatever happens to it, the acquisition's end looks.
-    this.pathsMade.push(mark);
     try {
-      await client.promises.create(path, mark, {
-        mode: 'container',
-        parents: 'container',
-        signal: this.deadline.signal,
-      });
+      await this.createPath();
     } catch (error) {
       if (!isZkError(error, ZkErrorCode.NodeExists, ZkErrorCode.NoNode, ...lostConnection))
         throw error;
     }
+  }
+
+  /**
+   * The lock path's create sent in front of our node's, not waited for: whether it made the
+   * path teaches `missing`; its failure is left to our create, which meets it or not.
+   *
+   * Changes nothing the lock's safety rests on: ZooKeeper applies one session's requests in the
+   * order sent, so the path exists when our create lands unless it was reaped in between (an
+   * empty container whose children once moved: then our create fails NoNode and makes the path,
+   * as without this); what decides is still the listing behind our node. What this acquisition
+   * made carries its mark, as `makePath`'s does, for the same clean-up when it gives up.
+   * `queue-node.integration.test.ts` attacks it: every path missing, present, held.
+   */
+  private makePathAhead(missing: MissingPaths): void {
+    this.createPath().then(
+      () => missing.saw(true),
+      (error: unknown) => {
+        if (isZkError(error, ZkErrorCode.NodeExists)) missing.saw(false);
+      },
+    );
+  }
+
+  /** The lock path's create, as a container, its mark left before it is sent. */
+  private createPath(): Promise<unknown> {
+    const { client, path } = this.options;
+    const mark = randomUUID();
+    // Left before the create is sent: whatever happens to it, the acquisition's end looks.
+    this.pathsMade.push(mark);
+    return client.promises.create(path, mark, {
+      mode: 'container',
+      parents: 'container',
+      signal: this.deadline.signal,
+    });
   }
 
   /**
