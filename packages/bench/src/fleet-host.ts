@@ -49,12 +49,23 @@ export interface FleetHostSettings {
   readonly crashVictim?: string;
   /** The next item set (a rolling deploy's): this many of the first set's items replaced. */
   readonly replaced?: number;
+  /** Item names and member ids padded to this many bytes (`--name-bytes`). */
+  readonly nameBytes?: number;
 }
 
-/** The items of a run: `item-00000`, ... (sorted as they are numbered). */
-export function fleetItems(count: number): string[] {
+/** `name` padded with `x` to `bytes` bytes (ASCII), when longer than it is. */
+function padded(name: string, bytes: number | undefined): string {
+  return bytes === undefined || bytes <= name.length ? name : `${name}-`.padEnd(bytes, 'x');
+}
+
+/**
+ * The items of a run: `item-00000`, ... (sorted as they are numbered), padded to `nameBytes`.
+ */
+export function fleetItems(count: number, nameBytes?: number): string[] {
   const width = Math.max(5, String(count - 1).length);
-  return Array.from({ length: count }, (_, index) => `item-${String(index).padStart(width, '0')}`);
+  return Array.from({ length: count }, (_, index) =>
+    padded(`item-${String(index).padStart(width, '0')}`, nameBytes),
+  );
 }
 
 /**
@@ -73,9 +84,9 @@ export function nextFleetItems(count: number, replaced: number): string[] {
   return [...first.filter((item) => !gone.has(item)), ...fresh].sort();
 }
 
-/** The member ids of a run: `member-000`, ... */
-export function memberId(index: number): string {
-  return `member-${String(index).padStart(3, '0')}`;
+/** The member ids of a run: `member-000`, ..., padded to `nameBytes`. */
+export function memberId(index: number, nameBytes?: number): string {
+  return padded(`member-${String(index).padStart(3, '0')}`, nameBytes);
 }
 
 interface HostedMember {
@@ -101,7 +112,7 @@ export class FleetHost {
     private readonly report: (event: FleetEvent) => void,
   ) {
     // One array each, shared by the members of this process (checked once, as a service would).
-    this.items = fleetItems(settings.items);
+    this.items = fleetItems(settings.items, settings.nameBytes);
     this.next = settings.replaced ? nextFleetItems(settings.items, settings.replaced) : this.items;
     if (process.env.ZKRX_FLEET_DIAG) this.startDiagnostics();
   }

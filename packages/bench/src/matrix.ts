@@ -157,6 +157,7 @@ export function childCommand(
   if (entry.impl !== 'zkrx') args.push('--impl', entry.impl);
   if (entry.scenario === 'fleet-scale' || entry.scenario === 'fleet-rollout') {
     if (options.processes !== undefined) args.push('--processes', String(options.processes));
+    if (options.nameBytes !== undefined) args.push('--name-bytes', String(options.nameBytes));
   }
   if (entry.scenario === 'fleet-scale' && options.fleetSteps) {
     args.push('--fleet-steps', options.fleetSteps.join(','));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { fleetItems, memberId } from './fleet-host';
 import { childCommand, selectMatrix } from './matrix';
 import { parseOptions, UsageError } from './options';
 
@@ -167,5 +168,25 @@ describe('childCommand', () => {
         undefined,
       ),
     ).toThrow(/CuratorBench/);
+  });
+});
+
+describe('--name-bytes', () => {
+  it('pads item names and member ids to that many bytes, sorted as numbered, and reaches the run', () => {
+    const options = parseOptions(['--scenario', 'fleet-scale', '--name-bytes', '255']);
+    expect(options.nameBytes).toBe(255);
+    const items = fleetItems(3, options.nameBytes);
+    expect(items.map((item) => Buffer.byteLength(item))).toEqual([255, 255, 255]);
+    expect([...items].sort()).toEqual(items);
+    expect(items[1]).toMatch(/^item-00001-x+$/);
+    expect(Buffer.byteLength(memberId(7, 255))).toBe(255);
+    expect(fleetItems(2)).toEqual(['item-00000', 'item-00001']);
+    const child = childCommand(
+      'h:1',
+      { scenario: 'fleet-scale', clients: 2, ops: 10, impl: 'zkrx' },
+      options,
+      undefined,
+    );
+    expect(child.join(' ')).toContain('--name-bytes 255');
   });
 });

@@ -62,6 +62,8 @@ export interface BenchOptions {
   readonly ops: number | undefined;
   /** fleet-scale: the Node processes the members are spread over (default 1). */
   readonly processes: number | undefined;
+  /** fleet-scale: item names and member ids padded to this many bytes (default: short). */
+  readonly nameBytes: number | undefined;
   /** fleet-scale: the steps to take (default all). */
   readonly fleetSteps: readonly FleetStepName[] | undefined;
   /** The lock scenarios: how each lease is taken (`--form`). */
@@ -130,6 +132,7 @@ Options:
   --members C          fleet-scale, fleet-rollout: members (the same as --clients)
   --items N            fleet-scale, fleet-rollout: items (the same as --ops)
   --processes P        fleet-scale, fleet-rollout: Node processes the members are spread over (default 1)
+  --name-bytes B       fleet-scale: item names and member ids padded to B bytes (the fleet refuses over 255)
   --fleet-steps S,...  fleet-scale: ${FLEET_STEP_NAMES.join(', ')} (default all; cold first)
   --impl I             one run's client: ${IMPL_NAMES.join(', ')} (default zkrx;
                        node-zookeeper-client runs ${PEER_SCENARIOS.join(', ')})
@@ -218,6 +221,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     members: { type: 'string' },
     items: { type: 'string' },
     processes: { type: 'string' },
+    'name-bytes': { type: 'string' },
     'fleet-steps': { type: 'string' },
     impl: { type: 'string' },
     form: { type: 'string' },
@@ -302,6 +306,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     clients: integer('members', text('members'), 1) ?? integer('clients', text('clients'), 1),
     ops: integer('items', text('items'), 1) ?? integer('ops', text('ops'), 1),
     processes: integer('processes', text('processes'), 1),
+    nameBytes: integer('name-bytes', text('name-bytes'), 1),
     fleetSteps,
     form: form as LeaseForm,
     oneClient: values['one-client'] === true,

@@ -68,6 +68,8 @@ export interface RunSettings {
   readonly selfTestStall: boolean;
   /** fleet-scale: the Node processes the members are spread over. */
   readonly processes?: number;
+  /** fleet-scale: item names and member ids of this many bytes. */
+  readonly nameBytes?: number;
   /** fleet-scale: the steps to take. */
   readonly fleetSteps?: readonly FleetStepName[];
   /** The lock scenarios: how each lease is taken (`--form`). */

@@ -52,6 +52,7 @@ export function runSettings(
     selfTestBroken: options.selfTestBroken,
     selfTestStall: options.selfTestStall,
     processes: options.processes,
+    nameBytes: options.nameBytes,
     fleetSteps: options.fleetSteps,
     form: options.form,
     oneClient: options.oneClient,

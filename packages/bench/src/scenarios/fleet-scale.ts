@@ -148,12 +148,14 @@ export const fleetScale: Scenario = {
     const steps = context.settings.fleetSteps ?? FLEET_STEPS;
     const path = joinPath(context.base, 'fleet');
     // Member i lives in process i mod P; the newcomer of `join` is member C.
-    const ids = Array.from({ length: count + 1 }, (_, index) => memberId(index));
+    const nameBytes = context.settings.nameBytes;
+    const ids = Array.from({ length: count + 1 }, (_, index) => memberId(index, nameBytes));
     const settings: FleetHostSettings = {
       connect,
       path,
       items,
       sessionTimeoutMs: SESSION_TIMEOUT_MS,
+      nameBytes,
       crashVictim: steps.includes('crash') && count >= 3 ? ids[2] : undefined,
     };
     const view = new FleetView(items, processes === 1, context);
@@ -176,6 +178,7 @@ export const fleetScale: Scenario = {
     const selfSent = two.sent - one.sent;
     const selfBytes = two.bytes - one.bytes;
     const extra: Record<string, number | string> = { processes, members: count, items };
+    if (nameBytes !== undefined) extra.name_bytes = nameBytes;
     const measure = async <T>(label: string, act: () => Promise<T>) => {
       context.log(`${label}...`);
       const before = await serverCounts(connect);
