@@ -26,7 +26,12 @@ export type FleetEvent =
 
 /** What the scenario tells a host to do. */
 export type FleetCommand =
-  | { readonly type: 'connect'; readonly ids: readonly string[] }
+  | {
+      readonly type: 'connect';
+      readonly ids: readonly string[];
+      /** False: the clients are made, not waited for (a server not up yet: `fleet-boot`). */
+      readonly wait?: boolean;
+    }
   | {
       readonly type: 'join';
       readonly ids: readonly string[];
@@ -153,6 +158,10 @@ export class FleetHost {
   async run(command: FleetCommand): Promise<unknown> {
     switch (command.type) {
       case 'connect':
+        if (command.wait === false) {
+          for (const id of command.ids) void this.connect(id, false);
+          return undefined;
+        }
         // A few at a time: a hundred handshakes at once only slow each other down.
         for (let at = 0; at < command.ids.length; at += 16) {
           await Promise.all(command.ids.slice(at, at + 16).map((id) => this.connect(id)));
@@ -187,7 +196,7 @@ export class FleetHost {
     }
   }
 
-  private async connect(id: string): Promise<void> {
+  private async connect(id: string, wait = true): Promise<void> {
     const proxy =
       id === this.settings.crashVictim ? await startProxy(this.settings.connect) : undefined;
     const client = createClient({
@@ -200,7 +209,7 @@ export class FleetHost {
         this.entered.set(event.state, (this.entered.get(event.state) ?? 0) + 1);
       });
     }
-    await client.connected(60_000);
+    if (wait) await client.connected(60_000);
   }
 
   private member(id: string): HostedMember {

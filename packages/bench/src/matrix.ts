@@ -89,6 +89,9 @@ export function selectMatrix(options: BenchOptions): MatrixEntry[] {
   if (options.scenarios.includes('fleet-rollout')) {
     picked.push({ scenario: 'fleet-rollout', clients: 20, ops: 2_000 });
   }
+  if (options.scenarios.includes('fleet-boot')) {
+    picked.push({ scenario: 'fleet-boot', clients: 20, ops: 2_000 });
+  }
   for (const entry of picked) {
     const clients = options.clients ?? entry.clients;
     const ops = options.ops ?? Math.max(10, Math.floor(entry.ops * options.scale));
@@ -158,6 +161,9 @@ export function childCommand(
   if (entry.scenario === 'fleet-scale' || entry.scenario === 'fleet-rollout') {
     if (options.processes !== undefined) args.push('--processes', String(options.processes));
     if (options.nameBytes !== undefined) args.push('--name-bytes', String(options.nameBytes));
+  }
+  if (entry.scenario === 'fleet-boot' && options.bootSeconds !== undefined) {
+    args.push('--boot-s', String(options.bootSeconds));
   }
   if (entry.scenario === 'fleet-scale' && options.fleetSteps) {
     args.push('--fleet-steps', options.fleetSteps.join(','));

@@ -19,6 +19,7 @@ export const SCENARIO_NAMES = [
   'fleet-scale',
   'fleet-members',
   'fleet-rollout',
+  'fleet-boot',
 ] as const;
 
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
@@ -64,6 +65,8 @@ export interface BenchOptions {
   readonly processes: number | undefined;
   /** fleet-scale: item names and member ids padded to this many bytes (default: short). */
   readonly nameBytes: number | undefined;
+  /** fleet-boot: how long the fleet waits for its server (s; default 60). */
+  readonly bootSeconds: number | undefined;
   /** fleet-scale: the steps to take (default all). */
   readonly fleetSteps: readonly FleetStepName[] | undefined;
   /** The lock scenarios: how each lease is taken (`--form`). */
@@ -133,6 +136,7 @@ Options:
   --items N            fleet-scale, fleet-rollout: items (the same as --ops)
   --processes P        fleet-scale, fleet-rollout: Node processes the members are spread over (default 1)
   --name-bytes B       fleet-scale: item names and member ids padded to B bytes (the fleet refuses over 255)
+  --boot-s S           fleet-boot: ZooKeeper starts S seconds after the fleet subscribed (default 60)
   --fleet-steps S,...  fleet-scale: ${FLEET_STEP_NAMES.join(', ')} (default all; cold first)
   --impl I             one run's client: ${IMPL_NAMES.join(', ')} (default zkrx;
                        node-zookeeper-client runs ${PEER_SCENARIOS.join(', ')})
@@ -222,6 +226,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     items: { type: 'string' },
     processes: { type: 'string' },
     'name-bytes': { type: 'string' },
+    'boot-s': { type: 'string' },
     'fleet-steps': { type: 'string' },
     impl: { type: 'string' },
     form: { type: 'string' },
@@ -307,6 +312,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     ops: integer('items', text('items'), 1) ?? integer('ops', text('ops'), 1),
     processes: integer('processes', text('processes'), 1),
     nameBytes: integer('name-bytes', text('name-bytes'), 1),
+    bootSeconds: text('boot-s') === undefined ? undefined : positive('boot-s', text('boot-s'), 0),
     fleetSteps,
     form: form as LeaseForm,
     oneClient: values['one-client'] === true,

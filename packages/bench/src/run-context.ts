@@ -70,6 +70,8 @@ export interface RunSettings {
   readonly processes?: number;
   /** fleet-scale: item names and member ids of this many bytes. */
   readonly nameBytes?: number;
+  /** fleet-boot: how long the fleet waits for its server (s). */
+  readonly bootSeconds?: number;
   /** fleet-scale: the steps to take. */
   readonly fleetSteps?: readonly FleetStepName[];
   /** The lock scenarios: how each lease is taken (`--form`). */

@@ -3,6 +3,7 @@
  */
 import type { ScenarioName } from './options';
 import type { Scenario } from './scenario';
+import { fleetBoot } from './scenarios/fleet-boot';
 import { fleetMembers } from './scenarios/fleet-members';
 import { fleetRollout } from './scenarios/fleet-rollout';
 import { fleetScale } from './scenarios/fleet-scale';
@@ -30,4 +31,5 @@ export const scenarios: Readonly<Record<ScenarioName, Scenario>> = {
   'fleet-scale': fleetScale,
   'fleet-members': fleetMembers,
   'fleet-rollout': fleetRollout,
+  'fleet-boot': fleetBoot,
 };

@@ -53,6 +53,7 @@ export function runSettings(
     selfTestStall: options.selfTestStall,
     processes: options.processes,
     nameBytes: options.nameBytes,
+    bootSeconds: options.bootSeconds,
     fleetSteps: options.fleetSteps,
     form: options.form,
     oneClient: options.oneClient,

@@ -87,6 +87,11 @@ const runs: readonly [string, readonly string[], readonly string[]][] = [
     ['--members', '3', '--items', '100'],
     ['steps_settled', 'settle_ms_max', 'unowned_item_seconds_total', 'both_sets'],
   ],
+  [
+    'fleet-boot',
+    ['--members', '3', '--items', '30', '--boot-s', '2'],
+    ['balanced_after_up_ms', 'all_owned_after_up_ms', 'packets_per_item'],
+  ],
 ];
 
 describe('every scenario, tiny N, through the CLI entry', () => {

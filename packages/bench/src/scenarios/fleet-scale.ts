@@ -47,7 +47,7 @@ const SESSION_TIMEOUT_MS = 10_000;
 const PROGRESS_EVERY_MS = 15_000;
 
 /** Who owns what, from the members' emissions, and the conditions the steps wait for. */
-class FleetView {
+export class FleetView {
   readonly owners = new Map<string, string>();
   readonly counts = new Map<string, number>();
   readonly live = new Set<string>();
