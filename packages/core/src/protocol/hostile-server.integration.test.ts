@@ -82,4 +82,33 @@ describe.runIf(transportName === 'typescript')('a hostile server', () => {
     await client.connected(10_000);
     expect(statesOf(session)).toEqual(['connecting', 'connected']);
   });
+
+  it('gives a handshake never answered a quarter of the session timeout, then twice that, then connects', async () => {
+    // As a ZooKeeper coming up can (a member of `--scenario fleet-boot` waited its whole 10 s
+    // attempt): the connection is accepted, the ConnectRequest never answered.
+    const proxy = await proxyTo();
+    proxy.pause();
+    const failures: string[] = [];
+    const client = await openClient({
+      connect: proxy.connectString,
+      sessionTimeoutMs: 8_000,
+      logger: {
+        warn: (message) => failures.push(message),
+        debug: (message) => failures.push(message),
+      },
+      logLevel: 'debug',
+    });
+    const unanswered = () => failures.filter((line) => line.startsWith('no session from'));
+    await waitFor(() => unanswered().length >= 2, 30_000);
+    // One host: each attempt may take the whole session timeout (Java's ClientCnxn waits that
+    // long for every one); a handshake gets 2 s, then 4 s.
+    expect(
+      unanswered()
+        .slice(0, 2)
+        .map((line) => line.replace(/.* within /, '')),
+    ).toEqual(['2000 ms', '4000 ms']);
+    proxy.resume();
+    await client.connected(30_000);
+    expect(client.state).toBe('connected');
+  });
 });

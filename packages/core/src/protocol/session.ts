@@ -51,6 +51,31 @@ const CLOSE_BOUND_MS = 2_000;
 /** The shortest time a connection attempt (TCP, TLS, ConnectResponse) is given. */
 const MIN_ATTEMPT_MS = 1_000;
 
+/**
+ * How long a ConnectRequest's answer is waited for on a connection the server accepted, after
+ * `waitsRunOut` such waits in a row ran out: a quarter of the session timeout (at least
+ * MIN_ATTEMPT_MS), doubled after each, up to `attemptMs` (the session timeout over the hosts:
+ * what Java's ClientCnxn gives every attempt). A server that accepts and never answers is
+ * most often one starting: ZooKeeper 3.8 left a handshake made as it came up unanswered until
+ * the attempt's end (1 client in 20 in 2 runs of 10 of `--scenario fleet-boot`: that member
+ * joined 10 s late). So such a handshake costs a quarter of the session timeout, not all of it,
+ * and a slow server still gets the whole attempt from the third try on.
+ *
+ * ## Example
+ * ```ts
+ * console.log([0, 1, 2, 3].map((runOut) => handshakeWaitMs(10_000, 10_000, runOut)));
+ * // Output: [ 2500, 5000, 10000, 10000 ]
+ * ```
+ */
+export function handshakeWaitMs(
+  sessionTimeoutMs: number,
+  attemptMs: number,
+  waitsRunOut: number,
+): number {
+  const first = Math.max(MIN_ATTEMPT_MS, Math.floor(sessionTimeoutMs / 4));
+  return Math.min(attemptMs, first * 2 ** Math.min(waitsRunOut, 16));
+}
+
 const NO_PASSWORD = Buffer.alloc(16);
 
 /**
@@ -102,6 +127,8 @@ export class ProtocolSession implements SessionHandle {
   private heartbeat: { stop(): void } | undefined;
   private closing: Promise<void> | undefined;
   private attemptFailureLogged = false;
+  /** Handshakes in a row whose answer did not come in time (see `handshakeWaitMs`). */
+  private handshakesRunOut = 0;
   /** When the ConnectRequest of the connection being set up was queued (performance.now()). */
   private connectSentAt = 0;
   /** Following the ensemble: the list's changes, planned moves, their graces. */
@@ -233,7 +260,10 @@ export class ProtocolSession implements SessionHandle {
           connection.destroy();
           return;
         }
-        this.handshake(connection, timeoutMs);
+        this.handshake(
+          connection,
+          handshakeWaitMs(this.sessionTimeout(), timeoutMs, this.handshakesRunOut),
+        );
       },
       (error: unknown) => {
         this.cancelAttempt = undefined;
@@ -266,6 +296,7 @@ export class ProtocolSession implements SessionHandle {
       // The answer may be in the socket, unread behind a stall of ours: look after the poll.
       setImmediate(() => {
         if (this.connection !== connection || this.state !== 'connecting') return;
+        this.handshakesRunOut += 1;
         connection.destroy(
           new ZkError(
             ZkErrorCode.ConnectionLoss,
@@ -366,6 +397,7 @@ export class ProtocolSession implements SessionHandle {
     this.state = 'connected';
     this.hosts.succeeded();
     this.attemptFailureLogged = false;
+    this.handshakesRunOut = 0;
     connection.attach({
       onFrame: (frame) => this.pipeline.receive(frame),
       onOversizedFrame: (header, length) =>
