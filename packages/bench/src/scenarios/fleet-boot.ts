@@ -61,6 +61,7 @@ export const fleetBoot: Scenario = {
     const alive = setInterval(() => context.tick(), 1_000);
     const extra: Record<string, number | string> = { members: count, items, boot_s: bootSeconds };
     let balancedMs = 0;
+    let allOwnedMs = 0;
     let packets = 0;
     try {
       context.log(`${count} members subscribe; ZooKeeper starts on ${connect} in ${bootSeconds} s`);
@@ -72,9 +73,21 @@ export const fleetBoot: Scenario = {
       const upAt = performance.now();
       context.log('ZooKeeper is up');
       clearInterval(alive);
-      await view.until(() => view.allOwned());
-      const allOwnedMs = performance.now() - upAt;
-      await view.until(() => view.balanced());
+      // How far it got, each second until balanced: who owns how many.
+      const progress = setInterval(() => {
+        const counts = ids.map((id) => view.counts.get(id) ?? 0);
+        const idle = ids.filter((id) => (view.counts.get(id) ?? 0) === 0);
+        context.log(
+          `+${round((performance.now() - upAt) / 1_000, 1)} s: ${view.owners.size} of ${items} owned; per member ${Math.min(...counts)}..${Math.max(...counts)}${idle.length > 0 ? `; owning none: ${idle.slice(0, 5).join(', ')}${idle.length > 5 ? ', ...' : ''}` : ''}`,
+        );
+      }, 1_000);
+      try {
+        await view.until(() => view.allOwned());
+        allOwnedMs = performance.now() - upAt;
+        await view.until(() => view.balanced());
+      } finally {
+        clearInterval(progress);
+      }
       balancedMs = performance.now() - upAt;
       const counts = await serverCounts(connect);
       packets = counts.packets;
