@@ -50,6 +50,14 @@ const lostConnection: readonly ZkErrorCode[] = [
   ZkErrorCode.ConnectTimeout,
 ];
 
+/** A request's answer never came: the connection went first (or none came in time). */
+const unanswered: readonly ZkErrorCode[] = [
+  ZkErrorCode.ConnectionLoss,
+  ZkErrorCode.OperationTimeout,
+  ZkErrorCode.SessionMoved,
+  ZkErrorCode.ConnectTimeout,
+];
+
 /**
  * One member's node kept alive: made when started, made again after the session ends (or the
  * node is deleted by someone), removed on `leave()`; its data shown (and updated) on it, and
@@ -187,9 +195,18 @@ export class MemberNode {
     else this.write(joined);
   }
 
-  /** Writes our data on our node, conditional on the version we know (one write at a time). */
+  /**
+   * Writes our data on our node, conditional on the version we know (one write at a time).
+   * Written again once connected when the connection went before the answer: the write was
+   * not applied (a quorum lost, a request failed before it was sent) — else our node would
+   * state old data for as long as our session lives (the soak's boot-fleet found three members
+   * stating an item set no one stored any more, given nothing) — or it was applied unheard:
+   * then the write again meets BadVersion, and our node's watch sees the version it made (as a
+   * probe's, written back).
+   */
   private write(joined: Joined): void {
     this.writing = true;
+    let unheard = false;
     const work = this.client.promises
       .set(joined.node, this.data, this.knownVersion)
       .then(
@@ -197,12 +214,15 @@ export class MemberNode {
           this.knownVersion = Math.max(this.knownVersion, stat.version);
         },
         // BadVersion: probed meanwhile, the watch brings that (and we write then); NoNode: our
-        // node is gone.
-        ignore,
+        // node is gone; SessionExpired: so is our node, made again with our data.
+        (error: unknown) => {
+          unheard = isZkError(error, ...unanswered);
+        },
       )
+      .then(() => (unheard ? this.client.connected().then(ignore, ignore) : undefined))
       .finally(() => {
         this.writing = false;
-        if (this.writeAgain && this.joined === joined && !this.stopped) {
+        if ((this.writeAgain || unheard) && this.joined === joined && !this.stopped) {
           this.writeAgain = false;
           this.write(joined);
         }

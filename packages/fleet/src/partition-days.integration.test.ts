@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:net';
 import { createClient, OPEN_ACL_UNSAFE, Permission, type ZkClient } from '@zkrx/core';
-import { connectedClients } from '@zkrx/test-support';
+import { connectedClients, proxiedClient } from '@zkrx/test-support';
 import { startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@zkrx/testing';
 import { BehaviorSubject, filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -53,6 +53,46 @@ afterEach(async () => {
 });
 
 describe('partition on the days operators have', () => {
+  it("a member's new item set stated while its connection is down is stated once it is back", async () => {
+    // The soak's boot-fleet (seed 7): three members stated a new set during a quorum loss, the
+    // write of their node failed unapplied (ConnectionLoss) and was never made again; their
+    // nodes named a set nobody stored any more, and the coordinator gave them nothing.
+    const failures: string[] = [];
+    const { client: a, proxy } = await proxiedClient({
+      sessionTimeoutMs: 20_000,
+      logger: { warn: (line) => failures.push(line), debug: (line) => failures.push(line) },
+      logLevel: 'debug',
+    });
+    const [b, observer] = (await connectedClients(2)) as [ZkClient, ZkClient];
+    const path = uniqueRoot('fleet');
+    const first = names('item', 4);
+    const next = [...first, 'item-new'];
+    const log = fleetLog();
+    const sets = [new BehaviorSubject(first), new BehaviorSubject(first)];
+    const fleet = [
+      startMember(log, a, path, sets[0]!, { id: 'a' }),
+      startMember(log, b, path, sets[1]!, { id: 'b' }),
+    ];
+    await vi.waitUntil(() => converged(fleet, first), { timeout: 20_000 });
+    // a's connection cut and new ones refused: a request made now fails, never sent, once the
+    // next attempt to connect is refused (as the Java client fails such requests).
+    proxy.refuse();
+    proxy.cut();
+    const before = failures.length;
+    for (const set of sets) set.next(next);
+    // (`warn` and `debug` bring failed attempts only: the loss itself is `info`.)
+    await vi.waitUntil(() => failures.length > before, { timeout: 20_000 });
+    proxy.refuse(false);
+    await a.connected(20_000);
+    const statesNext = async () => {
+      const view = await inspectFleet(observer, path);
+      return view?.members.find((member) => member.id === 'a')?.itemSet?.size === next.length;
+    };
+    await vi.waitUntil(statesNext, { timeout: 20_000, interval: 100 });
+    await vi.waitUntil(() => converged(fleet, next), { timeout: 20_000 });
+    expect(log.violations).toEqual([]);
+  });
+
   it('a fleet started before ZooKeeper elects a coordinator and balances once the server is up', async () => {
     const port = await unusedPort();
     const connect = `127.0.0.1:${port}`;
