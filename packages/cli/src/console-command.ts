@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { ConsoleError, startConsole } from '@zkrx/console';
 import type { ZkClient } from '@zkrx/core';
 import { CliError, CliErrorCode } from './errors';
-import type { CliIo } from './io';
+import { type CliIo, untilInterrupted } from './io';
 
 /** Where `zkrx console` listens when `--port` does not say. */
 export const CONSOLE_PORT = 7181;
@@ -67,13 +67,10 @@ export async function consoleCommand(
     );
   }
   lines.push('Ctrl-C stops it.');
+  // Listening before the line says so (see dev-server.ts).
+  const interrupted = untilInterrupted(io);
   io.stdout.write(`${lines.join('\n')}\n`);
-  await new Promise<void>((resolve) => {
-    const stop = io.onInterrupt(() => {
-      stop();
-      resolve();
-    });
-  });
+  await interrupted;
   await running.close();
   io.stdout.write('stopped\n');
   return 0;

@@ -4,7 +4,7 @@
  */
 import { startZooKeeper, ZooKeeperNotFoundError, ZooKeeperStartError } from '@zkrx/testing';
 import { CliError, CliErrorCode } from './errors';
-import type { CliIo } from './io';
+import { type CliIo, untilInterrupted } from './io';
 
 /** ZooKeeper's default port: where apps and `zkrx` commands look when not told. */
 export const DEV_SERVER_PORT = 2181;
@@ -38,6 +38,9 @@ export async function devServer(options: { port: number; io: CliIo }): Promise<n
     }
     throw error;
   }
+  // Listening before it says "Ctrl-C stops it.": a Ctrl-C that follows the line at once (a
+  // script's) would otherwise find no listener and kill the process, leaving the server's data.
+  const interrupted = untilInterrupted(io);
   io.stdout.write(
     `ZooKeeper for development on ${server.connectString} (data in ${server.dir}, removed when it stops)\n` +
       `  ZK_CONNECT=${server.connectString}\n` +
@@ -47,12 +50,7 @@ export async function devServer(options: { port: number; io: CliIo }): Promise<n
   // signal listener keeps nothing alive either: without this timer the command would exit here,
   // taking the server with it.
   const keepAlive = setInterval(() => {}, 1 << 30);
-  await new Promise<void>((resolve) => {
-    const stop = io.onInterrupt(() => {
-      stop();
-      resolve();
-    });
-  });
+  await interrupted;
   clearInterval(keepAlive);
   await server.close();
   io.stdout.write('stopped\n');

@@ -53,3 +53,13 @@ export function processIo(): CliIo {
     },
   };
 }
+
+/** Resolves at the first interrupt (Ctrl-C, SIGTERM) from now on; listens from this call. */
+export function untilInterrupted(io: CliIo): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = io.onInterrupt(() => {
+      stop();
+      resolve();
+    });
+  });
+}
