@@ -269,7 +269,9 @@ export class QueueNode {
    * empty container whose children once moved: then our create fails NoNode and makes the path,
    * as without this); what decides is still the listing behind our node. What this acquisition
    * made carries its mark, as `makePath`'s does, for the same clean-up when it gives up.
-   * `queue-node.integration.test.ts` attacks it: every path missing, present, held.
+   * `missing-paths.integration.test.ts` attacks it (paths missing, then present; a path a lock
+   * held by another client is in: NodeExists, and we wait behind the holder), and
+   * `unused-container.integration.test.ts` gives up right after the path was made in front.
    */
   private makePathAhead(missing: MissingPaths): void {
     this.createPath().then(
