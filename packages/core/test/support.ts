@@ -343,6 +343,37 @@ export function busyWait(ms: number): void {
   }
 }
 
+/**
+ * A client's log kept in memory, debug and up, for a check to print when it fails:
+ * `connectedClient({ ...log.options })`, then `expect(value, log.text()).toBe(...)` — a flake
+ * seen once in CI then explains itself. `DEBUG_ENS=1` prints each line as it comes too.
+ */
+export function keptLog(): {
+  options: Pick<ZkClientOptions, 'logger' | 'logLevel'>;
+  text(): string;
+} {
+  const lines: string[] = [];
+  const started = performance.now();
+  const keep = (level: string) => (message: string, context?: Record<string, unknown>) => {
+    const at = `${Math.round(performance.now() - started)}`.padStart(6);
+    const line = `${at} ms ${level} ${message}${context ? ` ${JSON.stringify(context)}` : ''}`;
+    lines.push(line);
+    if (process.env.DEBUG_ENS) console.log(line);
+  };
+  return {
+    options: {
+      logger: {
+        debug: keep('debug'),
+        info: keep('info'),
+        warn: keep('warn'),
+        error: keep('error'),
+      },
+      logLevel: 'debug',
+    },
+    text: () => `the client's log:\n${lines.join('\n')}`,
+  };
+}
+
 /** The index of the ensemble member `client`'s session is on (its `cons`), once one lists it. */
 export async function memberOf(ensemble: Ensemble, client: ZkClient): Promise<number> {
   let index: number | undefined;

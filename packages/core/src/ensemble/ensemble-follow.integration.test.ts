@@ -15,6 +15,7 @@ import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectedClient,
+  keptLog,
   memberOf,
   openClient,
   proxyTo,
@@ -65,6 +66,7 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
     // added server would move from another server, or twice. So `address` leaves the leader
     // out, and the client connects to the others, as the configuration will name them.
     const leader = ensemble.servers[await ensemble.leaderIndex()]!;
+    const log = keptLog();
     const followed = () =>
       ensemble.connectString.split(',').filter((host) => host !== leader.connectString);
     const client = await connectedClient({
@@ -75,7 +77,7 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
         address: (server) =>
           `${server.host}:${server.port}` === leader.connectString ? undefined : server,
       },
-      ...(process.env.DEBUG_ENS ? { logger: console, logLevel: 'info' as const } : {}),
+      ...log.options,
     });
     const root = await testRoot(ensemble.connectString);
     const sessionId = client.sessionId!;
@@ -90,7 +92,7 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
     await ensemble.removeServer(before);
     expect(ensemble.servers[before]!.running).toBe(false);
     const view = await moved(client);
-    expect(view.moves).toBe(1);
+    expect(view.moves, log.text()).toBe(1);
     const after = await memberOf(ensemble, client);
     expect(after).not.toBe(before);
     expect(view.server).toBe(ensemble.servers[after]!.connectString);
@@ -101,10 +103,11 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
     await ensemble.addServer();
     await follows(client, followed());
     expect(client.sessionId).toBe(sessionId);
-    expect(statesOf(session)).toEqual(['connected']);
+    expect(statesOf(session), log.text()).toEqual(['connected']);
   });
 
   it("rides out the leader's removal, which drops every server's clients for a moment", async () => {
+    const log = keptLog();
     const clients = await Promise.all(
       ensemble.servers
         .filter((server) => server.inConfiguration)
@@ -113,7 +116,7 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
             connect: server.connectString,
             sessionTimeoutMs: 6_000,
             followEnsemble: { maxDelayMs: 100 },
-            ...(process.env.DEBUG_ENS ? { logger: console, logLevel: 'info' as const } : {}),
+            ...log.options,
           }),
         ),
     );
@@ -127,7 +130,7 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
     for (const [index, client] of clients.entries()) {
       await waitFor(async () => (await ensemble.serverOf(client.sessionId!)) !== undefined);
       expect(client.sessionId).toBe(ids[index]);
-      expect(statesOf(sessions[index]!)).toEqual(['connected']);
+      expect(statesOf(sessions[index]!), log.text()).toEqual(['connected']);
     }
   });
 
@@ -221,10 +224,11 @@ describe.runIf(transportName === 'typescript')('following through mapped address
       return proxy;
     };
     const proxies = await Promise.all(ensemble.servers.map(route));
+    const log = keptLog();
     const client = await connectedClient({
       connect: proxies.map((proxy) => proxy.connectString).join(','),
       sessionTimeoutMs: 6_000,
-      ...(process.env.DEBUG_ENS ? { logger: console, logLevel: 'debug' as const } : {}),
+      ...log.options,
       followEnsemble: {
         maxDelayMs: 50,
         address: ({ host, port }) => {
@@ -234,20 +238,37 @@ describe.runIf(transportName === 'typescript')('following through mapped address
       },
     });
     const session = record(client.session$);
-    await follows(client, [...routes.values()]);
+    const first = await follows(client, [...routes.values()]);
     const before = await memberOf(ensemble, client);
-    // The new server is mapped once it exists; the removal that follows is read with it.
+    // The new server is mapped only once the client has read the configuration that adds it
+    // (and found no address for it there): its list never grows, so it cannot rebalance onto the
+    // new server before the removal. One that did, if then dropped there (a hand-off, below),
+    // could come back on any server, the one about to be removed included, and move twice: CI
+    // saw 2 moves once (not reproduced in 40 runs of the file). The removal is read with the new
+    // server mapped.
     const added = await ensemble.addServer();
+    await firstValueFrom(
+      client.ensemble$.pipe(filter((view) => view.configVersion !== first.configVersion)),
+    );
     const addedProxy = await route(added);
     await ensemble.removeServer(before);
-    await follows(
-      client,
-      ensemble.connectString.split(',').map((address) => routes.get(address)!),
+    const mapped = ensemble.connectString.split(',').map((address) => routes.get(address)!);
+    await follows(client, mapped);
+    // Off the removed server through a proxy of the new configuration: by its one planned move
+    // (to the new server, by the Java client's rule, with one server out and one in) — or, when
+    // the removed server was the leader, through the hand-off that drops every client at the
+    // change (it may cut the move short: a log showed it), never suspended either way.
+    const view = await firstValueFrom(
+      client.ensemble$.pipe(
+        filter((view) => view.server !== undefined && mapped.includes(view.server)),
+      ),
     );
-    expect((await moved(client)).moves).toBe(1);
+    expect(view.moves + view.handOffs, log.text()).toBeGreaterThanOrEqual(1);
+    expect(view.moves, log.text()).toBeLessThanOrEqual(1);
+    expect(await memberOf(ensemble, client), log.text()).not.toBe(before);
     expect(client.hosts).toContain(addedProxy.connectString);
     expect(client.hosts.every((host) => [...routes.values()].includes(host))).toBe(true);
-    expect(statesOf(session)).toEqual(['connected']);
+    expect(statesOf(session), log.text()).toEqual(['connected']);
   });
 });
 
@@ -361,12 +382,13 @@ describe.runIf(transportName === 'typescript')('a TLS client following the ensem
   afterAll(() => ensemble?.close());
 
   it('follows client ports that take TLS, and moves over TLS, never suspended', async () => {
+    const log = keptLog();
     const client = await connectedClient({
       connect: ensemble.connectString,
       tls: { ca: certificates.ca.certificate },
       sessionTimeoutMs: 6_000,
       followEnsemble: { maxDelayMs: 100 },
-      ...(process.env.DEBUG_ENS ? { logger: console, logLevel: 'debug' as const } : {}),
+      ...log.options,
     });
     const sessionId = client.sessionId!;
     const session = record(client.session$);
@@ -378,9 +400,9 @@ describe.runIf(transportName === 'typescript')('a TLS client following the ensem
     // Off its server by a planned move — or, if its TLS connections to the others took too long
     // on a loaded machine, when that server stopped, within the bound: never suspended either way.
     await firstValueFrom(client.ensemble$.pipe(filter((view) => view.moves + view.handOffs >= 1)));
-    expect(await memberOf(ensemble, client)).not.toBe(before);
+    expect(await memberOf(ensemble, client), log.text()).not.toBe(before);
     expect(client.sessionId).toBe(sessionId);
-    expect(statesOf(session)).toEqual(['connected']);
+    expect(statesOf(session), log.text()).toEqual(['connected']);
   });
 
   it('never takes the plaintext ports of a configuration that names no TLS port', async () => {
