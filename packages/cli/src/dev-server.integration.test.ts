@@ -3,25 +3,15 @@
  * and its directory removed. Usage errors before anything starts.
  */
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { fourLetterWord } from '@zkrx/testing';
+import { fourLetterWord, freePorts } from '@zkrx/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { fakeIo } from '../test/fake-io';
 import { Terminal, tmuxAvailability, zkrxFromSource } from '../test/terminal';
 import { run } from './index';
 
-/** A port free now (the kernel's pick, given back at once). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe('zkrx dev-server', () => {
   it('serves on the port until Ctrl-C, then stops and removes its data', async () => {
-    const port = await freePort();
+    const [port] = await freePorts(1);
     const io = fakeIo();
     const running = run(['dev-server', '--port', String(port)], io);
     await vi.waitUntil(() => io.out().includes('Ctrl-C stops it.'), { timeout: 60_000 });
@@ -41,7 +31,7 @@ describe('zkrx dev-server', () => {
   it.skipIf(!tmux.available)(
     `keeps serving in a terminal until Ctrl-C${tmux.available ? '' : ` (skipped: ${tmux.reason})`}`,
     async () => {
-      const port = await freePort();
+      const [port] = await freePorts(1);
       using terminal = Terminal.start(zkrxFromSource(['dev-server', '--port', String(port)]));
       await terminal.until((screen) => screen.includes('Ctrl-C stops it.'), 'the server ready');
       expect(await fourLetterWord(`127.0.0.1:${port}`, 'ruok')).toBe('imok');

@@ -310,19 +310,6 @@ export function observableErrorOf(observable: Observable<unknown>): Promise<ZkEr
   });
 }
 
-/** A port on 127.0.0.1 that was listening a moment ago and is closed now (connections refused). */
-export function deadPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** The paths a session watches on a server, from the `wchc` four-letter word. */
 export async function watchedPaths(connectString: string, sessionId: string): Promise<string[]> {
   const text = await fourLetterWord(connectString, 'wchc');

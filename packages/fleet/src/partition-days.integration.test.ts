@@ -4,10 +4,9 @@
  * failures that must reach a user, poison reports that cannot be written, emissions with nothing
  * new.
  */
-import { createServer } from 'node:net';
 import { createClient, OPEN_ACL_UNSAFE, Permission, type ZkClient } from '@zkrx/core';
 import { connectedClients, proxiedClient } from '@zkrx/test-support';
-import { startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@zkrx/testing';
+import { freePorts, startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@zkrx/testing';
 import { BehaviorSubject, filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -27,18 +26,6 @@ import {
   PartitionProblemError,
   ReleaseTimeoutError,
 } from './index';
-
-/** A loopback port nobody listens on now (the kernel's choice, released at once). */
-function unusedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Anyone may read the node and set its ACL, nothing else (no child can be made). */
 const readAndAdmin = [
@@ -94,7 +81,7 @@ describe('partition on the days operators have', () => {
   });
 
   it('a fleet started before ZooKeeper elects a coordinator and balances once the server is up', async () => {
-    const port = await unusedPort();
+    const [port] = await freePorts(1);
     const connect = `127.0.0.1:${port}`;
     // Members subscribed first, ZooKeeper unreachable for several connect timeouts (a whole
     // stack starting at once): every wait for a connection ends with ConnectTimeout meanwhile.

@@ -35,6 +35,7 @@ export {
   type Subscribable,
 } from './expire-session';
 export { fourLetterWord, mntr, parseMntr } from './four-letter-words';
+export { freePorts } from './free-port';
 export {
   type LocateZooKeeperOptions,
   locateZooKeeper,

@@ -8,9 +8,8 @@
  * by a member while another still lists it is a violation (exit 2): the members share this one
  * process, so their emissions come in the order of events.
  */
-import { createServer } from 'node:net';
 import { joinPath } from '@zkrx/core';
-import { startZooKeeper, type ZooKeeperServer } from '@zkrx/testing';
+import { freePorts, startZooKeeper, type ZooKeeperServer } from '@zkrx/testing';
 import { type FleetEvent, type FleetHostSettings, localHost, memberId } from '../fleet-host';
 import { type ScenarioResult, serverCounts, sleep } from '../run-context';
 import type { Scenario } from '../scenario';
@@ -20,19 +19,6 @@ import { FleetView } from './fleet-scale';
 const SESSION_TIMEOUT_MS = 10_000;
 /** How long the fleet waits with its server down, unless `--boot-s` says (s). */
 export const DEFAULT_BOOT_SECONDS = 60;
-
-/** A port nothing listens on now (the OS's choice), for the server started later. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('fleet-boot: no free port');
-  return address.port;
-}
 
 export const fleetBoot: Scenario = {
   name: 'fleet-boot',
@@ -45,7 +31,7 @@ export const fleetBoot: Scenario = {
   async run(context): Promise<ScenarioResult> {
     const { clients: count, ops: items } = context.settings;
     const bootSeconds = context.settings.bootSeconds ?? DEFAULT_BOOT_SECONDS;
-    const port = await freePort();
+    const [port] = await freePorts(1);
     const connect = `127.0.0.1:${port}`;
     const settings: FleetHostSettings = {
       connect,

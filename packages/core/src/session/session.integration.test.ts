@@ -2,12 +2,11 @@
  * Session states against a real ZooKeeper: connect, suspend and reconnect, expiry and renewal,
  * close, connect timeouts and refused credentials.
  */
-import { expireSession } from '@zkrx/testing';
+import { expireSession, freePorts } from '@zkrx/testing';
 import { firstValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
   connectedClient,
-  deadPort,
   openClient,
   partition,
   proxyTo,
@@ -195,7 +194,7 @@ describe('session states', () => {
     expect(new Set(outcomes).size).toBeGreaterThan(0);
     for (const outcome of outcomes) expect(['done', 'ClientClosed']).toContain(outcome);
 
-    const port = await deadPort();
+    const [port] = await freePorts(1);
     const never = await openClient({ connect: `127.0.0.1:${port}` });
     const waiting = rejectionOf(never.connected());
     const pending = rejectionOf(never.promises.get('/'));
@@ -207,7 +206,7 @@ describe('session states', () => {
   });
 
   it('rejects connected() with ConnectTimeout after about connectTimeoutMs to a dead port', async () => {
-    const port = await deadPort();
+    const [port] = await freePorts(1);
     const client = await openClient({ connect: `127.0.0.1:${port}`, connectTimeoutMs: 800 });
     const session = record(client.session$);
     const started = performance.now();
@@ -271,7 +270,7 @@ describe('session states', () => {
 
   it('fails calls made before any connection with ConnectTimeout after connectTimeoutMs', async () => {
     // "ZooKeeper unreachable" must not look like "busy": the call does not wait forever.
-    const port = await deadPort();
+    const [port] = await freePorts(1);
     const client = await openClient({ connect: `127.0.0.1:${port}`, connectTimeoutMs: 500 });
     const errors = await Promise.all([
       rejectionOf(client.promises.get('/')),

@@ -2,10 +2,10 @@
  * Logging against a real ZooKeeper: the transport's lines reach the configured logger at its
  * level, and a client without a logger prints nothing at all (checked in a child process).
  */
-import { testZooKeeper } from '@zkrx/testing';
+import { freePorts, testZooKeeper } from '@zkrx/testing';
 import { describe, expect, it } from 'vitest';
 import { bundleCore, runNode } from '../../test/child-process';
-import { connectedClient, deadPort, transportName, waitFor } from '../../test/support';
+import { connectedClient, transportName, waitFor } from '../../test/support';
 
 interface Line {
   level: string;
@@ -82,7 +82,7 @@ describe('logger', () => {
 
   it('prints nothing to stdout or stderr without a logger, even when the connection fails', async () => {
     const { connectString } = await testZooKeeper();
-    const port = await deadPort();
+    const [port] = await freePorts(1);
     const bundle = await bundleCore();
     const transport = transportName === 'native' ? 'transport: nativeTransport(),' : '';
     try {
