@@ -330,34 +330,37 @@ export function busyWait(ms: number): void {
   }
 }
 
+/** One line a client logged, as {@link logCollector} keeps it. */
+export interface LoggedLine {
+  readonly level: 'debug' | 'info' | 'warn' | 'error';
+  readonly message: string;
+  readonly context: Record<string, unknown> | undefined;
+  /** When, in ms after the collector was made. */
+  readonly atMs: number;
+}
+
 /**
- * A client's log kept in memory, debug and up, for a check to print when it fails:
- * `connectedClient({ ...log.options })`, then `expect(value, log.text()).toBe(...)` — a flake
- * seen once in CI then explains itself. `DEBUG_ENS=1` prints each line as it comes too.
+ * A logger that keeps every line it is given (`lines`), for a test to look for one, or for a
+ * check to print them all when it fails: `connectedClient({ logger: log.logger, logLevel:
+ * 'debug' })`, then `expect(value, log.text()).toBe(...)` — a flake seen once in CI then explains
+ * itself. `DEBUG_ENS=1` prints each line as it comes too.
  */
-export function keptLog(): {
-  options: Pick<ZkClientOptions, 'logger' | 'logLevel'>;
-  text(): string;
-} {
-  const lines: string[] = [];
+export function logCollector() {
+  const lines: LoggedLine[] = [];
   const started = performance.now();
-  const keep = (level: string) => (message: string, context?: Record<string, unknown>) => {
-    const at = `${Math.round(performance.now() - started)}`.padStart(6);
-    const line = `${at} ms ${level} ${message}${context ? ` ${JSON.stringify(context)}` : ''}`;
-    lines.push(line);
-    if (process.env.DEBUG_ENS) console.log(line);
-  };
+  const format = (line: LoggedLine) =>
+    `${`${Math.round(line.atMs)}`.padStart(6)} ms ${line.level} ${line.message}${line.context ? ` ${JSON.stringify(line.context)}` : ''}`;
+  const at =
+    (level: LoggedLine['level']) =>
+    (message: string, context?: Record<string, unknown>): void => {
+      const line = { level, message, context, atMs: performance.now() - started };
+      lines.push(line);
+      if (process.env.DEBUG_ENS) console.log(format(line));
+    };
   return {
-    options: {
-      logger: {
-        debug: keep('debug'),
-        info: keep('info'),
-        warn: keep('warn'),
-        error: keep('error'),
-      },
-      logLevel: 'debug',
-    },
-    text: () => `the client's log:\n${lines.join('\n')}`,
+    lines,
+    logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') },
+    text: () => `the client's log:\n${lines.map(format).join('\n')}`,
   };
 }
 

@@ -15,7 +15,7 @@ import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectedClient,
-  keptLog,
+  logCollector,
   memberOf,
   openClient,
   proxyTo,
@@ -66,7 +66,7 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
     // added server would move from another server, or twice. So `address` leaves the leader
     // out, and the client connects to the others, as the configuration will name them.
     const leader = ensemble.servers[await ensemble.leaderIndex()]!;
-    const log = keptLog();
+    const log = logCollector();
     const followed = () =>
       ensemble.connectString.split(',').filter((host) => host !== leader.connectString);
     const client = await connectedClient({
@@ -77,7 +77,8 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
         address: (server) =>
           `${server.host}:${server.port}` === leader.connectString ? undefined : server,
       },
-      ...log.options,
+      logger: log.logger,
+      logLevel: 'debug',
     });
     const root = await testRoot(ensemble.connectString);
     const sessionId = client.sessionId!;
@@ -107,7 +108,7 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
   });
 
   it("rides out the leader's removal, which drops every server's clients for a moment", async () => {
-    const log = keptLog();
+    const log = logCollector();
     const clients = await Promise.all(
       ensemble.servers
         .filter((server) => server.inConfiguration)
@@ -116,7 +117,8 @@ describe.runIf(transportName === 'typescript')('following a reconfigurable ensem
             connect: server.connectString,
             sessionTimeoutMs: 6_000,
             followEnsemble: { maxDelayMs: 100 },
-            ...log.options,
+            logger: log.logger,
+            logLevel: 'debug',
           }),
         ),
     );
@@ -224,11 +226,12 @@ describe.runIf(transportName === 'typescript')('following through mapped address
       return proxy;
     };
     const proxies = await Promise.all(ensemble.servers.map(route));
-    const log = keptLog();
+    const log = logCollector();
     const client = await connectedClient({
       connect: proxies.map((proxy) => proxy.connectString).join(','),
       sessionTimeoutMs: 6_000,
-      ...log.options,
+      logger: log.logger,
+      logLevel: 'debug',
       followEnsemble: {
         maxDelayMs: 50,
         address: ({ host, port }) => {
@@ -382,13 +385,14 @@ describe.runIf(transportName === 'typescript')('a TLS client following the ensem
   afterAll(() => ensemble?.close());
 
   it('follows client ports that take TLS, and moves over TLS, never suspended', async () => {
-    const log = keptLog();
+    const log = logCollector();
     const client = await connectedClient({
       connect: ensemble.connectString,
       tls: { ca: certificates.ca.certificate },
       sessionTimeoutMs: 6_000,
       followEnsemble: { maxDelayMs: 100 },
-      ...log.options,
+      logger: log.logger,
+      logLevel: 'debug',
     });
     const sessionId = client.sessionId!;
     const session = record(client.session$);

@@ -5,26 +5,7 @@
 import { freePorts, testZooKeeper } from '@zkrx/testing';
 import { describe, expect, it } from 'vitest';
 import { bundleCore, runNode } from '../../test/child-process';
-import { connectedClient, transportName, waitFor } from '../../test/support';
-
-interface Line {
-  level: string;
-  message: string;
-  context: Record<string, unknown> | undefined;
-}
-
-function collector() {
-  const lines: Line[] = [];
-  const at =
-    (level: string) =>
-    (message: string, context?: Record<string, unknown>): void => {
-      lines.push({ level, message, context });
-    };
-  return {
-    lines,
-    logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') },
-  };
-}
+import { connectedClient, logCollector, transportName, waitFor } from '../../test/support';
 
 describe('logger', () => {
   // The stock binding of the native transport prints the C client's lines itself (stderr) and
@@ -32,8 +13,8 @@ describe('logger', () => {
   it.runIf(transportName === 'typescript')(
     "logs the session's establishment, at the logger's level",
     async () => {
-      const info = collector();
-      const warnOnly = collector();
+      const info = logCollector();
+      const warnOnly = logCollector();
       const quiet = await connectedClient({ logger: warnOnly.logger }); // logLevel: warn by default
       const client = await connectedClient({ logger: info.logger, logLevel: 'info' });
       await waitFor(() =>
@@ -59,7 +40,7 @@ describe('logger', () => {
   );
 
   it("writes zkrx's own session events at debug, and survives a throwing logger", async () => {
-    const debug = collector();
+    const debug = logCollector();
     const client = await connectedClient({ logger: debug.logger, logLevel: 'debug' });
     expect(
       debug.lines.some((line) => line.level === 'debug' && line.message === 'session connected'),
